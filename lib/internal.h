@@ -1,0 +1,22 @@
+/* Internal helpers shared by the library's translation units (not installed). */
+#ifndef SIVE_INTERNAL_H
+#define SIVE_INTERNAL_H
+
+#include "sive/sive.h"
+#include <stdarg.h>
+#include <stddef.h>
+
+#define SIVE_HIDDEN __attribute__((visibility("hidden")))
+
+/* Size of every error-message buffer (per handle and per thread). */
+#define SIVE_ERRMSG_LEN 512
+
+/* Format into buf (may be NULL) and into the calling thread's last-error
+ * message; returns status so callers can write `return sive_fail(...)`. */
+SIVE_HIDDEN int sive_fail(char *buf, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+SIVE_HIDDEN int sive_vfail(char *buf, int status, const char *fmt, va_list ap);
+/* Clear the calling thread's last-error message. */
+SIVE_HIDDEN void sive_clear_error(void);
+
+#endif
