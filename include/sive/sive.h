@@ -408,6 +408,30 @@ SIVE_API const char *sive_flag_string(uint32_t flag);
 SIVE_API const char *sive_result_health(const sive_result *r);
 
 /* ------------------------------------------------------------------ */
+/* Random numbers for callbacks                                       */
+/* ------------------------------------------------------------------ */
+
+/**
+ * The library's PCG32 generator (O'Neill's XSH-RR 64/32), for callbacks that
+ * need their own randomness from sive_batch.seed (e.g. the evaluation noise
+ * of an analytic model).  A plain value type: copy it freely, one per
+ * thread; the fields are public only so that it can live on the stack.
+ */
+typedef struct sive_rng {
+    uint64_t state;
+    uint64_t inc;
+} sive_rng;
+
+/** Seed g from (seed, stream); distinct streams are independent. */
+SIVE_API void sive_rng_seed(sive_rng *g, uint64_t seed, uint64_t stream);
+/** Next 32 uniformly random bits. */
+SIVE_API uint32_t sive_rng_next(sive_rng *g);
+/** Uniform double in [0, 1). */
+SIVE_API double sive_rng_uniform(sive_rng *g);
+/** Standard normal variates (ziggurat) into out[0..n-1]. */
+SIVE_API void sive_rng_normals(sive_rng *g, double *out, size_t n);
+
+/* ------------------------------------------------------------------ */
 /* Statistics helpers (the ones the result uses, for callers' own     */
 /* series, e.g. an oracle loss they track themselves)                 */
 /* ------------------------------------------------------------------ */

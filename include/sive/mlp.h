@@ -1,0 +1,319 @@
+/*
+ * libsive - reference multi-layer perceptron, its checkpoints, and the
+ * adapter that lets a probe sample it.
+ *
+ * The model is the paper's MNIST network: in -> h1 -> h2 -> classes with
+ * ReLU activations and a softmax cross-entropy loss (784-128-128-10 by
+ * default, 118 282 parameters).  It is one client of the public callback API
+ * in sive.h, written so that the paper's experiments run out of the box; any
+ * other model plugs into the probe the same way.
+ *
+ * Parameters live in one caller-owned float vector theta, laid out like a
+ * PyTorch nn.Sequential of nn.Linear layers flattened in order:
+ *
+ *     W1 [h1][in], b1 [h1], W2 [h2][h1], b2 [h2], W3 [classes][h2], b3 [classes]
+ *
+ * each W row-major with shape [out_features][in_features].  A state dict
+ * exported from PyTorch in that order can be copied in unchanged.
+ *
+ * Inputs are the data set's bytes scaled to [0, 1] (pixel / 255); labels are
+ * 0 .. classes-1.  Losses are natural-log cross-entropy; "mean loss" is the
+ * mean over the examples of a batch, as nn.CrossEntropyLoss() computes it.
+ *
+ * Objects:
+ *  - sive_mlp: the architecture (layer sizes only, no parameters).
+ *    Immutable after creation: one instance may be shared by any number of
+ *    threads.
+ *  - sive_mlp_work: scratch buffers for one thread plus the BLIS thread
+ *    count its matrix products use.  Every compute function takes one; a
+ *    workspace may be used by one thread at a time.  Batches of any size
+ *    are processed in blocks of rows, so the workspace size does not depend
+ *    on the batch size and the compute functions never allocate.
+ *  - sive_mlp_binding: connects a model and a training set to a probe.
+ *
+ * Errors: functions return SIVE_OK or a negative SIVE_E_* status (sive.h);
+ * sive_last_errmsg() then holds a message for the calling thread.  Output
+ * buffers have unspecified contents after a failure.  Nothing prints or
+ * aborts.
+ */
+#ifndef SIVE_MLP_H
+#define SIVE_MLP_H
+
+#include "sive.h"
+#include "data.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest accepted layer width (inputs, hidden units or classes). */
+#define SIVE_MLP_MAX_WIDTH ((size_t)1 << 24)
+/** Largest accepted parameter count (2^32 floats, 16 GiB). */
+#define SIVE_MLP_MAX_PARAMS ((uint64_t)1 << 32)
+/** Rows per block used when sive_mlp_work_new() is given block_rows 0. */
+#define SIVE_MLP_DEFAULT_BLOCK_ROWS 256
+
+/* ------------------------------------------------------------------ */
+/* Architecture                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef struct sive_mlp sive_mlp;
+
+/**
+ * Create the architecture in -> h1 -> h2 -> classes.  *out is set to NULL on
+ * failure; on success the caller owns *out and frees it with sive_mlp_free().
+ * Errors: SIVE_E_INVALID_ARG (out NULL; a width 0 or above
+ * SIVE_MLP_MAX_WIDTH; classes < 2; more than SIVE_MLP_MAX_PARAMS
+ * parameters), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_mlp_new(sive_mlp **out, size_t in, size_t h1, size_t h2,
+                          size_t classes);
+
+/** Free an architecture (NULL is a no-op).  Workspaces and bindings made
+ *  from it must not be used afterwards. */
+SIVE_API void sive_mlp_free(sive_mlp *m);
+
+/** Number of parameters: h1*(in+1) + h2*(h1+1) + classes*(h2+1)
+ *  (118 282 for 784-128-128-10); 0 if m is NULL. */
+SIVE_API size_t sive_mlp_dim(const sive_mlp *m);
+
+/**
+ * Layer sizes.  Any output pointer may be NULL.  Returns SIVE_E_INVALID_ARG
+ * if m is NULL (outputs untouched).
+ */
+SIVE_API int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1,
+                            size_t *h2, size_t *classes);
+
+/**
+ * Fill theta[0 .. dim-1] with PyTorch's default nn.Linear initialisation:
+ * every weight and bias of a layer drawn uniformly from
+ * [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in being the layer's input width.
+ * The values depend only on the sizes and seed (a PCG32 stream private to
+ * this function), not on the platform or thread count.
+ * Errors: SIVE_E_INVALID_ARG (m or theta NULL).
+ */
+SIVE_API int sive_mlp_init_params(const sive_mlp *m, float *theta,
+                                  uint64_t seed);
+
+/* ------------------------------------------------------------------ */
+/* Workspaces                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct sive_mlp_work sive_mlp_work;
+
+/**
+ * Create a workspace for models of m's shape.
+ *
+ * block_rows is the number of examples pushed through the network at once
+ * (0 selects SIVE_MLP_DEFAULT_BLOCK_ROWS, at most 2^20).  Any batch size
+ * works with any block size; larger blocks use more memory and amortise
+ * the packing of the weights in each matrix product, smaller ones keep the
+ * activations in cache.  Results depend (in the last bits) on block_rows,
+ * never on blis_threads or on the calling thread.
+ *
+ * blis_threads (1 .. 1024) is the number of threads BLIS uses inside each
+ * matrix product made with this workspace; it is private to the workspace
+ * (a BLIS rntm_t), so workspaces with different counts can run at the same
+ * time.  A BLIS built without threading silently uses one.
+ *
+ * The workspace stays valid for any architecture of the same shape (for
+ * example one loaded from a checkpoint).  *out is NULL on failure.  Errors:
+ * SIVE_E_INVALID_ARG, SIVE_E_NOMEM.
+ */
+SIVE_API int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
+                               size_t block_rows, int blis_threads);
+
+/** Free a workspace (NULL is a no-op). */
+SIVE_API void sive_mlp_work_free(sive_mlp_work *w);
+
+/*
+ * Common rules of the compute functions below:
+ *  - theta holds sive_mlp_dim(m) floats; it is only read unless stated.
+ *  - ds must have rows*cols == in.  Example indices (idx) must be below
+ *    sive_dataset_count(ds) and the examples' labels below classes.
+ *  - w must have been created for m's shape and is used by one thread at a
+ *    time; m, theta and ds may be shared between threads.
+ *  - No memory is allocated, except by sive_mlp_train_epoch().
+ *  - Errors: SIVE_E_INVALID_ARG (NULL pointer, n = 0, shape mismatch, index
+ *    or label out of range).  Non-finite parameters are not an error: they
+ *    produce non-finite losses.
+ */
+
+/**
+ * Per-example losses: loss_out[i] = cross-entropy of example idx[i],
+ * i = 0 .. n-1.
+ */
+SIVE_API int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
+                                     const float *theta,
+                                     const sive_dataset *ds,
+                                     const uint64_t *idx, size_t n,
+                                     float *loss_out);
+
+/**
+ * Gradient of the mean loss over the batch idx[0 .. n-1] with respect to
+ * theta, written to grad[0 .. dim-1] (same layout as theta; must not alias
+ * it).  *mean_loss (may be NULL) receives the batch's mean loss.
+ */
+SIVE_API int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w,
+                                const float *theta, const sive_dataset *ds,
+                                const uint64_t *idx, size_t n, float *grad,
+                                double *mean_loss);
+
+/**
+ * Grouped evaluation, the probe's observation: idx holds
+ * n_groups*group_size indices, group-major; group_loss[g] receives the mean
+ * loss of group g (accumulated in double).  Rows are streamed through the
+ * network in blocks, so the cost is that of one forward pass over
+ * n_groups*group_size examples and memory does not grow with n_groups.
+ */
+SIVE_API int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
+                                   const float *theta, const sive_dataset *ds,
+                                   const uint64_t *idx, size_t n_groups,
+                                   size_t group_size, double *group_loss);
+
+/**
+ * Mean loss and accuracy (fraction of examples whose largest logit, first
+ * one on ties, is the label) over the whole data set, in order.  Either
+ * output may be NULL.
+ */
+SIVE_API int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w,
+                               const float *theta, const sive_dataset *ds,
+                               double *mean_loss, double *accuracy);
+
+/**
+ * One epoch of plain SGD (theta -= lr * grad of the batch mean loss) over a
+ * permutation of ds drawn from (seed, epoch): ceil(count/batch) steps, the
+ * last batch holding the remainder.  The same (theta, seed, epoch, batch,
+ * block_rows) always gives the same result.  *mean_train_loss (may be
+ * NULL) receives the mean over all examples of the loss each had in its
+ * step (the running training loss PyTorch loops usually print).
+ * theta is updated in place.  Allocates a permutation and a gradient buffer
+ * for the duration of the call.  Errors: SIVE_E_INVALID_ARG (also for lr
+ * not finite and positive, batch 0), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
+                                  float *theta, const sive_dataset *ds,
+                                  float lr, size_t batch, uint64_t seed,
+                                  uint64_t epoch, double *mean_train_loss);
+
+/* ------------------------------------------------------------------ */
+/* Probe adapter                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct sive_mlp_binding sive_mlp_binding;
+
+/**
+ * Make probe p sample model m on data set train: registers float32
+ * gradient and evaluation callbacks on p (replacing earlier ones) and sets
+ * SIVE_OPT_DATA_SIZE to the number of training examples.  Run the probe
+ * with sive_probe_run_f32() afterwards.
+ *
+ * Each chain gets its own workspace, indexed by sive_batch.chain and
+ * created on the chain's first callback (afterwards no callback
+ * allocates).  Chains may therefore run on parallel probe threads
+ * (SIVE_OPT_THREADS), and results are bit-identical whatever the number of
+ * probe threads.  Workspaces do not depend on B_eval or B_grad, so those
+ * options may change between runs.
+ *
+ * max_chains bounds the chain numbers (0 = the probe's current
+ * SIVE_OPT_CHAINS, at most 4096); a run with more chains fails with
+ * SIVE_E_CALLBACK.  blis_threads (1 .. 1024) is the BLIS thread count of
+ * every chain's workspace: probe threads x blis_threads should not exceed
+ * the cores available.
+ *
+ * m, train and the binding must outlive every run of p that uses it; the
+ * binding does not own them.  Free the binding with sive_mlp_binding_free()
+ * after the last run, and register other callbacks before running p again
+ * once it is freed.  All labels of train are checked here.
+ * *out is NULL on failure.  Errors: SIVE_E_INVALID_ARG (NULL pointer, probe
+ * dimension differs from sive_mlp_dim(m), shape mismatch, empty data set,
+ * label out of range, bad max_chains or blis_threads), SIVE_E_NOMEM.
+ *
+ * A failing callback returns its SIVE_E_* status, which the probe keeps
+ * (sive_probe_callback_code()).
+ */
+SIVE_API int sive_mlp_probe_bind(sive_mlp_binding **out, sive_probe *p,
+                                 const sive_mlp *m, const sive_dataset *train,
+                                 int32_t max_chains, int blis_threads);
+
+/** Free a binding and its workspaces (NULL is a no-op).  Not while a run
+ *  using it is in progress. */
+SIVE_API void sive_mlp_binding_free(sive_mlp_binding *b);
+
+/* ------------------------------------------------------------------ */
+/* Checkpoints                                                        */
+/* ------------------------------------------------------------------ */
+
+/** Metadata stored with a checkpoint.  Unknown losses are NaN. */
+typedef struct sive_checkpoint_meta {
+    int64_t epoch;     /* training epoch the parameters belong to */
+    uint64_t seed;     /* seed of the training run                */
+    double train_loss; /* mean training loss at that point        */
+    double test_loss;  /* mean test loss at that point            */
+} sive_checkpoint_meta;
+
+/** Version of the checkpoint file format this library writes and reads. */
+#define SIVE_CHECKPOINT_VERSION 1
+
+/**
+ * Write theta (sive_mlp_dim(m) floats) and meta (NULL: epoch 0, seed 0,
+ * NaN losses) to path.
+ *
+ * Format version 1 (integers little-endian, FNV-1a 64 with the standard
+ * offset basis 0xcbf29ce484222325 and prime 0x100000001b3):
+ *
+ *   1. one zstd frame, with content size and content checksum, of
+ *        off  0  "SIVECKPT"                               8 bytes
+ *             8  format version = 1                       u32
+ *            12  data type = 1 (float32 little-endian)    u32
+ *            16  in, h1, h2, classes                      4 x u64
+ *            48  epoch                                    i64
+ *            56  seed                                     u64
+ *            64  train_loss, test_loss                    2 x IEEE f64
+ *            80  parameter count P                        u64
+ *            88  the P parameters (theta's layout)        P x f32
+ *        88+4P  FNV-1a 64 of the 88+4P bytes before it    u64
+ *   2. a zstd skippable frame: u32 0x184D2A53, u32 12, "SIVE", then the
+ *      u64 FNV-1a 64 of every byte of frame 1.
+ *
+ * `zstd -d` decodes the file to the payload of frame 1.
+ *
+ * The write is atomic: the data go to a temporary file in the same
+ * directory, which is flushed to disk (fsync) and renamed over path, so a
+ * crash leaves either the old file or the new one.  The new file has mode
+ * 0644.  Thread-safe (distinct paths).  Errors: SIVE_E_INVALID_ARG,
+ * SIVE_E_NOMEM, SIVE_E_IO (the message names the file and the system
+ * error; no temporary file is left behind).
+ */
+SIVE_API int sive_checkpoint_save(const char *path, const sive_mlp *m,
+                                  const float *theta,
+                                  const sive_checkpoint_meta *meta);
+
+/**
+ * Read a checkpoint.  On success *mlp_out is a new architecture (free with
+ * sive_mlp_free()), *theta_out a new array of sive_mlp_dim(*mlp_out)
+ * floats (free with sive_free()) and *meta_out (may be NULL) the metadata.
+ * On failure both pointers are set to NULL.
+ *
+ * Every check names the file in its message.  Errors: SIVE_E_INVALID_ARG,
+ * SIVE_E_NOMEM, SIVE_E_IO (cannot open or read), SIVE_E_FORMAT (not a
+ * checkpoint, truncated, any corrupted byte, unsupported version or data
+ * type, invalid or oversized layer sizes, parameter count that does not
+ * match the sizes).  Thread-safe.
+ */
+SIVE_API int sive_checkpoint_load(const char *path, sive_mlp **mlp_out,
+                                  float **theta_out,
+                                  sive_checkpoint_meta *meta_out);
+
+/** Free memory that the library allocated for the caller (for example
+ *  sive_checkpoint_load()'s parameters).  NULL is a no-op. */
+SIVE_API void sive_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIVE_MLP_H */

@@ -1,0 +1,632 @@
+/* Reference MLP: forward, backward and grouped evaluation on BLIS sgemm.
+ *
+ * Every pass streams the examples through the network in blocks of
+ * w->rows rows: gather the block's bytes into floats, three GEMMs with a
+ * fused bias(+ReLU) pass after each, then the per-row cross-entropy (and,
+ * for the gradient, the backward GEMMs for the same block accumulating into
+ * the weight gradients).  So the workspace never depends on the batch size
+ * and the block's activations stay in cache between layers. */
+#include "internal.h"
+#include "rng.h"
+#include "sive/mlp.h"
+
+#include <blis.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Stream purposes private to the MLP ("MLPI", "MLPS"): far from the small
+ * numbers the probe uses, so sharing a seed with a probe is harmless. */
+#define PURPOSE_INIT 0x4d4c5049u
+#define PURPOSE_SHUFFLE 0x4d4c5053u
+
+#define MAX_BLOCK_ROWS ((size_t)1 << 20)
+#define MAX_BLIS_THREADS 1024
+
+struct sive_mlp {
+    size_t in, h1, h2, out;
+    size_t dim;
+    /* offsets of W1, b1, W2, b2, W3, b3 in theta */
+    size_t w1, b1, w2, b2, w3, b3;
+};
+
+struct sive_mlp_work {
+    size_t in, h1, h2, out; /* shape it was made for */
+    size_t rows;            /* rows per block */
+    rntm_t rntm;            /* BLIS thread count of this workspace */
+    void *mem;              /* one allocation carved into the buffers */
+    float *x;               /* rows x in: pixel bytes as floats 0..255 */
+    float *a1, *a2;         /* rows x h1, rows x h2: post-ReLU activations */
+    float *z3;              /* rows x out: logits, then dLoss/dlogits */
+    float *d1, *d2;         /* rows x h1, rows x h2: backward deltas */
+    double *gb;             /* h1+h2+out: bias gradient accumulators */
+    uint8_t *y;             /* rows: labels of the block */
+};
+
+/* ------------------------------------------------------------------ */
+/* Architecture                                                       */
+/* ------------------------------------------------------------------ */
+
+int sive_mlp_new(sive_mlp **out, size_t in, size_t h1, size_t h2,
+                 size_t classes)
+{
+    if (!out)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_new: out is NULL");
+    *out = NULL;
+    if (in == 0 || h1 == 0 || h2 == 0 || classes == 0 ||
+        in > SIVE_MLP_MAX_WIDTH || h1 > SIVE_MLP_MAX_WIDTH ||
+        h2 > SIVE_MLP_MAX_WIDTH || classes > SIVE_MLP_MAX_WIDTH)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_new: layer sizes %zu-%zu-%zu-%zu: each must "
+                         "be in [1, %zu]", in, h1, h2, classes,
+                         (size_t)SIVE_MLP_MAX_WIDTH);
+    if (classes < 2)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_new: cross-entropy needs at least 2 classes");
+    /* widths <= 2^24, so each product fits easily in 64 bits */
+    uint64_t dim = (uint64_t)h1 * (in + 1) + (uint64_t)h2 * (h1 + 1) +
+                   (uint64_t)classes * (h2 + 1);
+    if (dim > SIVE_MLP_MAX_PARAMS || dim > SIZE_MAX / sizeof(float))
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_new: %zu-%zu-%zu-%zu has %llu parameters, "
+                         "more than the %llu supported", in, h1, h2, classes,
+                         (unsigned long long)dim,
+                         (unsigned long long)SIVE_MLP_MAX_PARAMS);
+    sive_mlp *m = calloc(1, sizeof *m);
+    if (!m)
+        return sive_fail(NULL, SIVE_E_NOMEM, "sive_mlp_new: out of memory");
+    m->in = in;
+    m->h1 = h1;
+    m->h2 = h2;
+    m->out = classes;
+    m->dim = (size_t)dim;
+    m->w1 = 0;
+    m->b1 = m->w1 + h1 * in;
+    m->w2 = m->b1 + h1;
+    m->b2 = m->w2 + h2 * h1;
+    m->w3 = m->b2 + h2;
+    m->b3 = m->w3 + classes * h2;
+    *out = m;
+    return SIVE_OK;
+}
+
+void sive_mlp_free(sive_mlp *m) { free(m); }
+
+size_t sive_mlp_dim(const sive_mlp *m) { return m ? m->dim : 0; }
+
+int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1, size_t *h2,
+                   size_t *classes)
+{
+    if (!m)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_sizes: m is NULL");
+    if (in) *in = m->in;
+    if (h1) *h1 = m->h1;
+    if (h2) *h2 = m->h2;
+    if (classes) *classes = m->out;
+    return SIVE_OK;
+}
+
+static void init_layer(sive_pcg32 *g, float *p, size_t n, size_t fan_in)
+{
+    const double bound = 1.0 / sqrt((double)fan_in);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)((2.0 * sive_pcg32_uniform(g) - 1.0) * bound);
+}
+
+int sive_mlp_init_params(const sive_mlp *m, float *theta, uint64_t seed)
+{
+    if (!m || !theta)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_init_params: NULL argument");
+    sive_pcg32 g;
+    sive_pcg32_stream(&g, seed, 0, PURPOSE_INIT);
+    /* W and b of a layer are contiguous and share the bound */
+    init_layer(&g, theta + m->w1, m->h1 * m->in + m->h1, m->in);
+    init_layer(&g, theta + m->w2, m->h2 * m->h1 + m->h2, m->h1);
+    init_layer(&g, theta + m->w3, m->out * m->h2 + m->out, m->h2);
+    return SIVE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workspaces                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Round a float count up to a 64-byte boundary so every buffer is aligned. */
+static size_t pad16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
+                      size_t block_rows, int blis_threads)
+{
+    if (!out)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_work_new: out is NULL");
+    *out = NULL;
+    if (!m)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_work_new: m is NULL");
+    if (block_rows == 0)
+        block_rows = SIVE_MLP_DEFAULT_BLOCK_ROWS;
+    if (block_rows > MAX_BLOCK_ROWS)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_work_new: block_rows %zu exceeds %zu",
+                         block_rows, MAX_BLOCK_ROWS);
+    if (blis_threads < 1 || blis_threads > MAX_BLIS_THREADS)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_mlp_work_new: blis_threads %d not in [1, %d]",
+                         blis_threads, MAX_BLIS_THREADS);
+    const size_t r = block_rows;
+    /* widths <= 2^24 and r <= 2^20: all products fit in 64 bits */
+    uint64_t nf = (uint64_t)pad16(r * m->in) + 2 * (uint64_t)pad16(r * m->h1) +
+                  2 * (uint64_t)pad16(r * m->h2) + pad16(r * m->out);
+    uint64_t nd = m->h1 + m->h2 + m->out;
+    uint64_t bytes = nf * sizeof(float) + pad16(nd) * sizeof(double) + r;
+    if (bytes > SIZE_MAX / 2)
+        return sive_fail(NULL, SIVE_E_NOMEM,
+                         "sive_mlp_work_new: workspace of %llu bytes too large",
+                         (unsigned long long)bytes);
+    sive_mlp_work *w = calloc(1, sizeof *w);
+    if (!w)
+        return sive_fail(NULL, SIVE_E_NOMEM, "sive_mlp_work_new: out of memory");
+    if (posix_memalign(&w->mem, 64, (size_t)bytes) != 0) {
+        free(w);
+        return sive_fail(NULL, SIVE_E_NOMEM,
+                         "sive_mlp_work_new: cannot allocate %llu bytes",
+                         (unsigned long long)bytes);
+    }
+    float *f = w->mem;
+    w->x = f;  f += pad16(r * m->in);
+    w->a1 = f; f += pad16(r * m->h1);
+    w->d1 = f; f += pad16(r * m->h1);
+    w->a2 = f; f += pad16(r * m->h2);
+    w->d2 = f; f += pad16(r * m->h2);
+    w->z3 = f; f += pad16(r * m->out);
+    w->gb = (double *)(void *)f;
+    w->y = (uint8_t *)(w->gb + pad16(nd));
+    w->in = m->in;
+    w->h1 = m->h1;
+    w->h2 = m->h2;
+    w->out = m->out;
+    w->rows = r;
+    bli_rntm_init(&w->rntm);
+    bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
+    *out = w;
+    return SIVE_OK;
+}
+
+void sive_mlp_work_free(sive_mlp_work *w)
+{
+    if (!w)
+        return;
+    free(w->mem);
+    free(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                            */
+/* ------------------------------------------------------------------ */
+
+/* C[m x n] = alpha * A[m x k] B[k x n] + beta * C, C row-major.  Transposed
+ * operands are expressed through strides (BLIS takes general strides).
+ * BLIS's prototypes are not const-qualified; it never writes A or B. */
+static void gemm(sive_mlp_work *w, size_t m, size_t n, size_t k, float alpha,
+                 const float *a, size_t rsa, size_t csa, const float *b,
+                 size_t rsb, size_t csb, float beta, float *c)
+{
+    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)m, (dim_t)n,
+                 (dim_t)k, &alpha, (float *)a, (inc_t)rsa, (inc_t)csa,
+                 (float *)b, (inc_t)rsb, (inc_t)csb, &beta, c, (inc_t)n, 1,
+                 NULL, &w->rntm);
+}
+
+/* The inputs are the raw bytes; 1/255 is applied as the alpha of the
+ * products that read them, which keeps the conversion exact and cheap. */
+static const float INPUT_SCALE = 1.0f / 255.0f;
+
+static int check_common(const char *fn, const sive_mlp *m,
+                        const sive_mlp_work *w, const float *theta,
+                        const sive_dataset *ds)
+{
+    if (!m || !w || !theta || !ds)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
+    if (w->in != m->in || w->h1 != m->h1 || w->h2 != m->h2 || w->out != m->out)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: workspace made for %zu-%zu-%zu-%zu, model is "
+                         "%zu-%zu-%zu-%zu", fn, w->in, w->h1, w->h2, w->out,
+                         m->in, m->h1, m->h2, m->out);
+    size_t rows = sive_dataset_rows(ds), cols = sive_dataset_cols(ds);
+    if (rows * cols != m->in)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: data set examples are %zux%zu = %zu values, the "
+                         "model takes %zu inputs", fn, rows, cols, rows * cols,
+                         m->in);
+    return SIVE_OK;
+}
+
+/* The element-wise passes are written with GCC/Clang vector extensions (and
+ * SSE2 for the byte conversion, which generic vectors lower to scalar code)
+ * so that they are vectorised at -O2 as well: GCC's -O2 cost model leaves
+ * loops with a run-time trip count scalar, which made these passes cost a
+ * third of the GEMM time.  Other compilers get the scalar loops. */
+#if defined(__GNUC__)
+#define SIVE_MLP_VECTOR 1
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+#else
+#define SIVE_MLP_VECTOR 0
+#endif
+
+static void bytes_to_floats(float *restrict x, const uint8_t *restrict p,
+                            size_t n)
+{
+    size_t j = 0;
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128();
+    for (; j + 16 <= n; j += 16) {
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + j));
+        __m128i lo = _mm_unpacklo_epi8(b, z), hi = _mm_unpackhi_epi8(b, z);
+        _mm_storeu_ps(x + j, _mm_cvtepi32_ps(_mm_unpacklo_epi16(lo, z)));
+        _mm_storeu_ps(x + j + 4, _mm_cvtepi32_ps(_mm_unpackhi_epi16(lo, z)));
+        _mm_storeu_ps(x + j + 8, _mm_cvtepi32_ps(_mm_unpacklo_epi16(hi, z)));
+        _mm_storeu_ps(x + j + 12, _mm_cvtepi32_ps(_mm_unpackhi_epi16(hi, z)));
+    }
+#endif
+    for (; j < n; j++)
+        x[j] = (float)p[j];
+}
+
+/* Source of a block's examples: idx[first + i] or, without idx, the
+ * consecutive examples first + i. */
+typedef struct rows_src {
+    const uint8_t *pix, *lab;
+    size_t count;
+    const uint64_t *idx;
+} rows_src;
+
+static rows_src make_src(const sive_dataset *ds, const uint64_t *idx)
+{
+    rows_src s = {sive_dataset_pixels(ds), sive_dataset_labels(ds),
+                  sive_dataset_count(ds), idx};
+    return s;
+}
+
+/* Gather r examples into w->x (as floats 0..255) and w->y, validating
+ * indices and labels. */
+static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
+                  const rows_src *s, size_t first, size_t r)
+{
+    const size_t in = m->in;
+    for (size_t i = 0; i < r; i++) {
+        uint64_t e = s->idx ? s->idx[first + i] : (uint64_t)(first + i);
+        if (e >= s->count)
+            return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                             "%s: index %llu (position %zu) out of range for "
+                             "%zu examples", fn, (unsigned long long)e,
+                             first + i, s->count);
+        uint8_t y = s->lab[e];
+        if (y >= m->out)
+            return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                             "%s: example %llu has label %u, model has %zu "
+                             "classes", fn, (unsigned long long)e, (unsigned)y,
+                             m->out);
+        w->y[i] = y;
+        bytes_to_floats(w->x + i * in, s->pix + (size_t)e * in, in);
+    }
+    return SIVE_OK;
+}
+
+/* a = relu(a + b) row-wise.  v < 0 ? 0 : v lets NaN through, as
+ * torch.relu does, so that non-finite parameters always reach the loss. */
+static void bias_relu(float *restrict a, const float *restrict b, size_t r,
+                      size_t n)
+{
+    for (size_t i = 0; i < r; i++, a += n) {
+        size_t j = 0;
+#if SIVE_MLP_VECTOR
+        for (; j + 4 <= n; j += 4) {
+            v4f va, vb;
+            memcpy(&va, a + j, sizeof va);
+            memcpy(&vb, b + j, sizeof vb);
+            va += vb;
+            v4i neg = va < (v4f){0.0f, 0.0f, 0.0f, 0.0f};
+            va = (v4f)((v4i)va & ~neg);
+            memcpy(a + j, &va, sizeof va);
+        }
+#endif
+        for (; j < n; j++) {
+            float v = a[j] + b[j];
+            a[j] = v < 0.0f ? 0.0f : v;
+        }
+    }
+}
+
+static void bias_add(float *restrict a, const float *restrict b, size_t r,
+                     size_t n)
+{
+    for (size_t i = 0; i < r; i++, a += n)
+        for (size_t j = 0; j < n; j++)
+            a[j] += b[j];
+}
+
+/* Forward pass of the r gathered rows: logits into w->z3. */
+static void forward_block(const sive_mlp *m, sive_mlp_work *w,
+                          const float *theta, size_t r)
+{
+    const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
+    /* A1 = relu(X W1^T / 255 + b1); W1 is [h1][in], so W1^T has rs 1, cs in */
+    gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, theta + m->w1, 1, in, 0.0f,
+         w->a1);
+    bias_relu(w->a1, theta + m->b1, r, h1);
+    gemm(w, r, h2, h1, 1.0f, w->a1, h1, 1, theta + m->w2, 1, h1, 0.0f, w->a2);
+    bias_relu(w->a2, theta + m->b2, r, h2);
+    gemm(w, r, k, h2, 1.0f, w->a2, h2, 1, theta + m->w3, 1, h2, 0.0f, w->z3);
+    bias_add(w->z3, theta + m->b3, r, k);
+}
+
+/* Cross-entropy of one row of logits, as log-sum-exp around the largest
+ * logit: (max - z_y) + log1p(sum over the others of exp(z_j - max)), which
+ * keeps full relative precision for confidently right rows (loss ~ 1e-8).
+ * *argmax receives the first largest logit.  NaN logits give a NaN loss. */
+static double row_loss(const float *z, size_t k, unsigned y, size_t *argmax)
+{
+    size_t am = 0;
+    float mx = z[0];
+    for (size_t j = 1; j < k; j++)
+        if (z[j] > mx) {
+            mx = z[j];
+            am = j;
+        }
+    double s = 0.0;
+    for (size_t j = 0; j < k; j++)
+        if (j != am)
+            s += exp((double)z[j] - (double)mx);
+    if (argmax)
+        *argmax = am;
+    if (isnan(mx))
+        return mx;
+    return ((double)mx - (double)z[y]) + log1p(s);
+}
+
+/* Replace a row of logits by scale * (softmax(z) - onehot(y)), the
+ * gradient of scale * loss; returns the loss. */
+static double row_loss_grad(float *z, size_t k, unsigned y, float scale)
+{
+    size_t am;
+    double loss = row_loss(z, k, y, &am);
+    double mx = z[am];
+    double e[64]; /* exp values, reused when they fit */
+    double sum = 0.0;
+    if (k <= 64) {
+        for (size_t j = 0; j < k; j++)
+            sum += (e[j] = exp((double)z[j] - mx));
+        for (size_t j = 0; j < k; j++)
+            z[j] = (float)(scale * (e[j] / sum - (j == y)));
+    } else {
+        for (size_t j = 0; j < k; j++)
+            sum += exp((double)z[j] - mx);
+        for (size_t j = 0; j < k; j++)
+            z[j] = (float)(scale * (exp((double)z[j] - mx) / sum - (j == y)));
+    }
+    return loss;
+}
+
+/* d = (a > 0) ? d : 0 row-wise, and acc[j] += sum_i d[i][j]: the ReLU
+ * backward fused with the bias gradient. */
+static void relu_back(float *restrict d, const float *restrict a,
+                      double *restrict acc, size_t r, size_t n)
+{
+    for (size_t i = 0; i < r; i++, d += n, a += n)
+        for (size_t j = 0; j < n; j++) {
+            float v = a[j] > 0.0f ? d[j] : 0.0f;
+            d[j] = v;
+            acc[j] += v;
+        }
+}
+
+static void col_sums(const float *restrict d, double *restrict acc, size_t r,
+                     size_t n)
+{
+    for (size_t i = 0; i < r; i++, d += n)
+        for (size_t j = 0; j < n; j++)
+            acc[j] += d[j];
+}
+
+/* ------------------------------------------------------------------ */
+/* Public compute functions                                           */
+/* ------------------------------------------------------------------ */
+
+int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
+                            const float *theta, const sive_dataset *ds,
+                            const uint64_t *idx, size_t n, float *loss_out)
+{
+    static const char fn[] = "sive_mlp_example_losses";
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!idx || !loss_out || n == 0)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: idx/loss_out NULL or n = 0", fn);
+    rows_src src = make_src(ds, idx);
+    for (size_t s = 0; s < n; s += w->rows) {
+        size_t r = n - s < w->rows ? n - s : w->rows;
+        if ((rc = gather(fn, m, w, &src, s, r)))
+            return rc;
+        forward_block(m, w, theta, r);
+        for (size_t i = 0; i < r; i++)
+            loss_out[s + i] =
+                (float)row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
+    }
+    return SIVE_OK;
+}
+
+int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
+                          const float *theta, const sive_dataset *ds,
+                          const uint64_t *idx, size_t n_groups,
+                          size_t group_size, double *group_loss)
+{
+    static const char fn[] = "sive_mlp_group_losses";
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!idx || !group_loss || n_groups == 0 || group_size == 0 ||
+        n_groups > SIZE_MAX / group_size)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: idx/group_loss NULL or bad group counts", fn);
+    const size_t n = n_groups * group_size;
+    rows_src src = make_src(ds, idx);
+    for (size_t g = 0; g < n_groups; g++)
+        group_loss[g] = 0.0;
+    size_t g = 0, pos = 0; /* group and position of the next row */
+    for (size_t s = 0; s < n; s += w->rows) {
+        size_t r = n - s < w->rows ? n - s : w->rows;
+        if ((rc = gather(fn, m, w, &src, s, r)))
+            return rc;
+        forward_block(m, w, theta, r);
+        for (size_t i = 0; i < r; i++) {
+            group_loss[g] += row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
+            if (++pos == group_size) {
+                pos = 0;
+                g++;
+            }
+        }
+    }
+    for (size_t k = 0; k < n_groups; k++)
+        group_loss[k] /= (double)group_size;
+    return SIVE_OK;
+}
+
+int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,
+                      const sive_dataset *ds, double *mean_loss,
+                      double *accuracy)
+{
+    static const char fn[] = "sive_mlp_evaluate";
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    const size_t n = sive_dataset_count(ds);
+    if (n == 0)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
+    rows_src src = make_src(ds, NULL);
+    double sum = 0.0;
+    size_t correct = 0;
+    for (size_t s = 0; s < n; s += w->rows) {
+        size_t r = n - s < w->rows ? n - s : w->rows;
+        if ((rc = gather(fn, m, w, &src, s, r)))
+            return rc;
+        forward_block(m, w, theta, r);
+        for (size_t i = 0; i < r; i++) {
+            size_t am;
+            sum += row_loss(w->z3 + i * m->out, m->out, w->y[i], &am);
+            correct += am == w->y[i];
+        }
+    }
+    if (mean_loss)
+        *mean_loss = sum / (double)n;
+    if (accuracy)
+        *accuracy = (double)correct / (double)n;
+    return SIVE_OK;
+}
+
+int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
+                       const sive_dataset *ds, const uint64_t *idx, size_t n,
+                       float *grad, double *mean_loss)
+{
+    static const char fn[] = "sive_mlp_loss_grad";
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!idx || !grad || n == 0)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: idx/grad NULL or n = 0", fn);
+    const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
+    const float scale = (float)(1.0 / (double)n);
+    double *gb1 = w->gb, *gb2 = gb1 + h1, *gb3 = gb2 + h2;
+    memset(w->gb, 0, (h1 + h2 + k) * sizeof(double));
+    float *gw1 = grad + m->w1, *gw2 = grad + m->w2, *gw3 = grad + m->w3;
+    rows_src src = make_src(ds, idx);
+    double sum = 0.0;
+    for (size_t s = 0; s < n; s += w->rows) {
+        size_t r = n - s < w->rows ? n - s : w->rows;
+        /* the first block overwrites the weight gradients, later ones add */
+        float beta = s == 0 ? 0.0f : 1.0f;
+        if ((rc = gather(fn, m, w, &src, s, r)))
+            return rc;
+        forward_block(m, w, theta, r);
+        for (size_t i = 0; i < r; i++)
+            sum += row_loss_grad(w->z3 + i * k, k, w->y[i], scale);
+        /* layer 3: dW3 += dZ3^T A2, db3 += colsum dZ3, dA2 = dZ3 W3 */
+        col_sums(w->z3, gb3, r, k);
+        gemm(w, k, h2, r, 1.0f, w->z3, 1, k, w->a2, h2, 1, beta, gw3);
+        gemm(w, r, h2, k, 1.0f, w->z3, k, 1, theta + m->w3, h2, 1, 0.0f, w->d2);
+        relu_back(w->d2, w->a2, gb2, r, h2);
+        /* layer 2 */
+        gemm(w, h2, h1, r, 1.0f, w->d2, 1, h2, w->a1, h1, 1, beta, gw2);
+        gemm(w, r, h1, h2, 1.0f, w->d2, h2, 1, theta + m->w2, h1, 1, 0.0f, w->d1);
+        relu_back(w->d1, w->a1, gb1, r, h1);
+        /* layer 1: the inputs are bytes, hence the 1/255 */
+        gemm(w, h1, in, r, INPUT_SCALE, w->d1, 1, h1, w->x, in, 1, beta, gw1);
+    }
+    for (size_t j = 0; j < h1; j++)
+        grad[m->b1 + j] = (float)gb1[j];
+    for (size_t j = 0; j < h2; j++)
+        grad[m->b2 + j] = (float)gb2[j];
+    for (size_t j = 0; j < k; j++)
+        grad[m->b3 + j] = (float)gb3[j];
+    if (mean_loss)
+        *mean_loss = sum / (double)n;
+    return SIVE_OK;
+}
+
+int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w, float *theta,
+                         const sive_dataset *ds, float lr, size_t batch,
+                         uint64_t seed, uint64_t epoch, double *mean_train_loss)
+{
+    static const char fn[] = "sive_mlp_train_epoch";
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!(lr > 0.0f) || !isfinite(lr) || batch == 0)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: lr must be finite and > 0, batch >= 1", fn);
+    const size_t n = sive_dataset_count(ds);
+    if (n == 0)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
+    if (n > SIZE_MAX / sizeof(uint64_t))
+        return sive_fail(NULL, SIVE_E_NOMEM, "%s: data set too large", fn);
+    uint64_t *perm = malloc(n * sizeof *perm);
+    float *grad = malloc(m->dim * sizeof *grad);
+    if (!perm || !grad) {
+        free(perm);
+        free(grad);
+        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
+    }
+    /* Fisher-Yates from the (seed, epoch) stream */
+    sive_pcg32 g;
+    sive_pcg32_stream(&g, seed, epoch, PURPOSE_SHUFFLE);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t)sive_pcg32_below(&g, (uint64_t)i + 1);
+        uint64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    double total = 0.0;
+    for (size_t s = 0; s < n; s += batch) {
+        size_t b = n - s < batch ? n - s : batch;
+        double loss;
+        rc = sive_mlp_loss_grad(m, w, theta, ds, perm + s, b, grad, &loss);
+        if (rc)
+            break;
+        total += loss * (double)b;
+        for (size_t i = 0; i < m->dim; i++)
+            theta[i] -= lr * grad[i];
+    }
+    free(perm);
+    free(grad);
+    if (!rc && mean_train_loss)
+        *mean_train_loss = total / (double)n;
+    return rc;
+}

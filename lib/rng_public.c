@@ -1,0 +1,49 @@
+/* Public face of the in-tree PCG32.  The state is copied in and out rather
+ * than cast, so the two struct types never alias. */
+#include "rng.h"
+
+static sive_pcg32 load(const sive_rng *g) { return (sive_pcg32){g->state, g->inc}; }
+
+static void store(sive_rng *g, const sive_pcg32 *s)
+{
+    g->state = s->state;
+    g->inc = s->inc;
+}
+
+void sive_rng_seed(sive_rng *g, uint64_t seed, uint64_t stream)
+{
+    if (!g)
+        return;
+    sive_pcg32 s;
+    sive_pcg32_seed(&s, sive_splitmix64(seed), stream);
+    store(g, &s);
+}
+
+uint32_t sive_rng_next(sive_rng *g)
+{
+    if (!g)
+        return 0;
+    sive_pcg32 s = load(g);
+    uint32_t v = sive_pcg32_next(&s);
+    store(g, &s);
+    return v;
+}
+
+double sive_rng_uniform(sive_rng *g)
+{
+    if (!g)
+        return 0.0;
+    sive_pcg32 s = load(g);
+    double v = sive_pcg32_uniform(&s);
+    store(g, &s);
+    return v;
+}
+
+void sive_rng_normals(sive_rng *g, double *out, size_t n)
+{
+    if (!g || !out)
+        return;
+    sive_pcg32 s = load(g);
+    sive_pcg32_normals(&s, out, n);
+    store(g, &s);
+}

@@ -1,0 +1,531 @@
+/* Unit tests for lib/stats.c and the public sive_stats_* helpers.
+ *
+ * The statistical checks use AR(1) series x_{k+1} = phi x_k + e_k,
+ * e_k ~ N(0, 1), started in the stationary law, whose autocorrelation
+ * rho_k = phi^k and integrated autocorrelation time
+ * tau = (1 + phi) / (1 - phi) are known exactly.  Tolerances come from the
+ * sampling variability measured by small Monte Carlo runs inside the tests
+ * (5 standard errors) plus, where an estimator has a known finite-sample
+ * bias, an allowance derived from its definition (explained at each use). */
+#include "rng.h"
+#include "stats.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define Z5 5.0
+
+/* Stationary AR(1) of length n from stream (seed, chain, 7). */
+static void ar1(double *x, size_t n, double phi, uint64_t seed, uint64_t chain)
+{
+    sive_pcg32 g;
+    sive_pcg32_stream(&g, seed, chain, 7u);
+    sive_pcg32_normals(&g, x, n);
+    x[0] /= sqrt(1.0 - phi * phi);
+    for (size_t k = 1; k < n; k++)
+        x[k] += phi * x[k - 1];
+}
+
+static double *alloc_series(size_t n)
+{
+    double *x = malloc(n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    return x;
+}
+
+/* Mean and standard deviation (ddof 1) of v[0..r-1], for MC summaries. */
+static void summary(const double *v, size_t r, double *mean, double *sd)
+{
+    double var;
+    sive_mean_var(v, r, mean, &var);
+    *sd = sqrt(var);
+}
+
+/* ------------------------------------------------------------------ */
+/* Moments                                                            */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_mean_var_small)
+{
+    const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
+    double m, v;
+    sive_mean_var(x, 8, &m, &v);
+    ck_assert_double_eq_tol(m, 5.0, 1e-15);
+    ck_assert_double_eq_tol(v, 32.0 / 7.0, 1e-14);
+    /* A large offset must not cost precision (two-pass). */
+    double y[8];
+    for (int i = 0; i < 8; i++)
+        y[i] = 1e9 + x[i];
+    sive_mean_var(y, 8, &m, &v);
+    ck_assert_double_eq_tol(m, 1e9 + 5.0, 1e-6);
+    ck_assert_double_eq_tol(v, 32.0 / 7.0, 1e-6);
+    /* Outputs are optional; n = 1 has no ddof-1 variance, n = 0 nothing. */
+    sive_mean_var(x, 8, NULL, &v);
+    sive_mean_var(x, 8, &m, NULL);
+    sive_mean_var(x, 1, &m, &v);
+    ck_assert_double_eq(m, 2.0);
+    ck_assert(isnan(v));
+    sive_mean_var(x, 0, &m, &v);
+    ck_assert(isnan(m) && isnan(v));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Autocorrelation                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Direct O(n * maxlag) biased autocorrelation, the definition itself. */
+static void autocorr_direct(const double *x, size_t n, double *rho,
+                            size_t maxlag)
+{
+    double m = 0.0;
+    for (size_t t = 0; t < n; t++)
+        m += x[t];
+    m /= (double)n;
+    double c0 = 0.0;
+    for (size_t t = 0; t < n; t++)
+        c0 += (x[t] - m) * (x[t] - m);
+    for (size_t k = 0; k <= maxlag; k++) {
+        double c = 0.0;
+        for (size_t t = 0; t + k < n; t++)
+            c += (x[t] - m) * (x[t + k] - m);
+        rho[k] = c / c0;
+    }
+}
+
+START_TEST(test_autocorr_matches_direct)
+{
+    const size_t sizes[] = {2, 3, 5, 7, 64, 1000, 1023, 1024, 1025, 4099};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s], maxlag = n + 3; /* lags >= n must be 0 */
+        double *x = alloc_series(n);
+        double *a = alloc_series(maxlag + 1), *b = alloc_series(maxlag + 1);
+        ar1(x, n, 0.7, 1u, s);
+        for (size_t t = 0; t < n; t++)
+            x[t] += 100.0; /* a mean far from 0 */
+        ck_assert_int_eq(sive_autocorr(x, n, a, maxlag), SIVE_OK);
+        autocorr_direct(x, n, b, n - 1);
+        for (size_t k = 0; k <= maxlag; k++) {
+            double want = k < n ? b[k] : 0.0;
+            ck_assert_msg(fabs(a[k] - want) < 1e-10, "n %zu lag %zu: %g vs %g",
+                          n, k, a[k], want);
+        }
+        ck_assert(a[0] == 1.0);
+        free(x);
+        free(a);
+        free(b);
+    }
+}
+END_TEST
+
+START_TEST(test_autocorr_edge_cases)
+{
+    double rho[4];
+    const double c[3] = {2.0, 2.0, 2.0};
+    ck_assert_int_eq(sive_autocorr(c, 3, rho, 3), SIVE_OK);
+    ck_assert(rho[0] == 1.0 && rho[1] == 0.0 && rho[2] == 0.0 && rho[3] == 0.0);
+    const double one = 5.0;
+    ck_assert_int_eq(sive_autocorr(&one, 1, rho, 0), SIVE_OK);
+    ck_assert(rho[0] == 1.0);
+    ck_assert_int_eq(sive_autocorr(NULL, 3, rho, 1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_autocorr(c, 0, rho, 1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_autocorr(c, 3, NULL, 1), SIVE_E_INVALID_ARG);
+    const double bad[3] = {1.0, NAN, 2.0};
+    ck_assert_int_eq(sive_autocorr(bad, 3, rho, 2), SIVE_OK);
+    ck_assert(isnan(rho[1]));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Single-chain ESS                                                   */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_ess_ar1)
+{
+    /* phi = 0.9: tau = 19, so ESS ~ n / 19.  R = 50 independent series of
+     * n = 1e5 give the sampling spread of q = ESS tau / n in the test
+     * itself (Bartlett's formula predicts sd(q) ~ sqrt(2 (2L + 1) / n),
+     * about 4 % for the L ~ 40 lags Geyer keeps here).  The mean of q must
+     * lie within 5 standard errors of 1, plus an allowance of 0.03 for the
+     * estimator's bias: truncation drops the lags beyond the point where
+     * rho_k = 0.9^k reaches the noise level sqrt(tau / n) ~ 0.014, i.e. a
+     * tail 2 sum_{k > L} rho_k ~ 2 * 0.014 / 0.1 = 0.28 of tau = 19
+     * (1.5 %), and the biased autocovariance and the estimated mean lower
+     * each rho_k by O(k / n + tau / n) (< 0.1 %). */
+    enum { R = 50 };
+    const size_t n = 100000;
+    const double phi = 0.9, tau = (1 + phi) / (1 - phi);
+    double q[R];
+    double *x = alloc_series(n);
+    for (size_t r = 0; r < R; r++) {
+        ar1(x, n, phi, 100u, r);
+        q[r] = sive_ess_geyer(x, n) * tau / (double)n;
+        ck_assert(q[r] > 0.5 && q[r] < 2.0);
+    }
+    double mean, sd;
+    summary(q, R, &mean, &sd);
+    ck_assert_msg(fabs(mean - 1.0) < Z5 * sd / sqrt(R) + 0.03,
+                  "mean ESS tau / n = %g (sd %g over %d series)", mean, sd, R);
+    /* The spread agrees with the Bartlett scale (not 10x larger). */
+    ck_assert_msg(sd < 0.1, "sd of ESS tau / n = %g", sd);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_ess_iid)
+{
+    /* iid: tau = 1.  Geyer keeps only a few pairs, so tau-hat has sd about
+     * sqrt(2 (2L + 1) / n) ~ 3 % at n = 1e4 (L ~ 2).  q = ESS / n =
+     * min(1, 1 / tau-hat) is biased low by up to about one such sd: the cap
+     * clips the upper half of the fluctuations (E|Z| = 0.8 sd) and keeping
+     * pairs only while positive pushes tau-hat up.  So the mean of q over R
+     * series must exceed 1 - sd - 5 sd / sqrt(R), sd measured here.  Each
+     * series only gets a sanity bound (the law of tau-hat is skewed). */
+    enum { R = 20 };
+    const size_t n = 10000;
+    double q[R];
+    double *x = alloc_series(n);
+    for (size_t r = 0; r < R; r++) {
+        sive_pcg32 g;
+        sive_pcg32_stream(&g, 200u, r, 0u);
+        sive_pcg32_normals(&g, x, n);
+        q[r] = sive_ess_geyer(x, n) / (double)n;
+        ck_assert_msg(q[r] > 0.7 && q[r] <= 1.0, "ESS / n = %g", q[r]);
+    }
+    double mean, sd;
+    summary(q, R, &mean, &sd);
+    ck_assert_msg(sd < 0.1, "sd of ESS / n = %g", sd);
+    ck_assert_msg(mean > 1.0 - sd - Z5 * sd / sqrt(R), "mean ESS / n = %g",
+                  mean);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_ess_special_inputs)
+{
+    double x[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    ck_assert_double_eq(sive_ess_geyer(x, 8), 8.0);
+    ck_assert(isnan(sive_ess_geyer(x, 3)));
+    ck_assert(isnan(sive_ess_geyer(NULL, 8)));
+    x[3] = INFINITY;
+    ck_assert(isnan(sive_ess_geyer(x, 8)));
+    /* Alternating series: tau-hat < 1 (even negative); capped at n. */
+    for (int i = 0; i < 8; i++)
+        x[i] = i % 2 ? 1.0 : -1.0;
+    ck_assert_double_eq(sive_ess_geyer(x, 8), 8.0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Batch means and MCSE                                               */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_batch_means_by_hand)
+{
+    /* n = 10: b = 3, a = 3, the first value is dropped; batch means 2, 5, 8
+     * have variance 9, so Var(mean) = 9 / 3 = 3. */
+    const double x[10] = {100, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    ck_assert_double_eq_tol(sive_batch_means_var(x, 10), 3.0, 1e-14);
+    /* n = 4: b = 2, a = 2: means 0 and 1, variance 1/2, over 2. */
+    const double y[4] = {0, 0, 1, 1};
+    ck_assert_double_eq_tol(sive_batch_means_var(y, 4), 0.25, 1e-15);
+    ck_assert(isnan(sive_batch_means_var(y, 3)));
+    ck_assert(isnan(sive_batch_means_var(NULL, 4)));
+}
+END_TEST
+
+/* Exact expectation of the batch-means variance estimator for a stationary
+ * AR(1) (innovation variance 1), from the covariances of the batch means:
+ * E[s_B^2] = g(0) - 2 / (a (a - 1)) sum_{h=1}^{a-1} (a - h) g(h). */
+static double bm_expectation_ar1(double phi, size_t n)
+{
+    double s2 = 1.0 / (1.0 - phi * phi);
+    size_t b = (size_t)floor(sqrt((double)n)), a = n / b;
+    double *gb = malloc(a * sizeof *gb);
+    ck_assert_ptr_nonnull(gb);
+    for (size_t h = 0; h < a; h++) {
+        double s = 0.0;
+        for (long k = -(long)b + 1; k <= (long)b - 1; k++) {
+            long lag = (long)(h * b) + k;
+            s += (double)((long)b - labs(k)) * pow(phi, (double)labs(lag));
+        }
+        gb[h] = s2 * s / ((double)b * (double)b);
+    }
+    double e = gb[0], c = 0.0;
+    for (size_t h = 1; h < a; h++)
+        c += (double)(a - h) * gb[h];
+    e -= 2.0 * c / ((double)a * (double)(a - 1));
+    free(gb);
+    return e / (double)a;
+}
+
+START_TEST(test_mcse_ar1)
+{
+    /* Var(mean) of a stationary AR(1) -> sigma_x^2 tau / n.  The batch-means
+     * estimator with b = sqrt(n) is biased low by about
+     * 2 sum_k k rho_k / (tau b) (batches too short to hold all the
+     * correlation), which bm_expectation_ar1() gives exactly; the MC mean
+     * over R series must match that expectation within 5 standard errors,
+     * and the MCSE must match sqrt(sigma_x^2 tau / n) within that bias plus
+     * the same 5 standard errors. */
+    enum { R = 50 };
+    const size_t n = 100000;
+    const double phi = 0.9, tau = (1 + phi) / (1 - phi);
+    const double s2 = 1.0 / (1.0 - phi * phi);
+    const double target = s2 * tau / (double)n;
+    const double expect = bm_expectation_ar1(phi, n);
+    double v[R], se[R];
+    double *x = alloc_series(n);
+    for (size_t r = 0; r < R; r++) {
+        ar1(x, n, phi, 300u, r);
+        v[r] = sive_batch_means_var(x, n);
+        se[r] = sive_stats_mcse(x, n);
+        ck_assert_double_eq_tol(se[r], sqrt(v[r]), 1e-15);
+    }
+    double mv, sv, ms, ss;
+    summary(v, R, &mv, &sv);
+    summary(se, R, &ms, &ss);
+    double bias = 1.0 - expect / target; /* ~ 3 % at n = 1e5 */
+    ck_assert(bias > 0.0 && bias < 0.05);
+    ck_assert_msg(fabs(mv - expect) < Z5 * sv / sqrt(R),
+                  "E bm var %g vs exact %g", mv, expect);
+    ck_assert_msg(fabs(ms / sqrt(target) - 1.0) <
+                      bias + Z5 * ss / sqrt(R) / sqrt(target),
+                  "mean MCSE %g vs sqrt(sigma^2 tau / n) = %g", ms,
+                  sqrt(target));
+    free(x);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Multi-chain ESS                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Geyer initial monotone sum written out again, for the m = 1 check. */
+static double ref_geyer_tau(const double *rho, size_t n)
+{
+    double sum = 0.0, prev = INFINITY;
+    for (size_t k = 0; 2 * k + 1 < n; k++) {
+        double g = fmin(rho[2 * k] + rho[2 * k + 1], prev);
+        if (!(rho[2 * k] + rho[2 * k + 1] > 0.0))
+            break;
+        sum += g;
+        prev = g;
+    }
+    return 2.0 * sum - 1.0;
+}
+
+START_TEST(test_ess_multi_one_chain)
+{
+    /* m = 1: rho_t = (n rho_t,c - 1)/(n - 1) exactly (see stats.c). */
+    const size_t n = 20000;
+    double *x = alloc_series(n), *rho = alloc_series(n);
+    ar1(x, n, 0.9, 400u, 0u);
+    ck_assert_int_eq(sive_autocorr(x, n, rho, n - 1), SIVE_OK);
+    for (size_t t = 0; t < n; t++)
+        rho[t] = ((double)n * rho[t] - 1.0) / (double)(n - 1);
+    double want = (double)n / ref_geyer_tau(rho, n);
+    const double *chains[1] = {x};
+    double got = sive_ess_multi(chains, 1, n);
+    ck_assert_msg(fabs(got / want - 1.0) < 1e-9, "%g vs %g", got, want);
+    /* ... which is close to the single-chain estimate: each rho_t drops by
+     * (1 - rho_t)/(n - 1), so tau-hat drops by ~ 2 * 2L / n ~ 0.008 (L ~ 40
+     * lags kept), i.e. 0.04 % of tau = 19; the truncation point may move
+     * by one pair (a pair near the cut is ~ 0.05, 0.3 % of tau). */
+    double single = sive_ess_geyer(x, n);
+    ck_assert_msg(fabs(got / single - 1.0) < 0.01, "%g vs %g", got, single);
+    free(x);
+    free(rho);
+}
+END_TEST
+
+START_TEST(test_ess_multi_iid)
+{
+    /* 4 iid chains: ESS ~ 4n.  Same reasoning as test_ess_iid, with the
+     * combined autocorrelation pooling 4 chains: sd of tau-hat ~ 1.5 % and a
+     * cap bias of about as much, so 1 - 0.015 - 5 * 0.012 = 0.925. */
+    enum { M = 4 };
+    const size_t n = 10000;
+    double *x[M];
+    for (size_t c = 0; c < M; c++) {
+        sive_pcg32 g;
+        x[c] = alloc_series(n);
+        sive_pcg32_stream(&g, 500u, c, 0u);
+        sive_pcg32_normals(&g, x[c], n);
+    }
+    double ess = sive_ess_multi((const double *const *)x, M, n);
+    ck_assert_msg(ess > 0.925 * M * n && ess <= (double)(M * n), "ESS %g", ess);
+    for (size_t c = 0; c < M; c++)
+        free(x[c]);
+}
+END_TEST
+
+START_TEST(test_ess_multi_ar1_and_shift)
+{
+    /* 4 AR(1) chains, phi = 0.9: ESS ~ 4 n / 19; the pooled estimate has
+     * half the single-chain sd (~2 %, see test_ess_ar1) and the same
+     * truncation bias allowance (3 %): |q - 1| < 5 * 0.02 + 0.03. */
+    enum { M = 4 };
+    const size_t n = 100000;
+    const double phi = 0.9, tau = (1 + phi) / (1 - phi);
+    double *x[M];
+    for (size_t c = 0; c < M; c++) {
+        x[c] = alloc_series(n);
+        ar1(x[c], n, phi, 600u, c);
+    }
+    const double *const *cx = (const double *const *)x;
+    double q = sive_ess_multi(cx, M, n) * tau / (double)(M * n);
+    ck_assert_msg(fabs(q - 1.0) < 0.13, "ESS tau / (m n) = %g", q);
+    /* Chains that disagree: between-chain variance enters var_plus and the
+     * combined autocorrelation stays high, so the ESS collapses. */
+    double sx = 1.0 / sqrt(1.0 - phi * phi);
+    for (size_t t = 0; t < n; t++)
+        x[0][t] += 3.0 * sx;
+    double shifted = sive_ess_multi(cx, M, n);
+    ck_assert_msg(shifted < 0.2 * q * M * n / tau, "shifted ESS %g", shifted);
+    for (size_t c = 0; c < M; c++)
+        free(x[c]);
+}
+END_TEST
+
+START_TEST(test_ess_multi_special_inputs)
+{
+    double a[6] = {1, 1, 1, 1, 1, 1}, b[6] = {1, 1, 1, 1, 1, 1};
+    const double *ab[2] = {a, b};
+    ck_assert_double_eq(sive_ess_multi(ab, 2, 6), 12.0);
+    ck_assert(isnan(sive_ess_multi(ab, 2, 3)));
+    ck_assert(isnan(sive_ess_multi(ab, 0, 6)));
+    ck_assert(isnan(sive_ess_multi(NULL, 2, 6)));
+    const double *an[2] = {a, NULL};
+    ck_assert(isnan(sive_ess_multi(an, 2, 6)));
+    b[2] = NAN;
+    ck_assert(isnan(sive_ess_multi(ab, 2, 6)));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Split-Rhat                                                         */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_split_rhat_by_hand)
+{
+    /* n = 5 (middle dropped): halves [1,2] [3,4] [2,4] [6,8]; means 1.5,
+     * 3.5, 3, 7; variances .5, .5, 2, 2 -> W = 1.25; variance of the means
+     * 16.25/3; h = 2: var_plus = W/2 + 16.25/3; Rhat = sqrt(var_plus / W). */
+    double a[5] = {1, 2, 99, 3, 4}, b[5] = {2, 4, -7, 6, 8};
+    const double *ab[2] = {a, b};
+    double want = sqrt((1.25 / 2 + 16.25 / 3) / 1.25);
+    ck_assert_double_eq_tol(sive_split_rhat(ab, 2, 5), want, 1e-14);
+    a[2] = 1e6; /* the middle value plays no part */
+    ck_assert_double_eq_tol(sive_split_rhat(ab, 2, 5), want, 1e-14);
+    ck_assert(isnan(sive_split_rhat(ab, 2, 3)));
+    ck_assert(isnan(sive_split_rhat(ab, 0, 5)));
+    ck_assert(isnan(sive_split_rhat(NULL, 2, 5)));
+    /* Constant halves: agreeing -> 1, disagreeing -> +inf. */
+    double c[4] = {3, 3, 3, 3}, d[4] = {3, 3, 3, 3};
+    const double *cd[2] = {c, d};
+    ck_assert_double_eq(sive_split_rhat(cd, 2, 4), 1.0);
+    d[0] = d[1] = 4;
+    ck_assert(isinf(sive_split_rhat(cd, 2, 4)));
+}
+END_TEST
+
+START_TEST(test_split_rhat_ar1)
+{
+    /* Identical laws: Rhat^2 - 1 ~ B/(h W) - 1/h, and B/(h W) ~ tau/h times
+     * a chi-square(7)/7, i.e. about 4e-4 at h = 5e4, tau = 19: Rhat < 1.01
+     * holds with a wide margin.  Shifting one chain's mean by 2 sd makes
+     * the variance of the 8 half means about 0.86 sd^2: Rhat ~ 1.36. */
+    enum { M = 4 };
+    const size_t n = 100000;
+    const double phi = 0.9;
+    double *x[M];
+    for (size_t c = 0; c < M; c++) {
+        x[c] = alloc_series(n);
+        ar1(x[c], n, phi, 700u, c);
+    }
+    const double *const *cx = (const double *const *)x;
+    double r = sive_split_rhat(cx, M, n);
+    ck_assert_msg(r > 0.99 && r < 1.01, "Rhat %g", r);
+    /* One chain alone: its two halves agree too. */
+    r = sive_split_rhat(cx, 1, n);
+    ck_assert_msg(r > 0.99 && r < 1.01, "Rhat (1 chain) %g", r);
+    double sx = 1.0 / sqrt(1.0 - phi * phi);
+    for (size_t t = 0; t < n; t++)
+        x[1][t] += 2.0 * sx;
+    r = sive_split_rhat(cx, M, n);
+    ck_assert_msg(r > 1.1, "shifted Rhat %g", r);
+    for (size_t c = 0; c < M; c++)
+        free(x[c]);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Public wrappers                                                    */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_public_wrappers)
+{
+    const size_t n = 20000;
+    double *x = alloc_series(n);
+    ar1(x, n, 0.5, 800u, 0u);
+    ck_assert_double_eq(sive_stats_ess(x, n), sive_ess_geyer(x, n));
+    ck_assert_double_eq(sive_stats_mcse(x, n),
+                        sqrt(sive_batch_means_var(x, n)));
+
+    ck_assert(isnan(sive_stats_ess(NULL, n)));
+    ck_assert(strstr(sive_last_errmsg(), "NULL") != NULL);
+    ck_assert(isnan(sive_stats_ess(x, 3)));
+    ck_assert(strstr(sive_last_errmsg(), "n = 3") != NULL);
+    ck_assert(isnan(sive_stats_mcse(NULL, n)));
+    ck_assert(isnan(sive_stats_mcse(x, 2)));
+    x[17] = NAN;
+    ck_assert(isnan(sive_stats_ess(x, n)));
+    ck_assert(strstr(sive_last_errmsg(), "x[17]") != NULL);
+    ck_assert(isnan(sive_stats_mcse(x, n)));
+
+    for (size_t t = 0; t < n; t++)
+        x[t] = 0.25;
+    ck_assert_double_eq(sive_stats_ess(x, n), (double)n);
+    ck_assert_double_eq(sive_stats_mcse(x, n), 0.0);
+    free(x);
+}
+END_TEST
+
+static Suite *stats_suite(void)
+{
+    Suite *s = suite_create("stats");
+    TCase *basic = tcase_create("basic");
+    tcase_add_test(basic, test_mean_var_small);
+    tcase_add_test(basic, test_autocorr_matches_direct);
+    tcase_add_test(basic, test_autocorr_edge_cases);
+    tcase_add_test(basic, test_batch_means_by_hand);
+    tcase_add_test(basic, test_ess_special_inputs);
+    tcase_add_test(basic, test_ess_multi_special_inputs);
+    tcase_add_test(basic, test_split_rhat_by_hand);
+    tcase_add_test(basic, test_public_wrappers);
+    suite_add_tcase(s, basic);
+
+    TCase *mc = tcase_create("monte_carlo");
+    tcase_add_test(mc, test_ess_ar1);
+    tcase_add_test(mc, test_ess_iid);
+    tcase_add_test(mc, test_mcse_ar1);
+    tcase_add_test(mc, test_ess_multi_one_chain);
+    tcase_add_test(mc, test_ess_multi_iid);
+    tcase_add_test(mc, test_ess_multi_ar1_and_shift);
+    tcase_add_test(mc, test_split_rhat_ar1);
+    suite_add_tcase(s, mc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(stats_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

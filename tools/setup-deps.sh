@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages libsive needs, when they are missing.
+# Uses sudo when not root.  Optional extras: gnuplot (plots), python3-numpy
+# (Python client), doxygen (API reference), g++ (C++ example).
+set -euo pipefail
+need=(meson ninja-build pkg-config gcc g++ libblis-dev libzstd-dev check zlib1g-dev
+      gnuplot-nox python3-numpy)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

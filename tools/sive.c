@@ -1,0 +1,35 @@
+/* The `sive` command-line program: toy tables, training, probing,
+ * trajectories and the demo. */
+#include "cli.h"
+
+#include <sive/sive.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *usage =
+    "usage: sive <command> [options]\n"
+    "commands:\n"
+    "  toy         the paper's Table 1 on the analytic toy models\n"
+    "  version     print the library version\n"
+    "Run 'sive <command> --help' for the options of a command.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "toy"))
+        return cmd_toy(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("sive %s (libsive %s)\n", SIVE_VERSION_STRING, sive_version_string());
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    fprintf(stderr, "sive: unknown command '%s'\n%s", cmd, usage);
+    return 2;
+}

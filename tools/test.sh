@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# README command 2: the whole test suite, in a release build and again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup-deps.sh
+[ -d build ] || meson setup build --buildtype=release >/dev/null
+ninja -C build
+meson test -C build --print-errorlogs --num-processes 2
+[ -d build-asan ] || meson setup build-asan -Dbuildtype=debug -Doptimization=1 \
+  -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+ninja -C build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite slow
