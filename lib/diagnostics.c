@@ -104,6 +104,23 @@ int sive_result_summarise(sive_result *r)
     }
     r->chains_ok = ok;
 
+    /* Per-chain and multi-chain ESS share the chains' autocorrelations. */
+    double ess_multi = NAN;
+    if (rc == SIVE_OK && ok > 0) {
+        double *each = malloc((size_t)ok * sizeof *each);
+        if (!each) {
+            rc = SIVE_E_NOMEM;
+        } else {
+            rc = sive_ess_chains((const double *const *)tails, (size_t)ok, n, each, &ess_multi);
+            if (rc == SIVE_E_INVALID_ARG)
+                rc = SIVE_OK; /* non-finite tail: ESS stays NaN */
+            for (int32_t c = 0, k = 0; c < K; c++)
+                if (r->c[c].status == SIVE_CHAIN_OK)
+                    r->c[c].stat[SIVE_STAT_ESS] = each[k++];
+            free(each);
+        }
+    }
+
     for (int s = 0; s < SIVE_STAT_COUNT_ && rc == SIVE_OK; s++) {
         double sum = 0.0, sum2 = 0.0;
         for (int32_t c = 0; c < K; c++)
@@ -129,7 +146,7 @@ int sive_result_summarise(sive_result *r)
                     q += r->c[c].stat[se_stats[k]] * r->c[c].stat[se_stats[k]];
             r->summary[se_stats[k]] = sqrt(q) / ok;
         }
-        r->summary[SIVE_STAT_ESS] = sive_ess_multi((const double *const *)tails, (size_t)ok, n);
+        r->summary[SIVE_STAT_ESS] = ess_multi;
         r->summary[SIVE_STAT_RHAT] = sive_split_rhat((const double *const *)tails, (size_t)ok, n);
     }
     for (int32_t c = 0; c < ok; c++)

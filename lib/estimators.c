@@ -58,7 +58,6 @@ int sive_chain_estimate(const sive_result *r, sive_chain_out *c)
     /* MCSE of the unclipped SIVE by the delta method: the estimator is the
      * tail mean of y_m = (Lbar_m - mean)^2 n/(n-1) - s2_m/N (times t^2), so
      * its standard error is that of a mean, estimated by batch means. */
-    st[SIVE_STAT_ESS] = sive_ess_geyer(lbar, n);
     double *y = lbar; /* reuse: Lbar is not needed after this point */
     const double scale = (double)n / ((double)n - 1.0);
     for (size_t i = 0; i < n; i++) {

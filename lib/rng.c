@@ -74,13 +74,14 @@ uint64_t sive_splitmix64(uint64_t x)
 void sive_pcg32_stream(sive_pcg32 *g, uint64_t seed, uint64_t chain,
                        uint64_t purpose)
 {
-    /* Absorb the inputs one at a time into a key, each under its own
-     * number of mixing rounds: for a fixed prefix every stage is a bijection
-     * of the next input, and no two inputs play symmetric roles (mixing
-     * seed and chain alike and xoring them made (s, c) and (c, s) collide).
-     * State and increment are the next two splitmix64 outputs of the key,
-     * so streams differ in both (PCG streams that share a state and differ
-     * only in the increment are visibly correlated). */
+    /* Absorb the inputs one at a time into a key: for a fixed prefix each
+     * stage is a bijection of the next input, and the inputs go through
+     * different numbers of mixing rounds, so none play symmetric roles
+     * (xoring seed and chain after mixing each alike would make (s, c) and
+     * (c, s) collide).  State and increment are the next two splitmix64
+     * outputs of the key, so streams differ in both (PCG streams that
+     * share a state and differ only in the increment are visibly
+     * correlated).  Changing this changes every stream: keep it fixed. */
     uint64_t key = sive_splitmix64(seed);
     key = sive_splitmix64(key ^ chain);
     key = sive_splitmix64(key ^ purpose);
@@ -101,7 +102,7 @@ uint64_t sive_pcg32_below(sive_pcg32 *g, uint64_t bound)
          * modulo is computed only when a rejection is possible at all. */
         uint32_t b = (uint32_t)bound;
         if (b <= 1u)
-            return 0u; /* bound 0 is outside the contract; never loop */
+            return 0u; /* no draw consumed; bound 0 is outside the contract */
         uint64_t m = (uint64_t)pcg_next(g) * b;
         uint32_t low = (uint32_t)m;
         if (low < b) {

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int all_finite(const double *x, size_t n)
 {
@@ -28,24 +29,48 @@ static int is_constant(const double *x, size_t n)
     return 1;
 }
 
+/* Sum of x[0..n-1] with four partial sums: the adds are independent, so
+ * the loop runs at throughput instead of one add latency per element (the
+ * chain calls this on N group losses at every step). */
+static double sum4(const double *x, size_t n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i];
+        s1 += x[i + 1];
+        s2 += x[i + 2];
+        s3 += x[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 void sive_mean_var(const double *x, size_t n, double *mean, double *var)
 {
     double m = NAN, v = NAN;
     if (x && n > 0) {
-        double s = 0.0;
-        for (size_t i = 0; i < n; i++)
-            s += x[i];
-        m = s / (double)n;
+        m = sum4(x, n) / (double)n;
         if (n > 1) {
             /* Second pass on deviations; the (sum d)^2 / n term removes most
              * of the rounding error left in the mean (Chan, Golub & LeVeque's
              * corrected two-pass algorithm). */
-            double sd = 0.0, sd2 = 0.0;
-            for (size_t i = 0; i < n; i++) {
-                double d = x[i] - m;
-                sd += d;
-                sd2 += d * d;
+            double d0 = 0.0, d1 = 0.0, q0 = 0.0, q1 = 0.0;
+            size_t i = 0;
+            for (; i + 2 <= n; i += 2) {
+                double a = x[i] - m, b = x[i + 1] - m;
+                d0 += a;
+                d1 += b;
+                q0 += a * a;
+                q1 += b * b;
             }
+            if (i < n) {
+                double a = x[i] - m;
+                d0 += a;
+                q0 += a * a;
+            }
+            double sd = d0 + d1, sd2 = q0 + q1;
             v = (sd2 - sd * sd / (double)n) / (double)(n - 1);
             if (v < 0.0)
                 v = 0.0;
@@ -187,6 +212,48 @@ static void autocorr_ws(fft_ws *w, const double *x, size_t n, double *rho,
         rho[k] = 0.0;
 }
 
+/* Full autocorrelations rho1, rho2 [0..n-1] of two real series with one
+ * pair of transforms: z = d1 + i d2, and since each power spectrum is real
+ * and even, FFT(P1 + i P2) = FFT(P1) + i FFT(P2) with both parts real.
+ * x2 may be NULL (then rho2 is not written).  Series must be finite and
+ * not constant. */
+static void autocorr_pair(fft_ws *w, const double *x1, const double *x2, size_t n,
+                          double *rho1, double *rho2)
+{
+    double m1, m2 = 0.0;
+    sive_mean_var(x1, n, &m1, NULL);
+    if (x2)
+        sive_mean_var(x2, n, &m2, NULL);
+    size_t len = w->len;
+    double *re = w->re, *im = w->im;
+    for (size_t t = 0; t < n; t++) {
+        re[t] = x1[t] - m1;
+        im[t] = x2 ? x2[t] - m2 : 0.0;
+    }
+    for (size_t t = n; t < len; t++)
+        re[t] = im[t] = 0.0;
+    fft_forward(w);
+    /* X1_k = (Z_k + conj Z_{-k})/2, X2_k = (Z_k - conj Z_{-k})/(2i). */
+    for (size_t k = 0; k <= len / 2; k++) {
+        size_t j = (len - k) & (len - 1);
+        double ar = re[k], ai = im[k], br = re[j], bi = im[j];
+        double p1 = 0.25 * ((ar + br) * (ar + br) + (ai - bi) * (ai - bi));
+        double p2 = 0.25 * ((ai + bi) * (ai + bi) + (ar - br) * (ar - br));
+        re[k] = re[j] = p1;
+        im[k] = im[j] = p2;
+    }
+    fft_forward(w);
+    double c1 = re[0], c2 = im[0];
+    for (size_t k = 0; k < n; k++) {
+        rho1[k] = re[k] / c1;
+        if (x2)
+            rho2[k] = im[k] / c2;
+    }
+    rho1[0] = 1.0;
+    if (x2)
+        rho2[0] = 1.0;
+}
+
 int sive_autocorr(const double *x, size_t n, double *rho, size_t maxlag)
 {
     if (!x || !rho || n == 0)
@@ -209,19 +276,58 @@ int sive_autocorr(const double *x, size_t n, double *rho, size_t maxlag)
  * G_k = rho_2k + rho_2k+1 are kept up to (excluding) the first one that is
  * not positive, each clipped to the previous one (monotone), and
  * tau = -1 + 2 sum G_k. */
-static double geyer_tau(const double *rho, size_t nlag)
+static double geyer_tau(const double *rho, size_t nlag, int *truncated)
 {
     double sum = 0.0, prev = INFINITY;
+    *truncated = 0;
     for (size_t k = 0; 2 * k + 1 < nlag; k++) {
         double g = rho[2 * k] + rho[2 * k + 1];
-        if (!(g > 0.0))
+        if (!(g > 0.0)) {
+            *truncated = 1;
             break;
+        }
         if (g > prev)
             g = prev;
         sum += g;
         prev = g;
     }
     return -1.0 + 2.0 * sum;
+}
+
+/* Lags computed directly before falling back to the FFT: Geyer's sequence
+ * of a well-mixing chain stops after a few dozen lags, and O(n * lags) then
+ * costs far less than two length-2n transforms. */
+#define DIRECT_LAGS 128
+
+/* rho[0..nlag-1] by direct sums (same biased estimator as the FFT path).
+ * Returns 0 when the series is constant or not finite (caller falls back). */
+static int autocorr_direct(const double *x, size_t n, double *rho, size_t nlag, double *dev)
+{
+    double mean;
+    sive_mean_var(x, n, &mean, NULL);
+    for (size_t t = 0; t < n; t++)
+        dev[t] = x[t] - mean;
+    for (size_t k = 0; k < nlag; k++) {
+        const double *a = dev, *b = dev + k;
+        size_t len = n - k, t = 0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (; t + 4 <= len; t += 4) {
+            s0 += a[t] * b[t];
+            s1 += a[t + 1] * b[t + 1];
+            s2 += a[t + 2] * b[t + 2];
+            s3 += a[t + 3] * b[t + 3];
+        }
+        for (; t < len; t++)
+            s0 += a[t] * b[t];
+        rho[k] = (s0 + s1) + (s2 + s3);
+    }
+    if (!(rho[0] > 0.0) || !isfinite(rho[0]))
+        return 0;
+    double c0 = rho[0];
+    for (size_t k = 0; k < nlag; k++)
+        rho[k] /= c0;
+    rho[0] = 1.0;
+    return 1;
 }
 
 /* ESS = draws / tau, capped at the number of draws.  Stan instead caps at
@@ -243,19 +349,32 @@ static int ess_geyer_status(const double *x, size_t n, double *out)
         *out = (double)n;
         return SIVE_OK;
     }
-    double *rho = malloc(n * sizeof *rho);
-    fft_ws w;
-    int rc = rho ? fft_ws_init(&w, n) : SIVE_E_NOMEM;
-    if (rc) {
+    double *rho = malloc(n * sizeof *rho), *dev = malloc(n * sizeof *dev);
+    if (!rho || !dev) {
         free(rho);
+        free(dev);
         *out = NAN;
-        return rc;
+        return SIVE_E_NOMEM;
     }
-    autocorr_ws(&w, x, n, rho, n - 1);
-    fft_ws_free(&w);
-    *out = ess_from_tau((double)n, geyer_tau(rho, n));
+    size_t nlag = n < DIRECT_LAGS ? n : DIRECT_LAGS;
+    int truncated = 0;
+    double tau = NAN;
+    if (autocorr_direct(x, n, rho, nlag, dev))
+        tau = geyer_tau(rho, nlag, &truncated);
+    int rc = SIVE_OK;
+    if (!truncated && nlag < n) {
+        fft_ws w;
+        rc = fft_ws_init(&w, n);
+        if (rc == SIVE_OK) {
+            autocorr_ws(&w, x, n, rho, n - 1);
+            fft_ws_free(&w);
+            tau = geyer_tau(rho, n, &truncated);
+        }
+    }
+    *out = rc ? NAN : ess_from_tau((double)n, tau);
     free(rho);
-    return SIVE_OK;
+    free(dev);
+    return rc;
 }
 
 double sive_ess_geyer(const double *x, size_t n)
@@ -281,32 +400,34 @@ double sive_ess_geyer(const double *x, size_t n)
  * rho_t by O(1/n), so the two estimates agree to relative O(lags/(n tau))
  * (and exactly for the same truncation after that rescaling, which
  * test_stats checks). */
-double sive_ess_multi(const double *const *x, size_t m, size_t n)
+int sive_ess_chains(const double *const *x, size_t m, size_t n, double *ess_each,
+                    double *ess_multi)
 {
+    if (ess_multi)
+        *ess_multi = NAN;
+    if (ess_each)
+        for (size_t c = 0; c < m; c++)
+            ess_each[c] = NAN;
     if (!x || m == 0 || n < 4 || m > SIZE_MAX / n)
-        return NAN;
+        return SIVE_E_INVALID_ARG;
     for (size_t c = 0; c < m; c++)
         if (!x[c] || !all_finite(x[c], n))
-            return NAN;
+            return SIVE_E_INVALID_ARG;
 
+    int rc = SIVE_E_NOMEM;
     double *acc = calloc(n, sizeof *acc);  /* sum_c s2_c rho_{t,c} */
-    double *rho = malloc(n * sizeof *rho);
-    double *means = malloc(m * sizeof *means);
+    double *rho = malloc(n * sizeof *rho), *rho2 = malloc(n * sizeof *rho2);
+    double *dev = malloc(n * sizeof *dev);
+    double *means = malloc(m * sizeof *means), *s2s = malloc(m * sizeof *s2s);
+    unsigned char *done = calloc(m, 1); /* chain's own ESS known */
     fft_ws w = {0, NULL, NULL, NULL, NULL};
-    double ess = NAN;
-    if (!acc || !rho || !means || fft_ws_init(&w, n))
-        goto done;
+    if (!acc || !rho || !rho2 || !dev || !means || !s2s || !done)
+        goto out;
 
     double wsum = 0.0;
     for (size_t c = 0; c < m; c++) {
-        double s2;
-        sive_mean_var(x[c], n, &means[c], &s2);
-        wsum += s2;
-        if (s2 > 0.0) {
-            autocorr_ws(&w, x[c], n, rho, n - 1);
-            for (size_t t = 0; t < n; t++)
-                acc[t] += s2 * rho[t];
-        }
+        sive_mean_var(x[c], n, &means[c], &s2s[c]);
+        wsum += s2s[c];
     }
     double W = wsum / (double)m;
     double b_over_n = 0.0;
@@ -314,19 +435,105 @@ double sive_ess_multi(const double *const *x, size_t m, size_t n)
         sive_mean_var(means, m, NULL, &b_over_n);
     double var_plus = (double)(n - 1) / (double)n * W + b_over_n;
     double draws = (double)m * (double)n;
-    if (!(var_plus > 0.0)) {
-        ess = draws; /* every chain constant and all equal */
-        goto done;
-    }
-    for (size_t t = 0; t < n; t++)
-        rho[t] = 1.0 - (W - acc[t] / (double)m) / var_plus;
-    ess = ess_from_tau(draws, geyer_tau(rho, n));
+    int truncated;
 
-done:
+    /* Pass 1: short lags directly, for every chain and the combination. */
+    size_t nlag = n < DIRECT_LAGS ? n : DIRECT_LAGS;
+    for (size_t c = 0; c < m; c++) {
+        if (!(s2s[c] > 0.0)) { /* constant chain */
+            if (ess_each)
+                ess_each[c] = (double)n;
+            done[c] = 1;
+            continue;
+        }
+        autocorr_direct(x[c], n, rho, nlag, dev);
+        for (size_t t = 0; t < nlag; t++)
+            acc[t] += s2s[c] * rho[t];
+        double tau = geyer_tau(rho, nlag, &truncated);
+        if (truncated || nlag == n) {
+            if (ess_each)
+                ess_each[c] = ess_from_tau((double)n, tau);
+            done[c] = 1;
+        }
+    }
+    double combined = NAN;
+    int multi_done = 0;
+    if (!(var_plus > 0.0)) {
+        combined = draws; /* every chain constant and all equal */
+        multi_done = 1;
+    } else {
+        for (size_t t = 0; t < nlag; t++)
+            rho[t] = 1.0 - (W - acc[t] / (double)m) / var_plus;
+        double tau = geyer_tau(rho, nlag, &truncated);
+        if (truncated || nlag == n) {
+            combined = ess_from_tau(draws, tau);
+            multi_done = 1;
+        }
+    }
+
+    /* Pass 2: full autocorrelations by FFT, two chains per transform, for
+     * whatever the short lags did not settle. */
+    int need = !multi_done;
+    for (size_t c = 0; c < m && !need; c++)
+        need = !done[c];
+    if (need) {
+        if (fft_ws_init(&w, n))
+            goto out;
+        memset(acc, 0, n * sizeof *acc);
+        size_t pend = m; /* a chain waiting for its partner */
+        for (size_t c = 0; c <= m; c++) {
+            if (c < m && !(s2s[c] > 0.0 && (!multi_done || !done[c])))
+                continue; /* this chain needs no transform */
+            if (c < m && pend == m) {
+                pend = c;
+                continue;
+            }
+            if (pend == m)
+                continue; /* end, nothing pending */
+            size_t c2 = c;    /* c == m: the last chain goes alone */
+            autocorr_pair(&w, x[pend], c2 < m ? x[c2] : NULL, n, rho, rho2);
+            const size_t ids[2] = {pend, c2};
+            double *const rs[2] = {rho, rho2};
+            for (int k = 0; k < 2 && ids[k] < m; k++) {
+                size_t id = ids[k];
+                if (!done[id]) {
+                    double tau = geyer_tau(rs[k], n, &truncated);
+                    if (ess_each)
+                        ess_each[id] = ess_from_tau((double)n, tau);
+                    done[id] = 1;
+                }
+                if (!multi_done)
+                    for (size_t t = 0; t < n; t++)
+                        acc[t] += s2s[id] * rs[k][t];
+            }
+            pend = m;
+        }
+        if (!multi_done) {
+            for (size_t t = 0; t < n; t++)
+                rho[t] = 1.0 - (W - acc[t] / (double)m) / var_plus;
+            combined = ess_from_tau(draws, geyer_tau(rho, n, &truncated));
+        }
+    }
+    if (ess_multi)
+        *ess_multi = combined;
+    rc = SIVE_OK;
+
+out:
     fft_ws_free(&w);
     free(acc);
     free(rho);
+    free(rho2);
+    free(dev);
     free(means);
+    free(s2s);
+    free(done);
+    return rc;
+}
+
+double sive_ess_multi(const double *const *x, size_t m, size_t n)
+{
+    double ess;
+    sive_ess_chains(x, m, n, NULL, &ess);
     return ess;
 }
 

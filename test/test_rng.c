@@ -21,10 +21,13 @@ extern const double *const sive_zig_f_table;
 #define Z5 5.0          /* two-sided normal threshold, p ~ 5.7e-7 */
 #define Z_UPPER 4.753   /* one-sided normal quantile at 1 - 1e-6 */
 
-/* Upper 1e-6 quantile of chi-square(df) by Wilson-Hilferty (accurate to a
- * few percent of the standard deviation for df >= 2, ample here). */
+/* Upper 1e-6 quantile of chi-square(df): exact for df = 2 (an exponential
+ * law with mean 2), Wilson-Hilferty otherwise (within a few percent of the
+ * standard deviation for the df >= 9 used here). */
 static double chi2_crit(double df)
 {
+    if (df == 2.0)
+        return -2.0 * log(1e-6);
     double a = 2.0 / (9.0 * df);
     double c = 1.0 - a + Z_UPPER * sqrt(a);
     return df * c * c * c;

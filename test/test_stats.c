@@ -363,6 +363,36 @@ START_TEST(test_ess_multi_iid)
 }
 END_TEST
 
+START_TEST(test_ess_chains_matches_single)
+{
+    /* Each chain's ESS from the shared pass equals the single-chain
+     * estimator, whether Geyer's sequence stops within the direct lags
+     * (phi = 0.5) or needs the FFT (phi = 0.995, tau ~ 400), with an odd
+     * number of chains so that one transform holds a lone chain. */
+    const double phis[2] = {0.5, 0.995};
+    for (int k = 0; k < 2; k++) {
+        enum { M = 3 };
+        const size_t n = 20000;
+        double *x[M];
+        double each[M], multi;
+        for (size_t c = 0; c < M; c++) {
+            x[c] = alloc_series(n);
+            ar1(x[c], n, phis[k], 900u + (uint64_t)k, c);
+        }
+        ck_assert_int_eq(sive_ess_chains((const double *const *)x, M, n, each, &multi), SIVE_OK);
+        for (size_t c = 0; c < M; c++) {
+            double single = sive_ess_geyer(x[c], n);
+            ck_assert_msg(fabs(each[c] - single) <= 1e-9 * single, "phi %g chain %zu: %.12g vs %.12g",
+                          phis[k], c, each[c], single);
+        }
+        ck_assert_msg(fabs(multi - sive_ess_multi((const double *const *)x, M, n)) <= 1e-9 * multi,
+                      "multi");
+        for (size_t c = 0; c < M; c++)
+            free(x[c]);
+    }
+}
+END_TEST
+
 START_TEST(test_ess_multi_ar1_and_shift)
 {
     /* 4 AR(1) chains, phi = 0.9: ESS ~ 4 n / 19; the pooled estimate has
@@ -515,6 +545,7 @@ static Suite *stats_suite(void)
     tcase_add_test(mc, test_mcse_ar1);
     tcase_add_test(mc, test_ess_multi_one_chain);
     tcase_add_test(mc, test_ess_multi_iid);
+    tcase_add_test(mc, test_ess_chains_matches_single);
     tcase_add_test(mc, test_ess_multi_ar1_and_shift);
     tcase_add_test(mc, test_split_rhat_ar1);
     suite_add_tcase(s, mc);

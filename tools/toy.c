@@ -147,7 +147,8 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
         (rc = sive_probe_set_int(p, SIVE_OPT_THREADS, cfg->threads)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cfg->stride)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_SEED, (int64_t)cfg->seed)) ||
-        (rc = sive_probe_set_callbacks_f64(p, toy_grad, toy_eval, &ctx)))
+        (rc = sive_probe_set_callbacks_f64(p, toy_grad, toy_eval, &ctx)) ||
+        (rc = sive_probe_set_progress(p, cfg->progress, cfg->progress_user)))
         goto fail;
 
     ctx.k_trace = calloc((size_t)K, sizeof *ctx.k_trace);

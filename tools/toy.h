@@ -17,6 +17,8 @@ typedef struct toy_config {
     int64_t steps, groups, chains, threads, stride;
     uint64_t seed;
     double centre[2];      /* theta* (0.2, 0.2)                        */
+    sive_progress_fn progress; /* optional, passed to the probe        */
+    void *progress_user;
 } toy_config;
 
 typedef struct toy_report {
