@@ -117,7 +117,11 @@ typedef struct sive_mlp_work sive_mlp_work;
  * blis_threads (1 .. 1024) is the number of threads BLIS uses inside each
  * matrix product made with this workspace; it is private to the workspace
  * (a BLIS rntm_t), so workspaces with different counts can run at the same
- * time.  A BLIS built without threading silently uses one.
+ * time.  A BLIS built without threading silently uses one.  With an
+ * OpenMP BLIS (Debian's), idle BLIS threads spin for a while after each
+ * product; OMP_WAIT_POLICY=passive stops that when cores are shared.  For
+ * the probe, one BLIS thread per chain and chains on parallel probe
+ * threads scale better than many BLIS threads per chain.
  *
  * The workspace stays valid for any architecture of the same shape (for
  * example one loaded from a checkpoint).  *out is NULL on failure.  Errors:
