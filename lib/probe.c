@@ -216,14 +216,28 @@ int sive_probe_get_int(const sive_probe *p, sive_option opt, int64_t *value)
     return SIVE_OK;
 }
 
+/* Forget the registration, so that nothing points into a caller's freed
+ * model (bindings from other languages clear it after a run). */
+static void clear_callbacks(sive_probe *p)
+{
+    p->dtype = SIVE_DTYPE_NONE;
+    memset(&p->grad, 0, sizeof p->grad);
+    memset(&p->eval, 0, sizeof p->eval);
+    p->user = NULL;
+}
+
 int sive_probe_set_callbacks_f32(sive_probe *p, sive_grad_f32_fn grad,
                                  sive_eval_f32_fn eval, void *user)
 {
     if (!p)
         return sive_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
+    if (!grad && !eval) {
+        clear_callbacks(p);
+        return SIVE_OK;
+    }
     if (!grad || !eval)
         return sive_fail(p->errmsg, SIVE_E_INVALID_ARG,
-                         "both the gradient and the evaluation callback are required");
+                         "give both the gradient and the evaluation callback (or both NULL to clear)");
     p->dtype = SIVE_DTYPE_F32;
     p->grad.f32 = grad;
     p->eval.f32 = eval;
@@ -236,9 +250,13 @@ int sive_probe_set_callbacks_f64(sive_probe *p, sive_grad_f64_fn grad,
 {
     if (!p)
         return sive_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
+    if (!grad && !eval) {
+        clear_callbacks(p);
+        return SIVE_OK;
+    }
     if (!grad || !eval)
         return sive_fail(p->errmsg, SIVE_E_INVALID_ARG,
-                         "both the gradient and the evaluation callback are required");
+                         "give both the gradient and the evaluation callback (or both NULL to clear)");
     p->dtype = SIVE_DTYPE_F64;
     p->grad.f64 = grad;
     p->eval.f64 = eval;

@@ -206,6 +206,10 @@ START_TEST(run_preconditions)
     ck_assert_int_gt((int)strlen(sive_probe_errmsg(p)), 0);
     ck_assert_int_eq(sive_probe_set_callbacks_f64(p, quad_grad, NULL, &q), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_probe_set_callbacks_f64(p, quad_grad, quad_eval, &q), SIVE_OK);
+    /* both NULL clears the registration */
+    ck_assert_int_eq(sive_probe_set_callbacks_f64(p, NULL, NULL, NULL), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run_f64(p, theta, &r), SIVE_E_STATE);
+    ck_assert_int_eq(sive_probe_set_callbacks_f64(p, quad_grad, quad_eval, &q), SIVE_OK);
     /* dtype mismatch */
     ck_assert_int_eq(sive_probe_run_f32(p, theta_f, &r), SIVE_E_STATE);
     ck_assert_ptr_null(r);

@@ -60,16 +60,16 @@ SIVE_API const char *sive_version_string(void);
 
 enum {
     SIVE_OK = 0,
-    SIVE_E_INVALID_ARG = -1, /* NULL pointer, out-of-range value, bad size  */
-    SIVE_E_NOMEM = -2,       /* allocation failed                           */
-    SIVE_E_STATE = -3,       /* call not valid now (e.g. no callbacks set)  */
-    SIVE_E_CALLBACK = -4,    /* a user callback returned non-zero           */
-    SIVE_E_DIVERGED = -5,    /* every chain produced a non-finite value     */
-    SIVE_E_CANCELLED = -6,   /* the progress callback asked to stop         */
-    SIVE_E_IO = -7,          /* file could not be opened, read or written   */
-    SIVE_E_FORMAT = -8,      /* file is malformed, truncated or corrupted   */
-    SIVE_E_THREAD = -9,      /* a worker thread could not be started        */
-    SIVE_E_UNSUPPORTED = -10 /* feature not compiled in (e.g. gzip)         */
+    SIVE_E_INVALID_ARG = -1, /**< NULL pointer, out-of-range value, bad size  */
+    SIVE_E_NOMEM = -2,       /**< allocation failed                           */
+    SIVE_E_STATE = -3,       /**< call not valid now (e.g. no callbacks set)  */
+    SIVE_E_CALLBACK = -4,    /**< a user callback returned non-zero           */
+    SIVE_E_DIVERGED = -5,    /**< every chain produced a non-finite value     */
+    SIVE_E_CANCELLED = -6,   /**< the progress callback asked to stop         */
+    SIVE_E_IO = -7,          /**< file could not be opened, read or written   */
+    SIVE_E_FORMAT = -8,      /**< file is malformed, truncated or corrupted   */
+    SIVE_E_THREAD = -9,      /**< a worker thread could not be started        */
+    SIVE_E_UNSUPPORTED = -10 /**< feature not compiled in (e.g. gzip)         */
 };
 
 /** Static, human-readable text for a status code (never NULL). */
@@ -96,13 +96,13 @@ SIVE_API const char *sive_last_errmsg(void);
  * evaluation noise of a toy model).  seed is set in every call.
  */
 typedef struct sive_batch {
-    const uint64_t *index; /* NULL when the data-set size is 0            */
-    size_t n_groups;       /* N for evaluation calls, 1 for gradient calls */
-    size_t group_size;     /* B_eval or B_grad                             */
-    uint64_t seed;         /* fresh per call, reproducible from the seed   */
-    int32_t chain;         /* chain number, 0 .. chains-1                  */
-    int32_t reserved;      /* 0                                            */
-    int64_t step;          /* Langevin step m, 0 .. M-1                    */
+    const uint64_t *index; /**< NULL when the data-set size is 0            */
+    size_t n_groups;       /**< N for evaluation calls, 1 for gradient calls */
+    size_t group_size;     /**< B_eval or B_grad                             */
+    uint64_t seed;         /**< fresh per call, reproducible from the seed   */
+    int32_t chain;         /**< chain number, 0 .. chains-1                  */
+    int32_t reserved;      /**< 0                                            */
+    int64_t step;          /**< Langevin step m, 0 .. M-1                    */
 } sive_batch;
 
 /**
@@ -158,44 +158,44 @@ typedef struct sive_probe sive_probe;
  * by the run.
  */
 typedef enum sive_option {
-    /* double: inverse temperature t = n*beta. (0, 1e12], default 1e4.    */
+    /** double: inverse temperature t = n*beta. (0, 1e12], default 1e4.    */
     SIVE_OPT_T = 1,
-    /* double: base step a = eta*t, so eta = a/t. (0, 1], default 0.05.   */
+    /** double: base step a = eta*t, so eta = a/t. (0, 1], default 0.05.   */
     SIVE_OPT_BASE_LR = 2,
-    /* double: absolute localisation radius h. (0, 1e12]. Setting it
+    /** double: absolute localisation radius h. (0, 1e12]. Setting it
      * selects absolute mode.                                             */
     SIVE_OPT_H = 3,
-    /* double: adaptive radius h = c_h*||theta*||_2/sqrt(d). (0, 1e12],
+    /** double: adaptive radius h = c_h*||theta*||_2/sqrt(d). (0, 1e12],
      * default 1.0 (adaptive mode is the default). Setting it selects
      * adaptive mode.                                                     */
     SIVE_OPT_C_H = 4,
-    /* int: Langevin steps M. [2, 2^40], default 100000.                  */
+    /** int: Langevin steps M. [2, 2^40], default 100000.                  */
     SIVE_OPT_STEPS = 5,
-    /* double: burn-in fraction alpha; the tail is m >= floor(alpha*M).
+    /** double: burn-in fraction alpha; the tail is m >= floor(alpha*M).
      * [0, 1), default 0.3.                                               */
     SIVE_OPT_BURN_IN = 6,
-    /* int: evaluation groups N per evaluated step. [2, 2^20], default 512 */
+    /** int: evaluation groups N per evaluated step. [2, 2^20], default 512 */
     SIVE_OPT_GROUPS = 7,
-    /* int: evaluation batch size B_eval. [1, 2^24], default 64.          */
+    /** int: evaluation batch size B_eval. [1, 2^24], default 64.          */
     SIVE_OPT_EVAL_BATCH = 8,
-    /* int: gradient batch size B_grad. [1, 2^24], default 1024.          */
+    /** int: gradient batch size B_grad. [1, 2^24], default 1024.          */
     SIVE_OPT_GRAD_BATCH = 9,
-    /* int: data-set size n; indices are drawn in [0, n). 0 = no data set
+    /** int: data-set size n; indices are drawn in [0, n). 0 = no data set
      * (analytic model: index is NULL). [0, 2^62], default 0.             */
     SIVE_OPT_DATA_SIZE = 10,
-    /* int: independent chains. [1, 4096], default 5.                     */
+    /** int: independent chains. [1, 4096], default 5.                     */
     SIVE_OPT_CHAINS = 11,
-    /* int: worker threads running chains in parallel. [1, 1024],
+    /** int: worker threads running chains in parallel. [1, 1024],
      * default 1.  Results do not depend on it.                           */
     SIVE_OPT_THREADS = 12,
-    /* int: seed (any 64-bit value, given as int64_t). default 0.         */
+    /** int: seed (any 64-bit value, given as int64_t). default 0.         */
     SIVE_OPT_SEED = 13,
-    /* int: 1 = indices drawn uniformly with replacement (default), 0 =
+    /** int: 1 = indices drawn uniformly with replacement (default), 0 =
      * without replacement within each batch (needs B <= data size).      */
     SIVE_OPT_REPLACEMENT = 14,
-    /* int: evaluate every k-th step (m % k == 0). [1, 2^20], default 1.  */
+    /** int: evaluate every k-th step (m % k == 0). [1, 2^20], default 1.  */
     SIVE_OPT_EVAL_STRIDE = 15,
-    /* double: mean anchor L_anchor for the anchored mean estimator; any
+    /** double: mean anchor L_anchor for the anchored mean estimator; any
      * finite value, or NaN to clear (default: none).                     */
     SIVE_OPT_ANCHOR = 16
 } sive_option;
@@ -226,12 +226,15 @@ SIVE_API int sive_probe_get_int(const sive_probe *p, sive_option opt,
                                 int64_t *value);
 
 /**
- * Register float32 callbacks (both required; user is passed back verbatim
- * and is not owned).  Replaces any earlier registration, float64 included.
+ * Register float32 callbacks (user is passed back verbatim and is not
+ * owned).  Replaces any earlier registration, float64 included.  Both NULL
+ * clears the registration (a later run fails with SIVE_E_STATE); exactly one
+ * NULL is SIVE_E_INVALID_ARG.
  */
 SIVE_API int sive_probe_set_callbacks_f32(sive_probe *p, sive_grad_f32_fn grad,
                                           sive_eval_f32_fn eval, void *user);
-/** Register float64 callbacks (see sive_probe_set_callbacks_f32). */
+/** Register (or, with both NULL, clear) float64 callbacks (see
+ *  sive_probe_set_callbacks_f32). */
 SIVE_API int sive_probe_set_callbacks_f64(sive_probe *p, sive_grad_f64_fn grad,
                                           sive_eval_f64_fn eval, void *user);
 /** Register (or clear, with fn NULL) the progress callback. */
@@ -292,25 +295,25 @@ SIVE_API void sive_result_free(sive_result *r);
  * losses at step m, s2_m their sample variance (ddof 1).  See docs/theory.md.
  */
 typedef enum sive_stat {
-    SIVE_STAT_SIVE = 0,           /* max(0, t^2 (Var_T Lbar - mean_T s2 / N)) */
-    SIVE_STAT_SIVE_UNCLIPPED = 1, /* t^2 (Var_T Lbar - mean_T s2 / N)          */
-    SIVE_STAT_RAW_VARIANCE = 2,   /* t^2 Var_T Lbar                            */
-    SIVE_STAT_ONLINE_MEAN = 3,    /* t (mean_T Lbar - min_T Lbar)  ("naive")   */
-    SIVE_STAT_ANCHORED_MEAN = 4,  /* t (mean_T Lbar - L_anchor), NaN w/o anchor*/
-    SIVE_STAT_TAIL_MEAN_LOSS = 5, /* mean_T Lbar                               */
-    SIVE_STAT_TAIL_MIN_LOSS = 6,  /* min_T Lbar                                */
-    SIVE_STAT_NOISE_CORRECTION = 7,     /* C = t^2 mean_T s2 / N               */
-    SIVE_STAT_NOISE_CORRECTION_STD = 8, /* std of C (batch means on s2)        */
-    SIVE_STAT_NOISE_CORRECTION_STD_GAUSS = 9, /* C sqrt(2/(|T|(N-1)))         */
-    SIVE_STAT_MCSE = 10,          /* Monte Carlo std error of SIVE unclipped   */
-    SIVE_STAT_ESS = 11,           /* tail ESS of Lbar (summary: multi-chain)   */
-    SIVE_STAT_RHAT = 12,          /* split-Rhat of Lbar (summary only)         */
-    SIVE_STAT_H = 13,             /* localisation radius h used                */
-    SIVE_STAT_TETHER_STEP = 14,   /* eta / h^2                                 */
-    SIVE_STAT_GRAD_NORM2_START = 15, /* ||g_0||^2, gradient batch at theta*   */
-    SIVE_STAT_SLOPE_PROXY = 16,   /* t^2 h^2 ||g_0||^2                         */
+    SIVE_STAT_SIVE = 0,           /**< max(0, t^2 (Var_T Lbar - mean_T s2 / N)) */
+    SIVE_STAT_SIVE_UNCLIPPED = 1, /**< t^2 (Var_T Lbar - mean_T s2 / N)          */
+    SIVE_STAT_RAW_VARIANCE = 2,   /**< t^2 Var_T Lbar                            */
+    SIVE_STAT_ONLINE_MEAN = 3,    /**< t (mean_T Lbar - min_T Lbar)  ("naive")   */
+    SIVE_STAT_ANCHORED_MEAN = 4,  /**< t (mean_T Lbar - L_anchor), NaN w/o anchor*/
+    SIVE_STAT_TAIL_MEAN_LOSS = 5, /**< mean_T Lbar                               */
+    SIVE_STAT_TAIL_MIN_LOSS = 6,  /**< min_T Lbar                                */
+    SIVE_STAT_NOISE_CORRECTION = 7,     /**< C = t^2 mean_T s2 / N               */
+    SIVE_STAT_NOISE_CORRECTION_STD = 8, /**< std of C (batch means on s2)        */
+    SIVE_STAT_NOISE_CORRECTION_STD_GAUSS = 9, /**< C sqrt(2/(|T|(N-1)))         */
+    SIVE_STAT_MCSE = 10,          /**< Monte Carlo std error of SIVE unclipped   */
+    SIVE_STAT_ESS = 11,           /**< tail ESS of Lbar (summary: multi-chain)   */
+    SIVE_STAT_RHAT = 12,          /**< split-Rhat of Lbar (summary only)         */
+    SIVE_STAT_H = 13,             /**< localisation radius h used                */
+    SIVE_STAT_TETHER_STEP = 14,   /**< eta / h^2                                 */
+    SIVE_STAT_GRAD_NORM2_START = 15, /**< ||g_0||^2, gradient batch at theta*   */
+    SIVE_STAT_SLOPE_PROXY = 16,   /**< t^2 h^2 ||g_0||^2                         */
     SIVE_STAT_RMS_DISP_REL_H = 17,/* mean_T (||theta-theta*||/sqrt d) / h      */
-    SIVE_STAT_TAIL_LENGTH = 18,   /* |T|, evaluated steps in the tail          */
+    SIVE_STAT_TAIL_LENGTH = 18,   /**< |T|, evaluated steps in the tail          */
     SIVE_STAT_COUNT_ = 19
 } sive_stat;
 
@@ -349,17 +352,18 @@ SIVE_API double sive_result_noise_correction_std(const sive_result *r);
 SIVE_API int32_t sive_result_chains(const sive_result *r);
 /** Number of chains that finished without divergence or abort. */
 SIVE_API int32_t sive_result_chains_ok(const sive_result *r);
-/** Steps M and evaluation stride of the run (0 if r is NULL). */
+/** Steps M of the run (0 if r is NULL). */
 SIVE_API int64_t sive_result_steps(const sive_result *r);
+/** Evaluation stride k of the run (0 if r is NULL). */
 SIVE_API int64_t sive_result_eval_stride(const sive_result *r);
 
 /** How a chain ended. */
 typedef enum sive_chain_status {
-    SIVE_CHAIN_OK = 0,        /* ran all M steps                            */
-    SIVE_CHAIN_DIVERGED = 1,  /* non-finite loss, gradient or parameter      */
-    SIVE_CHAIN_CALLBACK = 2,  /* its callback returned non-zero              */
-    SIVE_CHAIN_ABORTED = 3,   /* stopped: another chain failed or cancelled  */
-    SIVE_CHAIN_INVALID = -1   /* r NULL or chain out of range                */
+    SIVE_CHAIN_OK = 0,        /**< ran all M steps                            */
+    SIVE_CHAIN_DIVERGED = 1,  /**< non-finite loss, gradient or parameter      */
+    SIVE_CHAIN_CALLBACK = 2,  /**< its callback returned non-zero              */
+    SIVE_CHAIN_ABORTED = 3,   /**< stopped: another chain failed or cancelled  */
+    SIVE_CHAIN_INVALID = -1   /**< r NULL or chain out of range                */
 } sive_chain_status;
 
 /** Status of a chain; *step (may be NULL) receives the step at which it
@@ -372,11 +376,11 @@ SIVE_API sive_chain_status sive_result_chain_status(const sive_result *r,
  *  finished chain); LBAR and S2 are NaN at steps that were not evaluated
  *  (eval stride > 1); GRAD_LOSS is NaN when the callback did not report it. */
 typedef enum sive_trace {
-    SIVE_TRACE_LBAR = 0,      /* Lbar_m: mean of the N group losses          */
-    SIVE_TRACE_S2 = 1,        /* s2_m: their sample variance (ddof 1)        */
-    SIVE_TRACE_GRAD_LOSS = 2, /* loss reported by the gradient callback      */
-    SIVE_TRACE_GRAD_NORM = 3, /* ||g_m||_2                                   */
-    SIVE_TRACE_DISP = 4,      /* ||theta_m - theta*||_2 / sqrt(d)            */
+    SIVE_TRACE_LBAR = 0,      /**< Lbar_m: mean of the N group losses          */
+    SIVE_TRACE_S2 = 1,        /**< s2_m: their sample variance (ddof 1)        */
+    SIVE_TRACE_GRAD_LOSS = 2, /**< loss reported by the gradient callback      */
+    SIVE_TRACE_GRAD_NORM = 3, /**< ||g_m||_2                                   */
+    SIVE_TRACE_DISP = 4,      /**< ||theta_m - theta*||_2 / sqrt(d)            */
     SIVE_TRACE_COUNT_ = 5
 } sive_trace;
 
@@ -390,13 +394,13 @@ SIVE_API const double *sive_result_trace(const sive_result *r, sive_trace which,
 
 /** Health flags (bit mask). */
 enum {
-    SIVE_FLAG_DIVERGED = 1u << 0,       /* some chain diverged               */
-    SIVE_FLAG_NEGATIVE_SIVE = 1u << 1,  /* unclipped SIVE < 0 on some chain  */
-    SIVE_FLAG_NONSTATIONARY = 1u << 2,  /* tail halves disagree (|z| > 4)    */
-    SIVE_FLAG_LOW_ESS = 1u << 3,        /* a chain's tail ESS < 100          */
-    SIVE_FLAG_HIGH_RHAT = 1u << 4,      /* split-Rhat > 1.05                 */
+    SIVE_FLAG_DIVERGED = 1u << 0,       /**< some chain diverged               */
+    SIVE_FLAG_NEGATIVE_SIVE = 1u << 1,  /**< unclipped SIVE < 0 on some chain  */
+    SIVE_FLAG_NONSTATIONARY = 1u << 2,  /**< tail halves disagree (|z| > 4)    */
+    SIVE_FLAG_LOW_ESS = 1u << 3,        /**< a chain's tail ESS < 100          */
+    SIVE_FLAG_HIGH_RHAT = 1u << 4,      /**< split-Rhat > 1.05                 */
     SIVE_FLAG_NOISY_CORRECTION = 1u << 5,/* std of C > |lambda-hat|          */
-    SIVE_FLAG_ABORTED = 1u << 6         /* run stopped early                 */
+    SIVE_FLAG_ABORTED = 1u << 6         /**< run stopped early                 */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */
