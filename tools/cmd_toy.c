@@ -42,6 +42,55 @@ static void print_csv_rows(FILE *f, const toy_config *c, const toy_report *r)
         fprintf(f, "k%d,%s,%.10g,%.10g\n", c->model, est_key[k], r->mean[k], r->std[k]);
 }
 
+void toy_print_table(FILE *f, const toy_config *cfg, const toy_report *rep, int n)
+{
+    const toy_config *c = &cfg[0];
+    fprintf(f, "LLC estimates on the noisy toy models (Table 1): mean ± std over %lld chains\n",
+            (long long)c->chains);
+    fprintf(f, "t = %g, h = %g, base_lr = %g, M = %lld, burn-in = %g, N = %lld, sigma = %g, "
+            "L0 = %g, seed = %llu\n\n",
+            c->t, c->h, c->base_lr, (long long)c->steps, c->burn_in, (long long)c->groups,
+            c->sigma, c->floor_l0, (unsigned long long)c->seed);
+    fprintf(f, "%-20s", "Estimator");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-22s", cfg[i].model == 1 ? "K1 = u^2" : "K2 = u^2 v^2");
+    fprintf(f, "\n");
+    const char *names[] = {"Oracle mean", "Naive mean", "Raw variance", "SIVE",
+                           "SIVE (unclipped)"};
+    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++) {
+        fprintf(f, "%-20s", names[k]);
+        for (int i = 0; i < n; i++)
+            cli_pm(f, rep[i].mean[k], rep[i].std[k], 22);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nDiagnostics\n");
+    fprintf(f, "%-20s", "noise correction C");
+    for (int i = 0; i < n; i++) {
+        char b[64];
+        snprintf(b, sizeof b, "%.4f ± %.4f", rep[i].noise_correction, rep[i].noise_correction_std);
+        fprintf(f, "%-23s", b);
+    }
+    fprintf(f, "\n%-20s", "  theory t²σ²/N");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-22.4f", cfg[i].t * cfg[i].t * cfg[i].sigma * cfg[i].sigma / (double)cfg[i].groups);
+    fprintf(f, "\n%-20s", "MCSE (SIVE)");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-22.4f", rep[i].sive_mcse);
+    fprintf(f, "\n%-20s", "ESS (all chains)");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-22.0f", rep[i].ess);
+    fprintf(f, "\n%-20s", "split-Rhat");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%-22.4f", rep[i].rhat);
+    fprintf(f, "\n\nReferences: K1 exact ULA (Appendix B): t·E[K] = %.4f, t²·Var[K] = %.4f at base_lr %g;\n",
+            1.0 / (2.0 * (1.0 - c->base_lr)), 1.0 / (2.0 * (1.0 - c->base_lr) * (1.0 - c->base_lr)),
+            c->base_lr);
+    fprintf(f, "K2 continuous law at t = 1e4, h = 2, centre (0.2, 0.2): t·E[K] = 0.42957, t²·Var[K] = 0.42461.\n");
+    for (int i = 0; i < n; i++)
+        if (rep[i].flags)
+            fprintf(f, "note (k%d): health flags 0x%x raised\n", cfg[i].model, rep[i].flags);
+}
+
 int cmd_toy(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -124,51 +173,7 @@ int cmd_toy(int argc, char **argv)
         for (int i = 0; i < n_models; i++)
             print_csv_rows(stdout, &cfg[i], &rep[i]);
     } else {
-        const toy_config *c = &cfg[0];
-        printf("LLC estimates on the noisy toy models (Table 1): mean ± std over %lld chains\n",
-               (long long)c->chains);
-        printf("t = %g, h = %g, base_lr = %g, M = %lld, burn-in = %g, N = %lld, sigma = %g, "
-               "L0 = %g, seed = %llu\n\n",
-               c->t, c->h, c->base_lr, (long long)c->steps, c->burn_in, (long long)c->groups,
-               c->sigma, c->floor_l0, (unsigned long long)c->seed);
-        printf("%-20s", "Estimator");
-        for (int i = 0; i < n_models; i++)
-            printf("%-22s", cfg[i].model == 1 ? "K1 = u^2" : "K2 = u^2 v^2");
-        printf("\n");
-        const char *names[] = {"Oracle mean", "Naive mean", "Raw variance", "SIVE",
-                               "SIVE (unclipped)"};
-        for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++) {
-            printf("%-20s", names[k]);
-            for (int i = 0; i < n_models; i++)
-                cli_pm(stdout, rep[i].mean[k], rep[i].std[k], 22);
-            printf("\n");
-        }
-        printf("\nDiagnostics\n");
-        printf("%-20s", "noise correction C");
-        for (int i = 0; i < n_models; i++) {
-            char b[64];
-            snprintf(b, sizeof b, "%.4f ± %.4f", rep[i].noise_correction, rep[i].noise_correction_std);
-            printf("%-23s", b);
-        }
-        printf("\n%-20s", "  theory t²σ²/N");
-        for (int i = 0; i < n_models; i++)
-            printf("%-22.4f", cfg[i].t * cfg[i].t * cfg[i].sigma * cfg[i].sigma / (double)cfg[i].groups);
-        printf("\n%-20s", "MCSE (SIVE)");
-        for (int i = 0; i < n_models; i++)
-            printf("%-22.4f", rep[i].sive_mcse);
-        printf("\n%-20s", "ESS (all chains)");
-        for (int i = 0; i < n_models; i++)
-            printf("%-22.0f", rep[i].ess);
-        printf("\n%-20s", "split-Rhat");
-        for (int i = 0; i < n_models; i++)
-            printf("%-22.4f", rep[i].rhat);
-        printf("\n\nReferences: K1 exact ULA (Appendix B): t·E[K] = %.4f, t²·Var[K] = %.4f at base_lr %g;\n",
-               1.0 / (2.0 * (1.0 - c->base_lr)), 1.0 / (2.0 * (1.0 - c->base_lr) * (1.0 - c->base_lr)),
-               c->base_lr);
-        printf("K2 continuous law at t = 1e4, h = 2, centre (0.2, 0.2): t·E[K] = 0.42957, t²·Var[K] = 0.42461.\n");
-        for (int i = 0; i < n_models; i++)
-            if (rep[i].flags)
-                printf("note (k%d): health flags 0x%x raised\n", cfg[i].model, rep[i].flags);
+        toy_print_table(stdout, cfg, rep, n_models);
     }
     for (int i = 0; i < n_models; i++)
         toy_report_free(&rep[i]);

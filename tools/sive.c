@@ -9,7 +9,11 @@
 static const char *usage =
     "usage: sive <command> [options]\n"
     "commands:\n"
+    "  demo        the toy Table 1, then a short MNIST trajectory with its plot\n"
     "  toy         the paper's Table 1 on the analytic toy models\n"
+    "  train       train the reference MLP, one checkpoint per epoch\n"
+    "  probe       lambda-hat and diagnostics for checkpoints\n"
+    "  trajectory  train, probe every checkpoint, compare the estimators, plot\n"
     "  version     print the library version\n"
     "Run 'sive <command> --help' for the options of a command.\n";
 
@@ -20,8 +24,15 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "toy"))
-        return cmd_toy(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"toy", cmd_toy},     {"train", cmd_train},
+                {"probe", cmd_probe}, {"trajectory", cmd_trajectory},
+                {"demo", cmd_demo}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(cmd, cmds[i].name))
+            return cmds[i].fn(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("sive %s (libsive %s)\n", SIVE_VERSION_STRING, sive_version_string());
         return 0;

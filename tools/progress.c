@@ -1,0 +1,171 @@
+/* Progress bar on stderr (see progress.h). */
+#include "progress.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+struct progress {
+    pthread_mutex_t lock;
+    int show;          /* stderr is a terminal and output is not quiet */
+    int drawn;         /* a bar is on screen and must be erased        */
+    char label[64];
+    int32_t chains;
+    int64_t steps;     /* per chain                                    */
+    int64_t *done;     /* steps done per chain                         */
+    double t0, last;   /* start, last redraw (monotonic seconds)       */
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+void progress_catch_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    /* a second Ctrl-C kills the program the usual way */
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int progress_interrupted(void) { return interrupted != 0; }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+progress *progress_new(int show)
+{
+    progress *pg = calloc(1, sizeof *pg);
+    if (!pg)
+        return NULL;
+    pthread_mutex_init(&pg->lock, NULL);
+    pg->show = show && isatty(STDERR_FILENO);
+    return pg;
+}
+
+void progress_free(progress *pg)
+{
+    if (!pg)
+        return;
+    progress_done(pg);
+    pthread_mutex_destroy(&pg->lock);
+    free(pg->done);
+    free(pg);
+}
+
+void progress_start(progress *pg, const char *label, int32_t chains, int64_t steps)
+{
+    if (!pg)
+        return;
+    pthread_mutex_lock(&pg->lock);
+    free(pg->done);
+    pg->done = calloc(chains > 0 ? (size_t)chains : 1, sizeof *pg->done);
+    pg->chains = pg->done ? chains : 0;
+    pg->steps = steps;
+    snprintf(pg->label, sizeof pg->label, "%s", label ? label : "");
+    pg->t0 = now();
+    pg->last = 0.0;
+    pthread_mutex_unlock(&pg->lock);
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    if (!(s >= 0.0) || s > 1e7) {
+        snprintf(buf, n, "--:--");
+        return;
+    }
+    long long v = (long long)(s + 0.5);
+    if (v >= 3600)
+        snprintf(buf, n, "%lld:%02lld:%02lld", v / 3600, v / 60 % 60, v % 60);
+    else
+        snprintf(buf, n, "%lld:%02lld", v / 60, v % 60);
+}
+
+static int term_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    return 80;
+}
+
+/* Called with the lock held. */
+static void draw(progress *pg, double t)
+{
+    int64_t sum = 0, total = (int64_t)pg->chains * pg->steps;
+    for (int32_t c = 0; c < pg->chains; c++)
+        sum += pg->done[c];
+    double frac = total > 0 ? (double)sum / (double)total : 0.0;
+    double el = t - pg->t0;
+    double rate = el > 0.0 ? (double)sum / el : 0.0;
+    char eta[32], tail[96];
+    fmt_time(eta, sizeof eta, rate > 0.0 ? (double)(total - sum) / rate : -1.0);
+    snprintf(tail, sizeof tail, " %3.0f%% %8.1f steps/s ETA %s", 100.0 * frac, rate, eta);
+    int width = term_width() - 1 - (int)strlen(pg->label) - (int)strlen(tail) - 3;
+    if (width > 40)
+        width = 40;
+    char bar[48];
+    int fill = 0;
+    if (width < 5)
+        width = 0;
+    else
+        fill = (int)(frac * width + 0.5);
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[width] = '\0';
+    /* \033[K clears what a longer earlier line left behind */
+    if (width)
+        fprintf(stderr, "\r%s [%s]%s\033[K", pg->label, bar, tail);
+    else
+        fprintf(stderr, "\r%s%s\033[K", pg->label, tail);
+    fflush(stderr);
+    pg->drawn = 1;
+}
+
+int progress_cb(int32_t chain, int64_t step, int64_t total, void *user)
+{
+    progress *pg = user;
+    if (interrupted)
+        return 1;
+    if (!pg || !pg->show)
+        return 0;
+    pthread_mutex_lock(&pg->lock);
+    if (chain >= 0 && chain < pg->chains && step <= total)
+        pg->done[chain] = step;
+    double t = now();
+    if (t - pg->last >= 0.1) {
+        pg->last = t;
+        draw(pg, t);
+    }
+    pthread_mutex_unlock(&pg->lock);
+    return 0;
+}
+
+void progress_done(progress *pg)
+{
+    if (!pg)
+        return;
+    pthread_mutex_lock(&pg->lock);
+    if (pg->drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        pg->drawn = 0;
+    }
+    pthread_mutex_unlock(&pg->lock);
+}
