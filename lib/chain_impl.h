@@ -1,6 +1,7 @@
 /* One tethered Langevin chain, written once for float and double.
  * Included by chain.c with REAL (float/double), SFX (f32/f64) and
- * NORMALS (the matching bulk normal sampler) defined. */
+ * NORMALS (the matching bulk normal sampler) defined, after
+ * langevin_update_f32/_f64 (the vectorised update). */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -106,21 +107,20 @@ int CAT(sive_chain_run_, SFX)(sive_run *run, sive_work *w, int32_t c)
         tr_gl[m] = loss;
         /* --- Langevin step, fused with the trace norms and the finiteness
          *     check (x*0 is NaN exactly when x is not finite) --- */
-        NORMALS(&rng[SIVE_STREAM_NOISE], xi, d);
         double gsum = 0.0, dsum = 0.0;
-        REAL bad = 0;
-        for (size_t i = 0; i < d; i++) {
-            REAL x = theta[i] - star[i];
-            REAL gi = g[i];
-            REAL nt = theta[i] - a * gi - k_tether * x + k_noise * xi[i];
-            gsum += (double)gi * gi;
-            dsum += (double)x * x;
-            bad += nt * (REAL)0;
-            theta[i] = nt;
+        int bad = 0;
+        for (size_t i0 = 0; i0 < d; i0 += SIVE_NOISE_CHUNK) {
+            size_t nb = d - i0 < SIVE_NOISE_CHUNK ? d - i0 : SIVE_NOISE_CHUNK;
+            double gs, ds;
+            NORMALS(&rng[SIVE_STREAM_NOISE], xi, nb);
+            bad |= CAT(langevin_update_, SFX)(theta + i0, star + i0, g + i0, xi, nb, a,
+                                              k_tether, k_noise, &gs, &ds);
+            gsum += gs;
+            dsum += ds;
         }
         tr_gn[m] = sqrt(gsum);
         tr_disp[m] = sqrt(dsum * inv_d);
-        if (!isfinite(gsum) || bad != 0 || isnan(bad)) {
+        if (!isfinite(gsum) || bad) {
             out->status = SIVE_CHAIN_DIVERGED;
             break;
         }

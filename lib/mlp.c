@@ -7,6 +7,7 @@
  * the weight gradients).  So the workspace never depends on the batch size
  * and the block's activations stay in cache between layers. */
 #include "internal.h"
+#include "mlp_internal.h"
 #include "rng.h"
 #include "sive/mlp.h"
 
@@ -16,6 +17,13 @@
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__GNUC__) && defined(__x86_64__)
+/* AVX2 versions of the byte conversion, chosen at run time. */
+#define SIVE_MLP_AVX2 1
+#include <immintrin.h>
+#else
+#define SIVE_MLP_AVX2 0
 #endif
 
 /* Stream purposes private to the MLP ("MLPI", "MLPS"): far from the small
@@ -259,6 +267,33 @@ typedef int32_t v4i __attribute__((vector_size(16)));
 #define SIVE_MLP_VECTOR 0
 #endif
 
+#if SIVE_MLP_AVX2
+/* vpmovzxbd + vcvtdq2ps: 8 pixels per instruction pair, instead of the
+ * SSE2 unpacking cascade (the gather is bound by memory as much as by this,
+ * so the gain is small). */
+__attribute__((target("avx2"))) static void
+bytes_to_floats_avx2(float *restrict x, const uint8_t *restrict p, size_t n)
+{
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m256i a = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(const void *)(p + j)));
+        __m256i b = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(const void *)(p + j + 8)));
+        _mm256_storeu_ps(x + j, _mm256_cvtepi32_ps(a));
+        _mm256_storeu_ps(x + j + 8, _mm256_cvtepi32_ps(b));
+    }
+    for (; j < n; j++)
+        x[j] = (float)p[j];
+}
+
+static int have_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+}
+#endif
+
 static void bytes_to_floats(float *restrict x, const uint8_t *restrict p,
                             size_t n)
 {
@@ -302,6 +337,13 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
                   const rows_src *s, size_t first, size_t r)
 {
     const size_t in = m->in;
+#if SIVE_MLP_AVX2
+    void (*cvt)(float *restrict, const uint8_t *restrict, size_t) =
+        have_avx2() ? bytes_to_floats_avx2 : bytes_to_floats;
+#else
+    void (*cvt)(float *restrict, const uint8_t *restrict, size_t) =
+        bytes_to_floats;
+#endif
     for (size_t i = 0; i < r; i++) {
         uint64_t e = s->idx ? s->idx[first + i] : (uint64_t)(first + i);
 #if defined(__GNUC__)
@@ -330,7 +372,7 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
                              "classes", fn, (unsigned long long)e, (unsigned)y,
                              m->out);
         w->y[i] = y;
-        bytes_to_floats(w->x + i * in, s->pix + (size_t)e * in, in);
+        cvt(w->x + i * in, s->pix + (size_t)e * in, in);
     }
     return SIVE_OK;
 }
@@ -411,44 +453,98 @@ static double row_loss(const float *z, size_t k, unsigned y, size_t *argmax)
  * gradient of scale * loss; returns the loss. */
 static double row_loss_grad(float *z, size_t k, unsigned y, float scale)
 {
-    size_t am;
-    double loss = row_loss(z, k, y, &am);
-    double mx = z[am];
-    double e[64]; /* exp values, reused when they fit */
-    double sum = 0.0;
     if (k <= 64) {
+        /* row_loss() and the softmax share the exponentials: the same
+         * values summed in the same order as computing them twice */
+        size_t am = 0;
+        float mxf = z[0];
+        for (size_t j = 1; j < k; j++)
+            if (z[j] > mxf) {
+                mxf = z[j];
+                am = j;
+            }
+        const double mx = mxf;
+        double e[64], sum = 0.0, s = 0.0;
         for (size_t j = 0; j < k; j++)
             sum += (e[j] = exp((double)z[j] - mx));
         for (size_t j = 0; j < k; j++)
+            if (j != am)
+                s += e[j];
+        double loss = isnan(mxf) ? (double)mxf
+                                 : (mx - (double)z[y]) + log1p(s);
+        for (size_t j = 0; j < k; j++)
             z[j] = (float)(scale * (e[j] / sum - (j == y)));
-    } else {
-        for (size_t j = 0; j < k; j++)
-            sum += exp((double)z[j] - mx);
-        for (size_t j = 0; j < k; j++)
-            z[j] = (float)(scale * (exp((double)z[j] - mx) / sum - (j == y)));
+        return loss;
     }
+    size_t am;
+    double loss = row_loss(z, k, y, &am);
+    double mx = z[am];
+    double sum = 0.0;
+    for (size_t j = 0; j < k; j++)
+        sum += exp((double)z[j] - mx);
+    for (size_t j = 0; j < k; j++)
+        z[j] = (float)(scale * (exp((double)z[j] - mx) / sum - (j == y)));
     return loss;
 }
 
+#if SIVE_MLP_VECTOR
+typedef double v2d __attribute__((vector_size(16)));
+typedef float v2f __attribute__((vector_size(8)));
+
+/* acc[j..j+3] += v (widened to double, element by element) */
+static inline void acc4(double *restrict acc, v4f v)
+{
+    v2d lo, hi;
+    memcpy(&lo, acc, sizeof lo);
+    memcpy(&hi, acc + 2, sizeof hi);
+    lo += __builtin_convertvector(((v2f){v[0], v[1]}), v2d);
+    hi += __builtin_convertvector(((v2f){v[2], v[3]}), v2d);
+    memcpy(acc, &lo, sizeof lo);
+    memcpy(acc + 2, &hi, sizeof hi);
+}
+#endif
+
 /* d = (a > 0) ? d : 0 row-wise, and acc[j] += sum_i d[i][j]: the ReLU
- * backward fused with the bias gradient. */
+ * backward fused with the bias gradient.  Vectorised across j, so every
+ * acc[j] still adds its rows in order (the scalar loop's result). */
 static void relu_back(float *restrict d, const float *restrict a,
                       double *restrict acc, size_t r, size_t n)
 {
-    for (size_t i = 0; i < r; i++, d += n, a += n)
-        for (size_t j = 0; j < n; j++) {
+    for (size_t i = 0; i < r; i++, d += n, a += n) {
+        size_t j = 0;
+#if SIVE_MLP_VECTOR
+        for (; j + 4 <= n; j += 4) {
+            v4f vd, va;
+            memcpy(&vd, d + j, sizeof vd);
+            memcpy(&va, a + j, sizeof va);
+            vd = (v4f)((v4i)vd & (va > (v4f){0.0f, 0.0f, 0.0f, 0.0f}));
+            memcpy(d + j, &vd, sizeof vd);
+            acc4(acc + j, vd);
+        }
+#endif
+        for (; j < n; j++) {
             float v = a[j] > 0.0f ? d[j] : 0.0f;
             d[j] = v;
             acc[j] += v;
         }
+    }
 }
 
 static void col_sums(const float *restrict d, double *restrict acc, size_t r,
                      size_t n)
 {
-    for (size_t i = 0; i < r; i++, d += n)
-        for (size_t j = 0; j < n; j++)
+    for (size_t i = 0; i < r; i++, d += n) {
+        size_t j = 0;
+#if SIVE_MLP_VECTOR
+        for (; j + 4 <= n; j += 4) {
+            v4f vd;
+            memcpy(&vd, d + j, sizeof vd);
+            acc4(acc + j, vd);
+        }
+#endif
+        for (; j < n; j++)
             acc[j] += d[j];
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -513,6 +609,82 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
     for (size_t k = 0; k < n_groups; k++)
         group_loss[k] /= (double)group_size;
     return SIVE_OK;
+}
+
+int sive_mlp_group_losses_unique(const sive_mlp *m, sive_mlp_work *w,
+                                 const float *theta, const sive_dataset *ds,
+                                 const uint64_t *idx, size_t n_groups,
+                                 size_t group_size, double *group_loss,
+                                 sive_mlp_dedup *dd)
+{
+    static const char fn[] = "sive_mlp_group_losses";
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!idx || !group_loss || !dd || n_groups == 0 || group_size == 0 ||
+        n_groups > SIZE_MAX / group_size)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: idx/group_loss NULL or bad group counts", fn);
+    const size_t n = n_groups * group_size, count = sive_dataset_count(ds);
+    if (dd->count != count)
+        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: scratch made for %zu examples, data set has %zu",
+                         fn, dd->count, count);
+    uint32_t *slot = dd->slot;
+    uint64_t *uniq = dd->uniq;
+    double *loss = dd->loss;
+    /* mark the examples drawn, then number them in ascending order: the
+     * gather then walks the data set forwards, which the hardware
+     * prefetcher follows (the scan is short: the adapter uses this path
+     * only when the draws outnumber a fifth of the data set) */
+    size_t u = 0;
+    for (size_t p = 0; p < n; p++) {
+        uint64_t e = idx[p];
+        if (e >= count) {
+            rc = sive_fail(NULL, SIVE_E_INVALID_ARG,
+                           "%s: index %llu (position %zu) out of range for "
+                           "%zu examples", fn, (unsigned long long)e, p, count);
+            for (size_t q = 0; q < p; q++)
+                slot[idx[q]] = SIVE_MLP_NO_SLOT;
+            return rc;
+        }
+        slot[e] = 0;
+    }
+    for (size_t e = 0; e < count; e++)
+        if (slot[e] != SIVE_MLP_NO_SLOT) {
+            if (u == dd->cap) {
+                rc = sive_fail(NULL, SIVE_E_INVALID_ARG,
+                               "%s: more than %zu distinct examples", fn,
+                               dd->cap);
+                for (; e < count; e++)
+                    slot[e] = SIVE_MLP_NO_SLOT;
+                goto reset;
+            }
+            slot[e] = (uint32_t)u;
+            uniq[u++] = e;
+        }
+    /* their losses, streamed through the network in blocks */
+    rows_src src = make_src(ds, uniq);
+    for (size_t s = 0; s < u; s += w->rows) {
+        size_t r = u - s < w->rows ? u - s : w->rows;
+        if ((rc = gather(fn, m, w, &src, s, r)))
+            goto reset;
+        forward_block(m, w, theta, r);
+        for (size_t i = 0; i < r; i++)
+            loss[s + i] = row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
+    }
+    /* group means, summed in the order sive_mlp_group_losses() uses */
+    for (size_t g = 0; g < n_groups; g++) {
+        const uint64_t *gi = idx + g * group_size;
+        double acc = 0.0;
+        for (size_t j = 0; j < group_size; j++)
+            acc += loss[slot[gi[j]]];
+        group_loss[g] = acc / (double)group_size;
+    }
+reset:
+    for (size_t i = 0; i < u; i++)
+        slot[uniq[i]] = SIVE_MLP_NO_SLOT;
+    return rc;
 }
 
 int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,

@@ -226,18 +226,29 @@ static void clear_callbacks(sive_probe *p)
     p->user = NULL;
 }
 
-int sive_probe_set_callbacks_f32(sive_probe *p, sive_grad_f32_fn grad,
-                                 sive_eval_f32_fn eval, void *user)
+/* Shared checks of the two registration functions: returns SIVE_OK when
+ * the pair should be stored, 1 when both are NULL (registration cleared),
+ * or an error status. */
+static int check_callbacks(sive_probe *p, int have_grad, int have_eval)
 {
     if (!p)
         return sive_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
-    if (!grad && !eval) {
+    if (!have_grad && !have_eval) {
         clear_callbacks(p);
-        return SIVE_OK;
+        return 1;
     }
-    if (!grad || !eval)
+    if (!have_grad || !have_eval)
         return sive_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "give both the gradient and the evaluation callback (or both NULL to clear)");
+    return SIVE_OK;
+}
+
+int sive_probe_set_callbacks_f32(sive_probe *p, sive_grad_f32_fn grad,
+                                 sive_eval_f32_fn eval, void *user)
+{
+    int rc = check_callbacks(p, grad != NULL, eval != NULL);
+    if (rc != SIVE_OK)
+        return rc > 0 ? SIVE_OK : rc;
     p->dtype = SIVE_DTYPE_F32;
     p->grad.f32 = grad;
     p->eval.f32 = eval;
@@ -248,15 +259,9 @@ int sive_probe_set_callbacks_f32(sive_probe *p, sive_grad_f32_fn grad,
 int sive_probe_set_callbacks_f64(sive_probe *p, sive_grad_f64_fn grad,
                                  sive_eval_f64_fn eval, void *user)
 {
-    if (!p)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
-    if (!grad && !eval) {
-        clear_callbacks(p);
-        return SIVE_OK;
-    }
-    if (!grad || !eval)
-        return sive_fail(p->errmsg, SIVE_E_INVALID_ARG,
-                         "give both the gradient and the evaluation callback (or both NULL to clear)");
+    int rc = check_callbacks(p, grad != NULL, eval != NULL);
+    if (rc != SIVE_OK)
+        return rc > 0 ? SIVE_OK : rc;
     p->dtype = SIVE_DTYPE_F64;
     p->grad.f64 = grad;
     p->eval.f64 = eval;
@@ -297,7 +302,7 @@ int sive_work_init(sive_work *w, const sive_probe *p)
     memset(w, 0, sizeof *w);
     w->theta = malloc(p->dim * el);
     w->grad = malloc(p->dim * el);
-    w->noise = malloc(p->dim * el);
+    w->noise = malloc((p->dim < SIVE_NOISE_CHUNK ? p->dim : SIVE_NOISE_CHUNK) * el);
     w->group_loss = malloc((size_t)o->groups * sizeof(double));
     int ok = w->theta && w->grad && w->noise && w->group_loss;
     if (ok && o->data_size > 0) {

@@ -78,9 +78,15 @@ typedef struct sive_run {
     char errmsg[SIVE_ERRMSG_LEN];
 } sive_run;
 
+/* Langevin normals are drawn and used this many at a time (the same
+ * sequence as drawing all d at once), so the noise never needs d elements
+ * of memory and stays in L1 between the sampler and the update. */
+#define SIVE_NOISE_CHUNK 2048
+
 /* Per-worker scratch reused across the chains a worker runs. */
 typedef struct sive_work {
-    void *theta, *grad, *noise; /* dim elements of the run's dtype */
+    void *theta, *grad;         /* dim elements of the run's dtype */
+    void *noise;                /* min(dim, SIVE_NOISE_CHUNK) elements */
     double *group_loss;         /* N                               */
     uint64_t *eval_idx;         /* N * B_eval (NULL without data)  */
     uint64_t *grad_idx;         /* B_grad                          */

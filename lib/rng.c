@@ -570,8 +570,148 @@ static inline double zig_normal(sive_pcg32 *g)
 
 double sive_pcg32_normal(sive_pcg32 *g) { return zig_normal(g); }
 
+/* ------------------------------------------------------------------ */
+/* Bulk normals: the same sequence, eight draws at a time             */
+/* ------------------------------------------------------------------ */
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define SIVE_RNG_AVX512 1
+
+/* One 64-bit draw is two LCG steps: s' = A s + c with A = MULT^2 and
+ * c = inc (MULT + 1).  After j draws: s_j = A^j s + c S_j with
+ * S_j = 1 + A + ... + A^(j-1).  JUMP_A[j] = A^j, JUMP_S[j] = S_j (mod 2^64),
+ * j = 0 .. 8 (printed by a three-line Python loop; the bulk-vs-scalar test
+ * of test_rng would catch any wrong digit). */
+static const uint64_t JUMP_A[9] = {
+    UINT64_C(0x0000000000000001), UINT64_C(0x685f98a2018fade9),
+    UINT64_C(0xfb4d3ae39272be11), UINT64_C(0xf08d02b0115f7a79),
+    UINT64_C(0xb59dda5f38413d21), UINT64_C(0xc07a0e3e901ef009),
+    UINT64_C(0x2baa1c4032658d31), UINT64_C(0x384115c58e369e99),
+    UINT64_C(0x8d5e2ddc895abe41)};
+static const uint64_t JUMP_S[9] = {
+    UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000001),
+    UINT64_C(0x685f98a2018fadea), UINT64_C(0x63acd38594026bfb),
+    UINT64_C(0x5439d635a561e674), UINT64_C(0x09d7b094dda32395),
+    UINT64_C(0xca51bed36dc2139e), UINT64_C(0xf5fbdb13a027a0cf),
+    UINT64_C(0x2e3cf0d92e5e3f68)};
+
+/* pcg_output() of each lane's state, in the low 32 bits of the lane (the
+ * high dword is rotated by 0 and dropped by the caller). */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512i output8(__m512i x)
+{
+    __m512i t = _mm512_srli_epi64(_mm512_xor_si512(_mm512_srli_epi64(x, 18), x), 27);
+    return _mm512_rorv_epi32(t, _mm512_srli_epi64(x, 59));
+}
+
+/* zig_normal() n times, eight draws at a time: lane j of a vector holds
+ * the state after j draws (a jump), so the vector computes the next eight
+ * draws and their fast-path test at once.  The lanes before the first
+ * that fails the fast test are stored; that draw then takes the scalar
+ * slow path from the state just after it, which draws what it needs, and
+ * the next vector starts from where the slow path stopped.  So the output
+ * and the final state are exactly those of the scalar loop. */
+static inline __attribute__((always_inline, target("avx512f,avx512dq"))) void
+zig_bulk(sive_pcg32 *g, void *out, size_t n, int f32)
+{
+    uint64_t s = g->state;
+    const uint64_t inc = g->inc, c = inc * (PCG_MULT + 1u);
+    const __m512i ja = _mm512_loadu_si512((const void *)JUMP_A);
+    const __m512i js = _mm512_loadu_si512((const void *)JUMP_S);
+    const __m512i a8 = _mm512_set1_epi64((long long)JUMP_A[8]);
+    const __m512i c8 = _mm512_set1_epi64((long long)(c * JUMP_S[8]));
+    const __m512i mult = _mm512_set1_epi64((long long)PCG_MULT);
+    const __m512i vinc = _mm512_set1_epi64((long long)inc);
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
+    const __m512i lay = _mm512_set1_epi64(0xff);
+    size_t k = 0;
+    while (k < n) {
+        __m512i st = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_set1_epi64((long long)s), ja),
+                                      _mm512_mullo_epi64(_mm512_set1_epi64((long long)c), js));
+        for (;;) {
+            __m512i mid = _mm512_add_epi64(_mm512_mullo_epi64(st, mult), vinc);
+            __m512i u = _mm512_or_si512(_mm512_slli_epi64(output8(st), 32),
+                                        _mm512_and_si512(output8(mid), lo32));
+            __m512i i = _mm512_and_si512(u, lay);
+            __m512i sv = _mm512_srai_epi64(u, 11);
+            __m512i kk = _mm512_i64gather_epi64(i, (const void *)zig.k, 8);
+            __m512d ww = _mm512_i64gather_pd(i, (const void *)zig.w, 8);
+            __m512d x = _mm512_mul_pd(_mm512_cvtepi64_pd(sv), ww);
+            unsigned ok = _mm512_cmplt_epu64_mask(_mm512_abs_epi64(sv), kk);
+            size_t rem = n - k;
+            if (SIVE_LIKELY(ok == 0xffu && rem >= 8)) {
+                if (f32)
+                    _mm256_storeu_ps((float *)out + k, _mm512_cvtpd_ps(x));
+                else
+                    _mm512_storeu_pd((double *)out + k, x);
+                k += 8;
+                s = JUMP_A[8] * s + c * JUMP_S[8];
+                st = _mm512_add_epi64(_mm512_mullo_epi64(st, a8), c8);
+                continue;
+            }
+            /* lanes before the first failure, up to what is still needed */
+            unsigned bad = ok == 0xffu ? 8u : (unsigned)__builtin_ctz(~ok);
+            size_t take = bad < rem ? bad : rem;
+            double xs[8];
+            uint64_t us[8];
+            _mm512_storeu_pd(xs, x);
+            _mm512_storeu_si512((void *)us, u);
+            for (size_t j = 0; j < take; j++) {
+                if (f32)
+                    ((float *)out)[k + j] = (float)xs[j];
+                else
+                    ((double *)out)[k + j] = xs[j];
+            }
+            k += take;
+            if (k == n) {
+                s = JUMP_A[take] * s + c * JUMP_S[take];
+                break;
+            }
+            /* draw `bad` takes the slow path */
+            sive_pcg32 t = {JUMP_A[bad + 1] * s + c * JUMP_S[bad + 1], inc};
+            double v;
+            if (zig_slow(&t, (unsigned)(us[bad] & 0xffu), xs[bad], &v)) {
+                if (f32)
+                    ((float *)out)[k++] = (float)v;
+                else
+                    ((double *)out)[k++] = v;
+            }
+            s = t.state;
+            break;
+        }
+    }
+    g->state = s;
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void normals_avx512(sive_pcg32 *g,
+                                                                     double *out, size_t n)
+{
+    zig_bulk(g, out, n, 0);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static void
+normals_f32_avx512(sive_pcg32 *g, float *out, size_t n)
+{
+    zig_bulk(g, out, n, 1);
+}
+
+static int rng_have_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+#else
+#define SIVE_RNG_AVX512 0
+#endif
+
 void sive_pcg32_normals(sive_pcg32 *g, double *out, size_t n)
 {
+#if SIVE_RNG_AVX512
+    if (n >= 8 && rng_have_avx512()) {
+        normals_avx512(g, out, n);
+        return;
+    }
+#endif
     /* Work on a local copy so the state stays in registers. */
     sive_pcg32 s = *g;
     for (size_t k = 0; k < n; k++)
@@ -581,6 +721,12 @@ void sive_pcg32_normals(sive_pcg32 *g, double *out, size_t n)
 
 void sive_pcg32_normals_f32(sive_pcg32 *g, float *out, size_t n)
 {
+#if SIVE_RNG_AVX512
+    if (n >= 8 && rng_have_avx512()) {
+        normals_f32_avx512(g, out, n);
+        return;
+    }
+#endif
     sive_pcg32 s = *g;
     for (size_t k = 0; k < n; k++)
         out[k] = (float)zig_normal(&s);

@@ -5,6 +5,8 @@
 #include <sive/data.h>
 #include <sive/mlp.h>
 
+#include "mlp_internal.h" /* evaluation through distinct examples */
+
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -265,6 +267,67 @@ START_TEST(test_group_losses)
         memcpy(gl2, gl, sizeof gl);
         sive_mlp_work_free(w);
     }
+    free(th);
+    sive_dataset_free(ds);
+    sive_mlp_free(m);
+}
+END_TEST
+
+/* The adapter's evaluation through distinct examples equals the plain
+ * grouped evaluation (to float rounding: a row's logits may round
+ * differently in another block position; in practice they agree exactly),
+ * leaves its slot map clean, and fails cleanly on a bad index. */
+START_TEST(test_group_losses_unique)
+{
+    sive_mlp *m;
+    ck_assert_int_eq(sive_mlp_new(&m, 784, 32, 16, 10), SIVE_OK);
+    size_t d = sive_mlp_dim(m);
+    float *th = malloc(d * sizeof *th);
+    ck_assert_int_eq(sive_mlp_init_params(m, th, 9), SIVE_OK);
+    enum { COUNT = 50, G = 40, B = 5 };
+    sive_dataset *ds = synth(COUNT, 28, 28, 10);
+    uint64_t idx[G * B];
+    for (size_t i = 0; i < G * B; i++)
+        idx[i] = xs() % COUNT;
+    uint32_t slot[COUNT];
+    uint64_t uniq[COUNT];
+    double loss[COUNT], gl[G], gu[G];
+    memset(slot, 0xff, sizeof slot);
+    sive_mlp_dedup dd = {COUNT, COUNT, slot, uniq, loss};
+    const size_t blocks[] = {1, 4, 256};
+    for (size_t b = 0; b < 3; b++) {
+        sive_mlp_work *w;
+        ck_assert_int_eq(sive_mlp_work_new(&w, m, blocks[b], 1), SIVE_OK);
+        ck_assert_int_eq(sive_mlp_group_losses(m, w, th, ds, idx, G, B, gl), SIVE_OK);
+        ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &dd),
+                         SIVE_OK);
+        for (size_t g = 0; g < G; g++)
+            ck_assert_msg(rel_err(gu[g], gl[g]) < 1e-6, "block %zu group %zu: %.17g %.17g",
+                          blocks[b], g, gu[g], gl[g]);
+        for (size_t i = 0; i < COUNT; i++)
+            ck_assert_uint_eq(slot[i], SIVE_MLP_NO_SLOT);
+        sive_mlp_work_free(w);
+    }
+    sive_mlp_work *w;
+    ck_assert_int_eq(sive_mlp_work_new(&w, m, 0, 1), SIVE_OK);
+    /* an index out of range, after some distinct ones were recorded */
+    uint64_t keep = idx[G * B - 1];
+    idx[G * B - 1] = COUNT;
+    ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &dd),
+                     SIVE_E_INVALID_ARG);
+    idx[G * B - 1] = keep;
+    for (size_t i = 0; i < COUNT; i++)
+        ck_assert_uint_eq(slot[i], SIVE_MLP_NO_SLOT);
+    /* too little room for the distinct examples; scratch for another set */
+    sive_mlp_dedup small = {COUNT, 3, slot, uniq, loss};
+    ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &small),
+                     SIVE_E_INVALID_ARG);
+    for (size_t i = 0; i < COUNT; i++)
+        ck_assert_uint_eq(slot[i], SIVE_MLP_NO_SLOT);
+    sive_mlp_dedup other = {COUNT + 1, COUNT, slot, uniq, loss};
+    ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &other),
+                     SIVE_E_INVALID_ARG);
+    sive_mlp_work_free(w);
     free(th);
     sive_dataset_free(ds);
     sive_mlp_free(m);
@@ -592,6 +655,7 @@ static Suite *mlp_suite(void)
     tcase_add_test(tc, test_init_ranges);
     tcase_add_test(tc, test_example_losses_vs_naive);
     tcase_add_test(tc, test_group_losses);
+    tcase_add_test(tc, test_group_losses_unique);
     tcase_add_test(tc, test_grad_vs_finite_differences);
     tcase_add_test(tc, test_evaluate);
     tcase_add_test(tc, test_bad_arguments);

@@ -158,6 +158,83 @@ START_TEST(test_bind_errors)
 }
 END_TEST
 
+/* Plain callbacks on the public compute functions: every draw goes through
+ * the network (the adapter evaluates distinct examples once when draws
+ * repeat a lot, as with 40 draws from 30 examples here). */
+typedef struct plain {
+    const sive_mlp *m;
+    const sive_dataset *ds;
+    sive_mlp_work *w[2];
+} plain;
+
+static int plain_grad(const float *theta, size_t d, const sive_batch *b, float *g,
+                      double *loss, void *user)
+{
+    plain *P = user;
+    (void)d;
+    return sive_mlp_loss_grad(P->m, P->w[b->chain], theta, P->ds, b->index,
+                              b->group_size, g, loss);
+}
+
+static int plain_eval(const float *theta, size_t d, const sive_batch *b, double *gl,
+                      void *user)
+{
+    plain *P = user;
+    (void)d;
+    return sive_mlp_group_losses(P->m, P->w[b->chain], theta, P->ds, b->index,
+                                 b->n_groups, b->group_size, gl);
+}
+
+START_TEST(test_adapter_repeated_draws)
+{
+    fixture f = make_fixture();
+    sive_dataset_free(f.ds);
+    f.ds = synth(30, 4, 4, 3);
+    sive_result *r[3];
+    for (int k = 0; k < 3; k++) {
+        sive_probe *p;
+        ck_assert_int_eq(sive_probe_new(&p, sive_mlp_dim(f.m)), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 40), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 8), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, 5), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, 7), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, k == 2 ? 2 : 1), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 100.0), SIVE_OK);
+        sive_mlp_binding *b = NULL;
+        plain P = {f.m, f.ds, {NULL, NULL}};
+        if (k == 0) {
+            for (int c = 0; c < 2; c++)
+                ck_assert_int_eq(sive_mlp_work_new(&P.w[c], f.m, 0, 1), SIVE_OK);
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DATA_SIZE, 30), SIVE_OK);
+            ck_assert_int_eq(sive_probe_set_callbacks_f32(p, plain_grad, plain_eval, &P),
+                             SIVE_OK);
+        } else {
+            ck_assert_int_eq(sive_mlp_probe_bind(&b, p, f.m, f.ds, 0, 1), SIVE_OK);
+        }
+        int rc = sive_probe_run_f32(p, f.theta, &r[k]);
+        ck_assert_msg(rc == SIVE_OK, "%s", sive_probe_errmsg(p));
+        sive_mlp_binding_free(b);
+        for (int c = 0; c < 2; c++)
+            sive_mlp_work_free(P.w[c]);
+        sive_probe_free(p);
+    }
+    for (int32_t c = 0; c < 2; c++) {
+        size_t n0, n1, n2;
+        const double *a = sive_result_trace(r[0], SIVE_TRACE_LBAR, c, &n0);
+        const double *b = sive_result_trace(r[1], SIVE_TRACE_LBAR, c, &n1);
+        const double *e = sive_result_trace(r[2], SIVE_TRACE_LBAR, c, &n2);
+        ck_assert(n0 == 40 && n1 == 40 && n2 == 40);
+        ck_assert(memcmp(b, e, n1 * sizeof *b) == 0); /* thread count */
+        for (size_t i = 0; i < n0; i++)
+            ck_assert_msg(fabs(a[i] - b[i]) <= 1e-6 * fabs(a[i]), "chain %d step %zu", c, i);
+    }
+    for (int k = 0; k < 3; k++)
+        sive_result_free(r[k]);
+    free_fixture(&f);
+}
+END_TEST
+
 static Suite *adapter_suite(void)
 {
     Suite *s = suite_create("mlp_probe");
@@ -165,6 +242,7 @@ static Suite *adapter_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_threads_bit_identical);
     tcase_add_test(tc, test_bind_errors);
+    tcase_add_test(tc, test_adapter_repeated_draws);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -222,6 +222,16 @@ typedef struct sive_mlp_binding sive_mlp_binding;
  * probe threads.  Workspaces do not depend on B_eval or B_grad, so those
  * options may change between runs.
  *
+ * The evaluation callback computes the same group means as
+ * sive_mlp_group_losses(), but when the N*B_eval draws repeat examples a
+ * lot (more draws than about a fifth of the training set, e.g. 32 768
+ * draws from the bundled 8000 images, of which about 7870 are distinct)
+ * each distinct example goes through the network once and the groups are
+ * summed from the per-example losses, in the same order.  For that each
+ * chain also keeps 4 bytes per training example plus 16 bytes per
+ * distinct draw, made on its first evaluation (and grown, once, if a later
+ * run draws more per step).  See docs/performance.md.
+ *
  * max_chains bounds the chain numbers (0 = the probe's current
  * SIVE_OPT_CHAINS, at most 4096); a run with more chains fails with
  * SIVE_E_CALLBACK.  blis_threads (1 .. 1024) is the BLIS thread count of
