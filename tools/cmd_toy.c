@@ -87,8 +87,8 @@ void toy_print_table(FILE *f, const toy_config *cfg, const toy_report *rep, int 
             c->base_lr);
     fprintf(f, "K2 continuous law at t = 1e4, h = 2, centre (0.2, 0.2): t·E[K] = 0.42957, t²·Var[K] = 0.42461.\n");
     for (int i = 0; i < n; i++)
-        if (rep[i].flags)
-            fprintf(f, "note (k%d): health flags 0x%x raised\n", cfg[i].model, rep[i].flags);
+        if (rep[i].flags && rep[i].health)
+            fprintf(f, "health (k%d): %s", cfg[i].model, rep[i].health);
 }
 
 int cmd_toy(int argc, char **argv)

@@ -75,6 +75,7 @@ void toy_report_free(toy_report *rep)
         free(rep->per_chain[k]);
     free(rep->nc_std_per_chain);
     free(rep->sive_mcse_per_chain);
+    free(rep->health);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -214,6 +215,12 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
     rep->noise_correction_std = sive_result_noise_correction_std(r);
     rep->rhat = sive_result_rhat(r);
     rep->flags = sive_result_flags(r);
+    rep->health = strdup(sive_result_health(r));
+    if (!rep->health) {
+        rc = SIVE_E_NOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     if (rc)
         snprintf(err, errlen, "%s", sive_probe_errmsg(p));
     goto out;

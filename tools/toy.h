@@ -32,6 +32,7 @@ typedef struct toy_report {
     double *nc_std_per_chain;   /* reported std of C, per chain */
     double *sive_mcse_per_chain;
     uint32_t flags;
+    char *health;               /* sive_result_health() text, "" if none */
 } toy_report;
 
 /* The paper's toy operating point for model 1 or 2. */
