@@ -90,7 +90,15 @@ int sive_result_summarise(sive_result *r)
         rc = sive_chain_estimate(r, ch);
         if (rc)
             break;
-        tails[ok] = sive_tail_copy(r, ch, SIVE_TRACE_LBAR, &n);
+        /* With stride 1 the tail is a contiguous piece of the trace: borrow
+         * it instead of copying (the estimators' scratch is what sets the
+         * peak memory of long runs). */
+        if (r->stride == 1) {
+            n = (size_t)(r->steps - r->tail_start);
+            tails[ok] = ch->trace[SIVE_TRACE_LBAR] + r->tail_start;
+        } else {
+            tails[ok] = sive_tail_copy(r, ch, SIVE_TRACE_LBAR, &n);
+        }
         if (!tails[ok]) {
             rc = SIVE_E_NOMEM;
             break;
@@ -149,8 +157,9 @@ int sive_result_summarise(sive_result *r)
         r->summary[SIVE_STAT_ESS] = ess_multi;
         r->summary[SIVE_STAT_RHAT] = sive_split_rhat((const double *const *)tails, (size_t)ok, n);
     }
-    for (int32_t c = 0; c < ok; c++)
-        free(tails[c]);
+    if (r->stride != 1)
+        for (int32_t c = 0; c < ok; c++)
+            free(tails[c]);
     free(tails);
     if (rc)
         return rc;
