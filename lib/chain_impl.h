@@ -33,6 +33,11 @@ int CAT(sive_chain_run_, SFX)(sive_run *run, sive_work *w, int32_t c)
     const double inv_d = 1.0 / (double)d;
 
     memcpy(theta, star, d * sizeof(REAL));
+    /* A callback that leaves outputs unwritten then sees zeros, the same
+     * for every chain and thread count, never a previous chain's values or
+     * uninitialised memory. */
+    memset(g, 0, d * sizeof(REAL));
+    memset(gl, 0, N * sizeof(double));
     sive_batch eb = {.index = n_data ? w->eval_idx : NULL, .n_groups = N,
                      .group_size = (size_t)o->eval_batch, .chain = c};
     sive_batch gb = {.index = n_data ? w->grad_idx : NULL, .n_groups = 1,

@@ -298,6 +298,41 @@ START_TEST(estimators_fixed_inputs)
 }
 END_TEST
 
+/* A gradient callback that writes nothing sees zeros (not a previous
+ * chain's values or uninitialised memory: meson's MALLOC_PERTURB_ would
+ * turn those into huge or NaN gradients). */
+static int silent_grad(const double *th, size_t d, const sive_batch *b, double *g,
+                       double *loss, void *u)
+{
+    (void)th; (void)d; (void)b; (void)g; (void)loss; (void)u;
+    return 0;
+}
+
+START_TEST(unwritten_gradient_is_zero)
+{
+    quad q = quad_default();
+    sive_probe *p = new_quad_probe(3, &q);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, 2), SIVE_OK);
+    double theta[3] = {0.3, -0.2, 0.1};
+    sive_result *a = NULL, *b = NULL;
+    ck_assert_int_eq(sive_probe_set_callbacks_f64(p, zero_grad, quad_eval, &q), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run_f64(p, theta, &a), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_callbacks_f64(p, silent_grad, quad_eval, &q), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run_f64(p, theta, &b), SIVE_OK);
+    ck_assert_int_eq(sive_result_chains_ok(b), 3);
+    for (int32_t c = 0; c < 3; c++) {
+        size_t la, lb;
+        const double *da = sive_result_trace(a, SIVE_TRACE_DISP, c, &la);
+        const double *db = sive_result_trace(b, SIVE_TRACE_DISP, c, &lb);
+        ck_assert_uint_eq(la, lb);
+        ck_assert(memcmp(da, db, la * sizeof(double)) == 0);
+    }
+    sive_result_free(a);
+    sive_result_free(b);
+    sive_probe_free(p);
+}
+END_TEST
+
 static int same_traces(const sive_result *a, const sive_result *b)
 {
     if (sive_result_chains(a) != sive_result_chains(b))
@@ -631,6 +666,7 @@ int main(void)
     tcase_add_test(tc, groups_leave_langevin_path_unchanged);
     tcase_add_test(tc, nan_at_step_500_one_chain);
     tcase_add_test(tc, nan_every_chain);
+    tcase_add_test(tc, unwritten_gradient_is_zero);
     tcase_add_loop_test(tc, callback_error_aborts, 0, 2);
     tcase_add_test(tc, progress_cancel);
     tcase_add_test(tc, sampling_indices);

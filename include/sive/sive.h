@@ -107,7 +107,8 @@ typedef struct sive_batch {
 
 /**
  * Gradient callback (float32 parameters).  Write the gradient of the mean
- * loss over the batch at theta into grad[0..dim-1].  Optionally store that
+ * loss over the batch at theta into grad[0..dim-1] (entries left unwritten
+ * keep the previous step's values, zero at a chain's start).  Optionally store that
  * mean loss in *loss (it is pre-set to NaN and only traced; leaving it NaN is
  * fine).  Return 0, or non-zero to abort the run (SIVE_E_CALLBACK; the value
  * is kept, see sive_probe_callback_code()).  theta is read-only and valid
