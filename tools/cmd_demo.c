@@ -28,12 +28,13 @@
  * started from early checkpoints are still descending after 30 % of the
  * run, which inflates the variance; a burn-in of one half removes most of
  * that (epoch 0: SIVE 13 200 with alpha 0.3, 5 000 with 0.5, 4 400 with
- * 8000 steps).  Two chains run in parallel on two cores: 9 checkpoints x
- * 2000 steps x ~5 ms: 103 s for the whole demo on the idle 2-core test
- * machine, 157 s with both cores shared with another job. */
+ * 8000 steps).  Two chains run in parallel on two cores.  With 2000 steps
+ * (103 s for the whole demo) the two chains disagreed by +-1300 at epoch
+ * 24; 4000 steps halve that (+-500) for ~3 minutes on the idle 2-core
+ * test machine. */
 #define DEMO_EPOCHS 24
 #define DEMO_EVERY 3
-#define DEMO_STEPS 2000
+#define DEMO_STEPS 4000
 #define DEMO_BURN_IN 0.5
 #define DEMO_STRIDE 8
 #define DEMO_GROUPS 512
