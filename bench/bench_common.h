@@ -62,6 +62,38 @@ static inline float *bench_checkpoint(sive_mlp **m_out, const sive_dataset *trai
     return theta;
 }
 
+/* The MLP on the training set as a probe model (sive_mlp_model) with
+ * blis_threads BLIS threads per worker; exits on failure.  Release it with
+ * sive_model_destroy(). */
+static inline void bench_mlp_model(sive_model *out, const sive_mlp *m,
+                                   const sive_dataset *train, int blis_threads)
+{
+    if (sive_model_init(out, sizeof *out) != SIVE_OK ||
+        sive_mlp_model(out, m, train, blis_threads) != SIVE_OK) {
+        fprintf(stderr, "model: %s\n", sive_last_errmsg());
+        exit(1);
+    }
+}
+
+/* Run p on model from theta and return the result; exits when the run
+ * produced none, or when need_ok is set and the run did not end with
+ * SIVE_OK (a benchmark's figures from a cut-short run would mislead). */
+static inline sive_result *bench_run(sive_probe *p, const sive_model *model,
+                                     const void *theta, int need_ok)
+{
+    sive_result *r = NULL;
+    if (sive_probe_run(p, model, theta, &r) != SIVE_OK) {
+        fprintf(stderr, "run: %s\n", sive_probe_errmsg(p));
+        exit(1);
+    }
+    if (sive_result_status(r) != SIVE_OK) {
+        fprintf(stderr, "run ended early: %s\n", sive_result_errmsg(r));
+        if (need_ok)
+            exit(1);
+    }
+    return r;
+}
+
 static inline void bench_machine(void)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -82,6 +114,10 @@ static inline void bench_machine(void)
     }
     const char *wp = getenv("OMP_WAIT_POLICY");
     printf("machine: %s, %d cpus; OMP_WAIT_POLICY=%s\n", model, n, wp ? wp : "(unset)");
+    /* Asked before any BLIS use: libsive picks the kernels when BLIS
+     * initialises, and a benchmark timing BLIS directly must get the same
+     * ones as the MLP. */
+    printf("BLIS kernels: %s\n", sive_mlp_blis_kernels());
 }
 
 #endif

@@ -16,9 +16,7 @@ int main(int argc, char **argv)
     size_t nsq = argc > 2 ? (size_t)atol(argv[2]) : 2048;
     int reps = argc > 3 ? atoi(argv[3]) : 5;
     bench_machine();
-    printf("BLIS %s, kernels for %s, threading %s\n", bli_info_get_version_str(),
-           bli_arch_string(bli_arch_query_id()),
-           bli_info_get_enable_openmp() ? "OpenMP" : bli_info_get_enable_pthreads() ? "pthreads" : "none");
+    bench_blis();
     double sq1 = square_rate(1, nsq, reps), sq2 = square_rate(2, nsq, reps);
     gemm_shape sq = {"square", nsq, nsq, nsq, nsq, 1, nsq, 1, 0.0f, 1};
     double sqc = 2.0 * gemm_flops(&sq) / concurrent_time(&sq, 1, reps);

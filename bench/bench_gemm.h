@@ -8,6 +8,15 @@
 #include <blis.h>
 #include <pthread.h>
 
+/* The BLIS build (bench_machine() has printed the kernel set). */
+static inline void bench_blis(void)
+{
+    printf("BLIS %s, threading %s\n", bli_info_get_version_str(),
+           bli_info_get_enable_openmp()     ? "OpenMP"
+           : bli_info_get_enable_pthreads() ? "pthreads"
+                                            : "none");
+}
+
 /* One product C[m x n] = A[m x k] B[k x n] (+ beta C), C row-major, A and B
  * given by general strides exactly as lib/mlp.c passes them. */
 typedef struct gemm_shape {

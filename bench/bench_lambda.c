@@ -21,6 +21,41 @@ static const sive_trace which[NTR] = {SIVE_TRACE_LBAR, SIVE_TRACE_S2, SIVE_TRACE
                                       SIVE_TRACE_GRAD_NORM, SIVE_TRACE_DISP};
 static const char *names[NTR] = {"Lbar", "s2", "grad loss", "grad norm", "displacement"};
 
+/* Compare this run's values cur[0 .. total-1] (per chain: SIVE, raw
+ * variance, then the NTR traces of len steps) with those saved in file cmp;
+ * prints whether they are bit-identical and the largest relative
+ * differences.  Returns 0, or 1 if the file cannot be read. */
+static int compare(const char *cmp, const double *cur, size_t total, int chains, size_t len)
+{
+    double *old = malloc(total * sizeof *old);
+    FILE *f = fopen(cmp, "rb");
+    if (!old || !f || fread(old, sizeof *old, total, f) != total) {
+        perror(cmp);
+        return 1;
+    }
+    fclose(f);
+    double dl = 0, dr = 0, dt[NTR] = {0};
+    int identical = memcmp(old, cur, total * sizeof *old) == 0;
+    const double *a = old, *c = cur;
+    for (int ch = 0; ch < chains; ch++) {
+        dl = fmax(dl, fabs(a[0] - c[0]) / fabs(a[0]));
+        dr = fmax(dr, fabs(a[1] - c[1]) / fabs(a[1]));
+        a += 2;
+        c += 2;
+        for (int k = 0; k < NTR; k++, a += len, c += len)
+            for (size_t i = 0; i < len; i++)
+                if (isfinite(a[i]))
+                    dt[k] = fmax(dt[k], fabs(a[i] - c[i]) / fabs(a[i]));
+    }
+    printf("compared with %s: %s\n", cmp, identical ? "bit-identical" : "differs");
+    printf("  max relative difference: SIVE %.3g, raw variance %.3g", dl, dr);
+    for (int k = 0; k < NTR; k++)
+        printf(", %s trace %.3g", names[k], dt[k]);
+    printf("\n");
+    free(old);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int64_t steps = argc > 1 ? atoll(argv[1]) : 300;
@@ -33,23 +68,18 @@ int main(int argc, char **argv)
     sive_mlp *m;
     float *theta = bench_checkpoint(&m, train, epochs);
     sive_probe *p;
-    sive_mlp_binding *b;
-    if (sive_probe_new(&p, sive_mlp_dim(m)) || sive_probe_set_int(p, SIVE_OPT_STEPS, steps) ||
+    if (sive_probe_new(&p) || sive_probe_set_int(p, SIVE_OPT_STEPS, steps) ||
         sive_probe_set_int(p, SIVE_OPT_CHAINS, chains) ||
         sive_probe_set_int(p, SIVE_OPT_THREADS, chains < 2 ? 1 : 2) ||
-        sive_probe_set_int(p, SIVE_OPT_SEED, 7) ||
-        sive_mlp_probe_bind(&b, p, m, train, 0, 1)) {
+        sive_probe_set_int(p, SIVE_OPT_SEED, 7)) {
         fprintf(stderr, "setup: %s\n", sive_last_errmsg());
         return 1;
     }
-    sive_result *r = NULL;
+    sive_model model;
+    bench_mlp_model(&model, m, train, 1);
     double t0 = bench_now();
-    int rc = sive_probe_run_f32(p, theta, &r);
+    sive_result *r = bench_run(p, &model, theta, 1);
     double wall = bench_now() - t0;
-    if (rc) {
-        fprintf(stderr, "run: %s\n", sive_probe_errmsg(p));
-        return 1;
-    }
     printf("MLP probe, %d-epoch checkpoint, N 512, B_eval 64, B_grad 1024, M %lld, "
            "%d chains, seed 7: %.1f s\n", epochs, (long long)steps, chains, wall);
     size_t len = (size_t)steps;
@@ -79,37 +109,11 @@ int main(int argc, char **argv)
         }
         fclose(f);
     }
-    if (cmp) {
-        double *old = malloc(total * sizeof *old);
-        FILE *f = fopen(cmp, "rb");
-        if (!f || fread(old, sizeof *old, total, f) != total) {
-            perror(cmp);
-            return 1;
-        }
-        fclose(f);
-        double dl = 0, dr = 0, dt[NTR] = {0};
-        int identical = memcmp(old, cur, total * sizeof *old) == 0;
-        double *a = old, *c = cur;
-        for (int ch = 0; ch < chains; ch++) {
-            dl = fmax(dl, fabs(a[0] - c[0]) / fabs(a[0]));
-            dr = fmax(dr, fabs(a[1] - c[1]) / fabs(a[1]));
-            a += 2;
-            c += 2;
-            for (int k = 0; k < NTR; k++, a += len, c += len)
-                for (size_t i = 0; i < len; i++)
-                    if (isfinite(a[i]))
-                        dt[k] = fmax(dt[k], fabs(a[i] - c[i]) / fabs(a[i]));
-        }
-        printf("compared with %s: %s\n", cmp, identical ? "bit-identical" : "differs");
-        printf("  max relative difference: SIVE %.3g, raw variance %.3g", dl, dr);
-        for (int k = 0; k < NTR; k++)
-            printf(", %s trace %.3g", names[k], dt[k]);
-        printf("\n");
-        free(old);
-    }
+    if (cmp && compare(cmp, cur, total, chains, len))
+        return 1;
     free(cur);
     sive_result_free(r);
-    sive_mlp_binding_free(b);
+    sive_model_destroy(&model);
     sive_probe_free(p);
     free(theta);
     sive_mlp_free(m);

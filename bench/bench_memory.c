@@ -3,10 +3,11 @@
  *     4 d sizeof(float)        theta* (the caller's) + theta, gradient and
  *                              Langevin noise of the chain being run
  *   + 5 M chains 8             the five per-step traces (double)
- *   + the model's workspace    MLP: per chain a sive_mlp_work and the
- *                              adapter's distinct-example scratch, per
- *                              thread BLIS's packing buffers (KC x NC and
- *                              MC x KC floats); analytic model: none
+ *   + the workspaces           MLP: per worker thread a sive_mlp_work (the
+ *                              model's), the library's distinct-example
+ *                              scratch (lib/dedup.c) and BLIS's packing
+ *                              buffers (KC x NC and MC x KC floats);
+ *                              analytic model: none
  *   + index buffers            N B_eval + B_grad indices (uint64) and N
  *                              group losses per worker
  * and, with T probe threads, (T - 1) more sets of theta, gradient, noise and
@@ -71,9 +72,11 @@ static int reset_peak(void)
 }
 
 /* ---- the synthetic quadratic: K(theta) = |theta|^2 / (2 d) ---- */
-static int quad_grad(const float *th, size_t d, const sive_batch *b, float *g, double *loss,
-                     void *user)
+static int quad_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                     double *loss, void *user)
 {
+    const float *th = theta;
+    float *g = grad;
     (void)b;
     (void)user;
     double s = 0;
@@ -86,8 +89,10 @@ static int quad_grad(const float *th, size_t d, const sive_batch *b, float *g, d
     return 0;
 }
 
-static int quad_eval(const float *th, size_t d, const sive_batch *b, double *gl, void *user)
+static int quad_eval(const void *theta, size_t d, const sive_batch *b, double *gl,
+                     void *user)
 {
+    const float *th = theta;
     (void)user;
     double s = 0;
     for (size_t i = 0; i < d; i++)
@@ -128,22 +133,23 @@ static int run_quad(size_t d, int64_t M, int chains)
     for (size_t i = 0; i < d; i++)
         star[i] = 1.0f + (float)(i % 7) * 0.01f;
     sive_probe *p;
-    if (sive_probe_new(&p, d) || sive_probe_set_int(p, SIVE_OPT_STEPS, M) ||
+    sive_model model;
+    if (sive_probe_new(&p) || sive_probe_set_int(p, SIVE_OPT_STEPS, M) ||
         sive_probe_set_int(p, SIVE_OPT_CHAINS, chains) ||
         sive_probe_set_int(p, SIVE_OPT_GROUPS, N) ||
         sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.0) ||
-        sive_probe_set_callbacks_f32(p, quad_grad, quad_eval, NULL) ||
-        sive_probe_set_progress(p, on_progress, NULL))
+        sive_probe_set_progress(p, on_progress, NULL) ||
+        sive_model_init(&model, sizeof model))
         return 1;
+    model.dtype = SIVE_F32;
+    model.dim = d;
+    model.grad = quad_grad;
+    model.group_loss = quad_eval;
     malloc_trim(0);
     long rss0 = status_kb("VmRSS:");
     if (!reset_peak())
         fprintf(stderr, "bench_memory: cannot reset the peak (clear_refs)\n");
-    sive_result *r = NULL;
-    if (sive_probe_run_f32(p, star, &r)) {
-        fprintf(stderr, "run: %s\n", sive_probe_errmsg(p));
-        return 1;
-    }
+    sive_result *r = bench_run(p, &model, star, 1);
     long hwm = status_kb("VmHWM:");
     if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
         hwm = hwm_chains;
@@ -173,33 +179,32 @@ static int run_mlp(int threads, int64_t M)
     float *star = bench_checkpoint(&m, train, 1); /* BLIS warmed up on 1 thread */
     size_t d = sive_mlp_dim(m);
     sive_probe *p;
-    sive_mlp_binding *b;
-    if (sive_probe_new(&p, d) || sive_probe_set_int(p, SIVE_OPT_STEPS, M) ||
+    if (sive_probe_new(&p) || sive_probe_set_int(p, SIVE_OPT_STEPS, M) ||
         sive_probe_set_int(p, SIVE_OPT_CHAINS, chains) ||
         sive_probe_set_int(p, SIVE_OPT_THREADS, threads) ||
         sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.0) ||
-        sive_mlp_probe_bind(&b, p, m, train, 0, 1) ||
         sive_probe_set_progress(p, on_progress, NULL))
         return 1;
+    sive_model model;
+    bench_mlp_model(&model, m, train, 1);
     malloc_trim(0);
     long rss0 = status_kb("VmRSS:");
     if (!reset_peak())
         fprintf(stderr, "bench_memory: cannot reset the peak (clear_refs)\n");
-    sive_result *r = NULL;
-    if (sive_probe_run_f32(p, star, &r)) {
-        fprintf(stderr, "run: %s\n", sive_probe_errmsg(p));
-        return 1;
-    }
+    sive_result *r = bench_run(p, &model, star, 1);
     long hwm = status_kb("VmHWM:");
     if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
         hwm = hwm_chains;
-    /* the model's workspace: sive_mlp_work (lib/mlp.c's layout), the
-     * adapter's distinct-example scratch, BLIS's packing buffers */
+    /* per worker: the model's sive_mlp_work (lib/mlp.c's layout), the
+     * library's distinct-example scratch (lib/dedup.c: a 4-byte slot per
+     * example, the distinct indices and their losses, each draw's rank),
+     * BLIS's packing buffers */
     const double rows = SIVE_MLP_DEFAULT_BLOCK_ROWS;
     double work = rows * (784 + 2 * 128 + 2 * 128 + 10) * 4.0 + 6 * 64.0 +
                   (128 + 128 + 10 + 16) * 8.0 + rows;
     size_t count = sive_dataset_count(train), T = N * Be;
-    double dedup = (double)count * 4.0 + 2.0 * (double)(T < count ? T : count) * 8.0;
+    double dedup = (double)count * 4.0 + 2.0 * (double)(T < count ? T : count) * 8.0 +
+                   (double)T * 4.0;
     cntx_t *cx = (cntx_t *)bli_gks_query_cntx();
     double mc = (double)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_MC, cx);
     double kc = (double)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_KC, cx);
@@ -211,17 +216,17 @@ static int run_mlp(int threads, int64_t M)
     f.chains_only = (double)(hwm_chains - rss0) * 1024.0 + f.theta_star;
     f.scratch = 3.0 * (double)d * sizeof(float);
     f.traces = 5.0 * (double)M * chains * 8.0;
-    f.workspace = chains * (work + dedup) + threads * pack;
+    f.workspace = threads * (work + dedup + pack);
     f.index = threads * ((double)(N * Be + Bg) * 8.0 + (double)N * 8.0);
     f.bound = f.theta_star + threads * f.scratch + f.traces + f.workspace + f.index;
     char name[96];
     snprintf(name, sizeof name, "MLP 784-128-128-10, N 512, 8000 img");
     report(name, d, threads, M, chains, &f);
-    printf("%34s   workspace = %d x (sive_mlp_work %.2f + distinct-example scratch %.2f) "
-           "+ %d x BLIS packing %.2f MiB\n", "", chains, work / 1048576.0, dedup / 1048576.0,
-           threads, pack / 1048576.0);
+    printf("%34s   workspace = %d x (sive_mlp_work %.2f + distinct-example scratch %.2f "
+           "+ BLIS packing %.2f) MiB\n", "", threads, work / 1048576.0, dedup / 1048576.0,
+           pack / 1048576.0);
     sive_result_free(r);
-    sive_mlp_binding_free(b);
+    sive_model_destroy(&model);
     sive_probe_free(p);
     free(star);
     sive_mlp_free(m);

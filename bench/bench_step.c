@@ -1,8 +1,10 @@
 /* Milliseconds per MLP probe step at the paper's configuration, split into
- * evaluation, gradient and update, for two thread layouts, against the GEMM
- * bound measured in the same run.
+ * evaluation, gradient and update, for three thread layouts, against the
+ * GEMM bound measured in the same run.
  *
- *   bench_step [steps per run (12)] [rounds (5)] [epochs of the checkpoint (1)]
+ *   bench_step [steps per run, 4 .. 999 (12)] [rounds (5)]
+ *              [epochs of the checkpoint (1)] [1 = unique mode only (0)]
+ *   bench_step --one a|b|c [steps] [rounds] [dense]
  *
  * Configuration: N = 512, B_eval = 64, B_grad = 1024, d = 118 282, the
  * bundled 8000-image training split, the checkpoint `sive train` makes
@@ -12,21 +14,26 @@
  *   (a) 1 chain, probe threads 1, BLIS threads 2        ms per step
  *   (b) 2 chains, probe threads 2, BLIS threads 1 each  wall ms / (2 M)
  *   (c) 1 chain, probe threads 1, BLIS threads 1        (reference)
- * Two evaluation modes:
- *   unique  what the adapter (sive_mlp_probe_bind) does: each distinct
- *           example of the N*B_eval draws goes through the network once
- *           (about 7870 of the 32 768 draws from 8000 images are
- *           distinct), group means summed from the per-example losses;
- *   dense   every draw goes through the network (sive_mlp_group_losses),
- *           the work the PyTorch peer does.
- * The split comes from timing wrappers around the compute functions the
- * adapter calls (the unique mode calls the adapter's internal function);
- * update = chain loop time - evaluation - gradient (index draws, normals,
- * the Langevin update, trace bookkeeping).  The "adapter" column runs the
- * same probe through sive_mlp_probe_bind itself.  Steps 0 and 1 of every run are
- * excluded (workspace creation, BLIS and OpenMP warm-up); each figure is
- * the best over the rounds, layouts interleaved so that they share the
- * machine's load.
+ * Two evaluation modes, each a sive_model whose callbacks time the MLP's
+ * compute functions:
+ *   unique  a per-example model, as sive_mlp_model() makes: the library
+ *           finds the distinct examples among the N*B_eval draws (about
+ *           7870 of 32 768 from 8000 images), the loss callback
+ *           (sive_mlp_example_losses) puts each through the network once,
+ *           and the library sums the group means;
+ *   dense   a per-group model whose callback is sive_mlp_group_losses:
+ *           every draw goes through the network, the work the PyTorch peer
+ *           does.
+ * eval and grad are the time inside the model's callbacks; update = chain
+ * loop time - eval - grad (index draws, normals, the Langevin update, trace
+ * bookkeeping and, in unique mode, the library's deduplication and group
+ * sums, which 0.1 counted in eval because its MLP adapter did them inside
+ * its callback).  The "model" column runs the same probe through
+ * sive_mlp_model itself.  Steps 0 and 1 of every run are excluded
+ * (workspace creation, BLIS and OpenMP warm-up); each figure is the best
+ * over the rounds, layouts interleaved so that they share the machine's
+ * load.  The chain loop is timed from the progress callback, which the
+ * library calls at every step only for runs shorter than 1000 steps.
  *
  * GEMM bound = the step's GEMM FLOPs counted from the shapes of the dense
  * step (the evaluation forward of all 32 768 draws plus the gradient:
@@ -37,9 +44,8 @@
  *
  * The malloc counter (this program interposes malloc & co. unless built
  * with a sanitizer) counts allocations made by anything in the process
- * between step 1 and the last step: the probe step's own allocations. */
+ * between step 2 and the last step: the probe step's own allocations. */
 #include "bench_gemm.h"
-#include "mlp_internal.h" /* the adapter's evaluation through distinct examples */
 
 #include <dlfcn.h>
 #include <math.h>
@@ -113,7 +119,7 @@ void *memalign(size_t al, size_t n)
 #endif
 
 /* ------------------------------------------------------------------ */
-/* Timed callbacks                                                    */
+/* Timed model                                                        */
 /* ------------------------------------------------------------------ */
 static double cpu_now(void)
 {
@@ -122,83 +128,92 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-#define MAXC 2
+#define MAXC 2 /* chains, and so worker threads, of the largest layout */
 typedef struct timed {
     const sive_mlp *m;
     const sive_dataset *ds;
-    sive_mlp_work *w[MAXC];
-    sive_mlp_dedup dd[MAXC];
-    int blis, unique;
+    sive_mlp_work *w[MAXC]; /* per worker, made on its first call */
+    int blis;
     /* summed over the timed steps, per chain */
     double t_eval[MAXC], t_grad[MAXC], c_eval[MAXC], c_grad[MAXC];
     double t_loop0[MAXC], t_loop1[MAXC], c_loop0[MAXC], c_loop1[MAXC];
     long alloc0[MAXC], alloc1[MAXC];
-    double distinct; /* distinct examples, summed over timed evaluations */
+    double distinct; /* examples evaluated by chain 0, summed over timed steps */
     int64_t first;
 } timed;
 
-static int timed_grad(const float *theta, size_t d, const sive_batch *b, float *g,
+/* The calling worker's workspace, made on its first call as sive_mlp_model
+ * does (so that its allocation falls in an untimed step). */
+static sive_mlp_work *work_of(timed *T, const sive_batch *b)
+{
+    if (b->worker < 0 || b->worker >= MAXC || b->chain < 0 || b->chain >= MAXC) {
+        sive_set_errmsg("bench_step: worker or chain beyond the largest layout");
+        return NULL;
+    }
+    sive_mlp_work **w = &T->w[b->worker];
+    if (!*w && sive_mlp_work_new(w, T->m, 0, T->blis) != SIVE_OK)
+        return NULL;
+    return *w;
+}
+
+/* Add the time since (t0, c0) to a chain's sums, from step `first` on. */
+static void note_time(const timed *T, const sive_batch *b, double t0, double c0,
+                      double *wall, double *cpu)
+{
+    if (b->step >= T->first) {
+        wall[b->chain] += bench_now() - t0;
+        cpu[b->chain] += cpu_now() - c0;
+    }
+}
+
+static int timed_grad(const void *theta, size_t d, const sive_batch *b, void *g,
                       double *loss, void *user)
 {
     timed *T = user;
     (void)d;
-    int c = b->chain;
-    if (!T->w[c] && sive_mlp_work_new(&T->w[c], T->m, 0, T->blis))
+    sive_mlp_work *w = work_of(T, b);
+    if (!w)
         return -1;
     double t0 = bench_now(), c0 = cpu_now();
-    int rc = sive_mlp_loss_grad(T->m, T->w[c], theta, T->ds, b->index, b->group_size, g,
-                                loss);
-    if (b->step >= T->first) {
-        T->t_grad[c] += bench_now() - t0;
-        T->c_grad[c] += cpu_now() - c0;
-    }
+    int rc = sive_mlp_loss_grad(T->m, w, theta, T->ds, b->index, b->group_size, g, loss);
+    note_time(T, b, t0, c0, T->t_grad, T->c_grad);
     return rc;
 }
 
-static int timed_eval(const float *theta, size_t d, const sive_batch *b, double *gl,
-                      void *user)
+/* unique mode: the library passes the distinct examples of the draws */
+static int timed_losses(const void *theta, size_t d, const sive_batch *b, double *losses,
+                        void *user)
 {
     timed *T = user;
     (void)d;
-    int c = b->chain;
-    if (!T->w[c] && sive_mlp_work_new(&T->w[c], T->m, 0, T->blis))
+    sive_mlp_work *w = work_of(T, b);
+    if (!w)
         return -1;
-    size_t count = sive_dataset_count(T->ds);
-    sive_mlp_dedup *dd = &T->dd[c];
-    if (T->unique && !dd->slot) { /* as the adapter: made on first use */
-        dd->count = dd->cap = count;
-        dd->slot = malloc(count * sizeof *dd->slot);
-        dd->uniq = malloc(count * sizeof *dd->uniq);
-        dd->loss = malloc(count * sizeof *dd->loss);
-        memset(dd->slot, 0xff, count * sizeof *dd->slot);
-    }
     double t0 = bench_now(), c0 = cpu_now();
-    int rc = T->unique ? sive_mlp_group_losses_unique(T->m, T->w[c], theta, T->ds, b->index,
-                                                      b->n_groups, b->group_size, gl, dd)
-                       : sive_mlp_group_losses(T->m, T->w[c], theta, T->ds, b->index,
-                                               b->n_groups, b->group_size, gl);
-    if (b->step >= T->first) {
-        T->t_eval[c] += bench_now() - t0;
-        T->c_eval[c] += cpu_now() - c0;
-        if (T->unique && c == 0) {
-            /* count the distinct examples of this draw (bench-side) */
-            static unsigned char seen[1 << 20];
-            size_t n = b->n_groups * b->group_size, u = 0;
-            if (count <= sizeof seen) {
-                memset(seen, 0, count);
-                for (size_t i = 0; i < n; i++)
-                    if (!seen[b->index[i]]) {
-                        seen[b->index[i]] = 1;
-                        u++;
-                    }
-                T->distinct += (double)u;
-            }
-        }
-    }
+    int rc = sive_mlp_example_losses(T->m, w, theta, T->ds, b->index, b->group_size, losses);
+    note_time(T, b, t0, c0, T->t_eval, T->c_eval);
+    if (b->step >= T->first && b->chain == 0)
+        T->distinct += (double)b->group_size;
     return rc;
 }
 
-/* progress is called at every step when M < 1000 */
+/* dense mode: every draw of every group through the network */
+static int timed_groups(const void *theta, size_t d, const sive_batch *b, double *gl,
+                        void *user)
+{
+    timed *T = user;
+    (void)d;
+    sive_mlp_work *w = work_of(T, b);
+    if (!w)
+        return -1;
+    double t0 = bench_now(), c0 = cpu_now();
+    int rc = sive_mlp_group_losses(T->m, w, theta, T->ds, b->index, b->n_groups,
+                                   b->group_size, gl);
+    note_time(T, b, t0, c0, T->t_eval, T->c_eval);
+    return rc;
+}
+
+/* called at every step, since runs are shorter than 1000 steps */
 static int on_progress(int32_t c, int64_t step, int64_t total, void *user)
 {
     timed *T = user;
@@ -218,6 +233,9 @@ static int on_progress(int32_t c, int64_t step, int64_t total, void *user)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Runs                                                               */
+/* ------------------------------------------------------------------ */
 typedef struct layout {
     const char *name;
     int chains, threads, blis;
@@ -226,13 +244,15 @@ typedef struct layout {
 /* Best figures of one (mode, layout); ms per step of throughput (wall /
  * chain-steps) and CPU ms per chain-step. */
 typedef struct figures {
-    double total, eval, grad, update;    /* wall, split as measured */
+    double total, eval, grad, update;     /* wall, split as measured */
     double ctotal, ceval, cgrad, cupdate; /* thread CPU time, per chain-step */
-    double adapter;                        /* wall through the adapter */
+    double model;                         /* wall through sive_mlp_model */
     double distinct;
     long allocs;
     char where[160]; /* allocating libraries of the last round */
 } figures;
+
+static const figures no_figures = {1e30, 0, 0, 0, 1e30, 0, 0, 0, 1e30, 0, 0, ""};
 
 static void die(const char *what)
 {
@@ -240,10 +260,10 @@ static void die(const char *what)
     exit(1);
 }
 
-static sive_probe *make_probe(size_t d, const layout *L, int64_t steps)
+static sive_probe *make_probe(const layout *L, int64_t steps)
 {
     sive_probe *p;
-    if (sive_probe_new(&p, d) || sive_probe_set_int(p, SIVE_OPT_STEPS, steps) ||
+    if (sive_probe_new(&p) || sive_probe_set_int(p, SIVE_OPT_STEPS, steps) ||
         sive_probe_set_int(p, SIVE_OPT_CHAINS, L->chains) ||
         sive_probe_set_int(p, SIVE_OPT_THREADS, L->threads) ||
         sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.0) ||
@@ -252,34 +272,22 @@ static sive_probe *make_probe(size_t d, const layout *L, int64_t steps)
     return p;
 }
 
-/* One timed run of layout L through the wrappers; updates F's bests. */
-static void run_split(figures *F, const layout *L, int unique, const sive_mlp *m,
-                      const sive_dataset *ds, const float *theta, int64_t steps)
+/* Keep the better of F's figures and those of the run T (n timed steps). */
+static void keep_best(figures *F, const timed *T, const layout *L, int64_t n)
 {
-    size_t d = sive_mlp_dim(m);
-    sive_probe *p = make_probe(d, L, steps);
-    timed T = {.m = m, .ds = ds, .blis = L->blis, .unique = unique, .first = 2};
-    if (sive_probe_set_int(p, SIVE_OPT_DATA_SIZE, (int64_t)sive_dataset_count(ds)) ||
-        sive_probe_set_callbacks_f32(p, timed_grad, timed_eval, &T) ||
-        sive_probe_set_progress(p, on_progress, &T))
-        die("setup");
-    sive_result *r = NULL;
-    if (sive_probe_run_f32(p, theta, &r))
-        die("run");
-    int64_t n = steps - T.first;
     double loop = 0, ev = 0, gr = 0, cl = 0, ce = 0, cg = 0;
     long al = 0;
     for (int c = 0; c < L->chains; c++) {
-        loop = fmax(loop, T.t_loop1[c] - T.t_loop0[c]);
-        ev += T.t_eval[c];
-        gr += T.t_grad[c];
-        cl += T.c_loop1[c] - T.c_loop0[c];
-        ce += T.c_eval[c];
-        cg += T.c_grad[c];
-        al += T.alloc1[c] - T.alloc0[c];
+        loop = fmax(loop, T->t_loop1[c] - T->t_loop0[c]);
+        ev += T->t_eval[c];
+        gr += T->t_grad[c];
+        cl += T->c_loop1[c] - T->c_loop0[c];
+        ce += T->c_eval[c];
+        cg += T->c_grad[c];
+        al += T->alloc1[c] - T->alloc0[c];
     }
-    double cs = (double)(n * L->chains);  /* chain-steps */
-    double tot = loop * 1e3 / cs;         /* wall per step of throughput */
+    double cs = (double)(n * L->chains); /* chain-steps */
+    double tot = loop * 1e3 / cs;        /* wall per step of throughput */
     /* chains running at once share the wall clock */
     double e = ev * 1e3 / cs / L->threads, g = gr * 1e3 / cs / L->threads;
     if (tot < F->total) {
@@ -295,11 +303,16 @@ static void run_split(figures *F, const layout *L, int unique, const sive_mlp *m
         F->cupdate = F->ctotal - F->ceval - F->cgrad;
     }
     F->allocs = al;
-    /* which libraries the allocations came from */
+}
+
+/* Which libraries the allocations of the last timed window came from,
+ * "libname count, ..." into where. */
+static void attribute_allocs(char *where, size_t size)
+{
     long nc = atomic_load(&n_callers);
     if (nc > NCALLERS)
         nc = NCALLERS;
-    F->where[0] = 0;
+    where[0] = 0;
     const char *seen[8];
     long cnt[8];
     int ns = 0;
@@ -319,23 +332,42 @@ static void run_split(figures *F, const layout *L, int unique, const sive_mlp *m
             cnt[j]++;
     }
     for (int j = 0; j < ns; j++) {
-        size_t len = strlen(F->where);
-        snprintf(F->where + len, sizeof F->where - len, "%s%s %ld", j ? ", " : "", seen[j],
-                 cnt[j]);
+        size_t len = strlen(where);
+        snprintf(where + len, size - len, "%s%s %ld", j ? ", " : "", seen[j], cnt[j]);
     }
+}
+
+/* One timed run of layout L through the timed model; updates F's bests. */
+static void run_split(figures *F, const layout *L, int unique, const sive_mlp *m,
+                      const sive_dataset *ds, const float *theta, int64_t steps)
+{
+    sive_probe *p = make_probe(L, steps);
+    timed T = {.m = m, .ds = ds, .blis = L->blis, .first = 2};
+    sive_model md;
+    if (sive_model_init(&md, sizeof md))
+        die("model");
+    md.dtype = SIVE_F32;
+    md.dim = sive_mlp_dim(m);
+    md.n_examples = sive_dataset_count(ds);
+    md.grad = timed_grad;
+    md.loss = unique ? timed_losses : NULL;
+    md.group_loss = unique ? NULL : timed_groups;
+    md.user = &T;
+    if (sive_probe_set_progress(p, on_progress, &T))
+        die("progress");
+    sive_result *r = bench_run(p, &md, theta, 1);
+    int64_t n = steps - T.first;
+    keep_best(F, &T, L, n);
+    attribute_allocs(F->where, sizeof F->where);
     if (unique)
         F->distinct = T.distinct / (double)n;
     sive_result_free(r);
     sive_probe_free(p);
-    for (int c = 0; c < MAXC; c++) {
-        sive_mlp_work_free(T.w[c]);
-        free(T.dd[c].slot);
-        free(T.dd[c].uniq);
-        free(T.dd[c].loss);
-    }
+    for (int k = 0; k < MAXC; k++)
+        sive_mlp_work_free(T.w[k]);
 }
 
-/* One run through the real adapter: wall ms per step of throughput. */
+/* One run through sive_mlp_model: wall ms per step of throughput. */
 static int64_t real_first;
 static double real_t0[MAXC], real_t1[MAXC];
 static int real_progress(int32_t c, int64_t step, int64_t total, void *user)
@@ -351,23 +383,21 @@ static int real_progress(int32_t c, int64_t step, int64_t total, void *user)
 static void run_real(figures *F, const layout *L, const sive_mlp *m, const sive_dataset *ds,
                      const float *theta, int64_t steps)
 {
-    sive_probe *p = make_probe(sive_mlp_dim(m), L, steps);
-    sive_mlp_binding *b;
+    sive_probe *p = make_probe(L, steps);
+    sive_model md;
+    bench_mlp_model(&md, m, ds, L->blis);
     real_first = 2;
-    if (sive_mlp_probe_bind(&b, p, m, ds, 0, L->blis) ||
-        sive_probe_set_progress(p, real_progress, NULL))
-        die("bind");
-    sive_result *r = NULL;
-    if (sive_probe_run_f32(p, theta, &r))
-        die("run");
+    if (sive_probe_set_progress(p, real_progress, NULL))
+        die("progress");
+    sive_result *r = bench_run(p, &md, theta, 1);
     double loop = 0;
     for (int c = 0; c < L->chains; c++)
         loop = fmax(loop, real_t1[c] - real_t0[c]);
     double tot = loop * 1e3 / (double)((steps - 2) * L->chains);
-    if (tot < F->adapter)
-        F->adapter = tot;
+    if (tot < F->model)
+        F->model = tot;
     sive_result_free(r);
-    sive_mlp_binding_free(b);
+    sive_model_destroy(&md);
     sive_probe_free(p);
 }
 
@@ -379,7 +409,8 @@ static const layout layouts[NL] = {
 };
 
 /* bench_step --one LAYOUT [steps] [rounds] [dense]: one layout (a, b or c)
- * only; prints `libsive <best ms per step>` (for bench_vs_torch.py). */
+ * only; prints `libsive <mode> <layout> <best ms per step>` (for
+ * bench_vs_torch.py, which reads the last field). */
 static int one(int argc, char **argv)
 {
     const char *ln = argc > 2 ? argv[2] : "b";
@@ -387,26 +418,136 @@ static int one(int argc, char **argv)
     int rounds = argc > 4 ? atoi(argv[4]) : 3;
     int dense = argc > 5 && !strcmp(argv[5], "dense");
     int k = ln[0] - 'a';
-    if (k < 0 || k >= NL || steps < 4 || rounds < 1) {
-        fprintf(stderr, "usage: bench_step --one a|b|c [steps >= 4] [rounds] [dense]\n");
+    if (k < 0 || k >= NL || steps < 4 || steps > 999 || rounds < 1) {
+        fprintf(stderr, "usage: bench_step --one a|b|c [4 <= steps <= 999] [rounds] [dense]\n");
         return 2;
     }
     sive_dataset *train = bench_train_set();
     sive_mlp *m;
     float *theta = bench_checkpoint(&m, train, 1);
-    figures F = {1e30, 0, 0, 0, 1e30, 0, 0, 0, 1e30, 0, 0, ""};
+    figures F = no_figures;
     for (int r = 0; r < rounds; r++) {
         if (dense)
             run_split(&F, &layouts[k], 0, m, train, theta, steps);
         else
             run_real(&F, &layouts[k], m, train, theta, steps);
     }
-    printf("libsive %s %s %.3f\n", dense ? "dense" : "adapter", layouts[k].name,
-           dense ? F.total : F.adapter);
+    printf("libsive %s %s %.3f\n", dense ? "dense" : "model", layouts[k].name,
+           dense ? F.total : F.model);
     free(theta);
     sive_mlp_free(m);
     sive_dataset_free(train);
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The full table                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The GEMM yardsticks measured in the same run (seconds, FLOP/s, FLOPs). */
+typedef struct yardstick {
+    double sq2, sq1;              /* 2048^3 square rate, 2 and 1 threads */
+    double flops, gemm2, gemmc, gemm1; /* dense step's products */
+    double distinct, flops_u, gemmu2, gemmuc; /* unique step's products */
+} yardstick;
+
+/* The products of a step evaluating `rows_eval` rows, for the bound. */
+static int shapes_of(gemm_shape *s, size_t rows_eval)
+{
+    return step_shapes(s, SIVE_MLP_DEFAULT_BLOCK_ROWS, rows_eval, 1024);
+}
+
+/* One round of the dense step's products (keeps the best of Y's). */
+static void gemm_round(yardstick *Y, gemm_bufs *g)
+{
+    gemm_shape s[16];
+    int ns = shapes_of(s, 512 * 64);
+    Y->flops = step_gemm_flops(s, ns);
+    Y->sq2 = fmax(Y->sq2, square_rate(2, 2048, 2));
+    Y->sq1 = fmax(Y->sq1, square_rate(1, 2048, 2));
+    Y->gemm2 = fmin(Y->gemm2, step_gemm_time(s, ns, g, 2, 2));
+    Y->gemm1 = fmin(Y->gemm1, step_gemm_time(s, ns, g, 1, 2));
+    Y->gemmc = fmin(Y->gemmc, concurrent_time(s, ns, 2) / 2.0);
+}
+
+/* The products the unique mode performs (its distinct rows). */
+static void gemm_unique(yardstick *Y, gemm_bufs *g, int rounds)
+{
+    gemm_shape su[16];
+    int nsu = shapes_of(su, (size_t)(Y->distinct + 0.5));
+    Y->flops_u = step_gemm_flops(su, nsu);
+    for (int r = 0; r < rounds; r++) {
+        Y->gemmu2 = fmin(Y->gemmu2, step_gemm_time(su, nsu, g, 2, 3));
+        Y->gemmuc = fmin(Y->gemmuc, concurrent_time(su, nsu, 3) / 2.0);
+    }
+}
+
+static void print_yardstick(const yardstick *Y)
+{
+    double bound = Y->flops / Y->sq2 * 1e3, bound_u = Y->flops_u / Y->sq2 * 1e3;
+    printf("\nsgemm 2048^3: %.1f GFLOP/s on 2 threads, %.1f on 1\n", Y->sq2 * 1e-9,
+           Y->sq1 * 1e-9);
+    printf("dense step:  %.4f GFLOP of GEMMs -> GEMM bound %.2f ms/step on 2 threads;\n"
+           "             its products alone: %.2f ms (1 chain x 2 BLIS), %.2f ms (2 x 1 "
+           "concurrent, per step), %.2f ms (1 x 1)\n",
+           Y->flops * 1e-9, bound, Y->gemm2 * 1e3, Y->gemmc * 1e3, Y->gemm1 * 1e3);
+    printf("unique step: %.0f distinct of 32768 draws -> %.4f GFLOP -> own bound %.2f ms;\n"
+           "             its products alone: %.2f ms (1 chain x 2 BLIS), %.2f ms (2 x 1 "
+           "concurrent, per step)\n",
+           Y->distinct, Y->flops_u * 1e-9, bound_u, Y->gemmu2 * 1e3, Y->gemmuc * 1e3);
+}
+
+static const char *mode_name[2] = {"dense", "unique"};
+
+static void print_row(const figures *f, const layout *L, int u, const yardstick *Y)
+{
+    double bound = Y->flops / Y->sq2 * 1e3, bound_u = Y->flops_u / Y->sq2 * 1e3;
+    double best = u ? fmin(f->total, f->model) : f->total;
+    printf("%-7s %-22s %7.2f %7.2f %7.2f %7.2f ", mode_name[u], L->name, f->eval, f->grad,
+           f->update, f->total);
+    if (u)
+        printf("%8.2f %7.2f %6.2f | ", f->model, best / bound, best / bound_u);
+    else
+        printf("%8s %7.2f %6s | ", "-", best / bound, "-");
+    if (L->blis == 1)
+        printf("%6.2f %6.2f %6.2f %6.2f | ", f->ceval, f->cgrad, f->cupdate, f->ctotal);
+    else
+        printf("%6s %6s %6s %6s | ", "-", "-", "-", "-");
+    if (COUNT_MALLOC)
+        printf("%7ld\n", f->allocs);
+    else
+        printf("%7s\n", "n/a");
+}
+
+static void print_table(figures F[2][NL], int only_unique, const yardstick *Y)
+{
+    printf("\n%-7s %-22s %7s %7s %7s %7s %8s %7s %6s | %6s %6s %6s %6s | %7s\n", "mode",
+           "layout, ms per step", "eval", "grad", "update", "total", "model", "/bound",
+           "/own", "cpu:ev", "grad", "upd", "total", "mallocs");
+    for (int u = 1; u >= (only_unique ? 1 : 0); u--)
+        for (int k = 0; k < NL; k++)
+            print_row(&F[u][k], &layouts[k], u, Y);
+    printf("\nwall ms per step of throughput: eval/grad of (b) are the per-chain times / 2 "
+           "(two chains at once); eval = time in the model's evaluation callback (unique: "
+           "the distinct examples only); update = total - eval - grad (unique: includes the "
+           "library's deduplication and group sums); model = the same run through "
+           "sive_mlp_model; /bound = best of total and model / the dense GEMM bound "
+           "(acceptance <= 1.25); /own = the same / the bound of the FLOPs the unique mode "
+           "performs; cpu = thread CPU ms per chain-step (1-BLIS-thread layouts), immune to "
+           "other processes taking turns on the cores; mallocs = allocations by anything in "
+           "the process during the timed steps of the last round.\n");
+    if (COUNT_MALLOC) {
+        printf("\nallocations during the timed steps, by calling library (the first %d "
+               "of each run):\n", NCALLERS);
+        for (int u = 1; u >= (only_unique ? 1 : 0); u--)
+            for (int k = 0; k < NL; k++)
+                printf("  %-7s %-22s %s\n", mode_name[u], layouts[k].name,
+                       F[u][k].where[0] ? F[u][k].where : "none");
+    }
+    double a = fmin(F[1][0].total, F[1][0].model), b = fmin(F[1][1].total, F[1][1].model);
+    printf("\nfaster layout (unique mode): %s (%.2fx)\n",
+           a < b ? "(a) BLIS threads inside the chain" : "(b) chains in parallel",
+           a < b ? b / a : a / b);
 }
 
 int main(int argc, char **argv)
@@ -417,12 +558,13 @@ int main(int argc, char **argv)
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
     int epochs = argc > 3 ? atoi(argv[3]) : 1;
     int only_unique = argc > 4 ? atoi(argv[4]) : 0;
-    if (steps < 4 || rounds < 1) {
-        fprintf(stderr, "usage: bench_step [steps >= 4] [rounds >= 1] [epochs] "
+    if (steps < 4 || steps > 999 || rounds < 1) {
+        fprintf(stderr, "usage: bench_step [4 <= steps <= 999] [rounds >= 1] [epochs] "
                         "[1 = unique mode only]\n");
         return 2;
     }
     bench_machine();
+    bench_blis();
     sive_dataset *train = bench_train_set();
     sive_mlp *m;
     float *theta = bench_checkpoint(&m, train, epochs);
@@ -430,94 +572,25 @@ int main(int argc, char **argv)
            "checkpoint after %d epoch(s); %lld steps per run (first 2 untimed), best of "
            "%d rounds\n", sive_mlp_dim(m), sive_dataset_count(train), epochs,
            (long long)steps, rounds);
-
-    const size_t rows = SIVE_MLP_DEFAULT_BLOCK_ROWS;
-    gemm_shape s[16];
-    int ns = step_shapes(s, rows, 512 * 64, 1024);
-    double flops = step_gemm_flops(s, ns);
-
     figures F[2][NL];
     for (int u = 0; u < 2; u++)
         for (int k = 0; k < NL; k++)
-            F[u][k] = (figures){1e30, 0, 0, 0, 1e30, 0, 0, 0, 1e30, 0, 0, ""};
-    double sq2 = 0, sq1 = 0, gemm2 = 1e30, gemmc = 1e30, gemm1 = 1e30;
+            F[u][k] = no_figures;
+    yardstick Y = {0, 0, 0, 1e30, 1e30, 1e30, 0, 0, 1e30, 1e30};
     gemm_bufs g = gemm_bufs_new(2048 * 2048);
     for (int r = 0; r < rounds; r++) {
-        sq2 = fmax(sq2, square_rate(2, 2048, 2));
-        sq1 = fmax(sq1, square_rate(1, 2048, 2));
-        gemm2 = fmin(gemm2, step_gemm_time(s, ns, &g, 2, 2));
-        gemm1 = fmin(gemm1, step_gemm_time(s, ns, &g, 1, 2));
-        gemmc = fmin(gemmc, concurrent_time(s, ns, 2) / 2.0);
+        gemm_round(&Y, &g);
         for (int k = 0; k < NL; k++) {
             for (int u = 1; u >= (only_unique ? 1 : 0); u--)
                 run_split(&F[u][k], &layouts[k], u, m, train, theta, steps);
             run_real(&F[1][k], &layouts[k], m, train, theta, steps);
         }
     }
-    /* the products the unique mode performs (its distinct rows) */
-    double distinct = F[1][2].distinct;
-    gemm_shape su[16];
-    int nsu = step_shapes(su, rows, (size_t)(distinct + 0.5), 1024);
-    double flops_u = step_gemm_flops(su, nsu);
-    double gemmu2 = 1e30, gemmuc = 1e30;
-    for (int r = 0; r < rounds; r++) {
-        gemmu2 = fmin(gemmu2, step_gemm_time(su, nsu, &g, 2, 3));
-        gemmuc = fmin(gemmuc, concurrent_time(su, nsu, 3) / 2.0);
-    }
+    Y.distinct = F[1][2].distinct;
+    gemm_unique(&Y, &g, rounds);
     gemm_bufs_free(&g);
-    double bound = flops / sq2 * 1e3, bound_u = flops_u / sq2 * 1e3;
-    printf("\nsgemm 2048^3: %.1f GFLOP/s on 2 threads, %.1f on 1\n", sq2 * 1e-9, sq1 * 1e-9);
-    printf("dense step:  %.4f GFLOP of GEMMs -> GEMM bound %.2f ms/step on 2 threads;\n"
-           "             its products alone: %.2f ms (1 chain x 2 BLIS), %.2f ms (2 x 1 "
-           "concurrent, per step), %.2f ms (1 x 1)\n",
-           flops * 1e-9, bound, gemm2 * 1e3, gemmc * 1e3, gemm1 * 1e3);
-    printf("unique step: %.0f distinct of 32768 draws -> %.4f GFLOP -> own bound %.2f ms;\n"
-           "             its products alone: %.2f ms (1 chain x 2 BLIS), %.2f ms (2 x 1 "
-           "concurrent, per step)\n",
-           distinct, flops_u * 1e-9, bound_u, gemmu2 * 1e3, gemmuc * 1e3);
-    static const char *mode[2] = {"dense", "unique"};
-    printf("\n%-7s %-22s %7s %7s %7s %7s %8s %7s %6s | %6s %6s %6s %6s | %7s\n", "mode",
-           "layout, ms per step", "eval", "grad", "update", "total", "adapter", "/bound",
-           "/own", "cpu:ev", "grad", "upd", "total", "mallocs");
-    for (int u = 1; u >= (only_unique ? 1 : 0); u--)
-        for (int k = 0; k < NL; k++) {
-            const figures *f = &F[u][k];
-            double best = u ? fmin(f->total, f->adapter) : f->total;
-            printf("%-7s %-22s %7.2f %7.2f %7.2f %7.2f ", mode[u], layouts[k].name, f->eval,
-                   f->grad, f->update, f->total);
-            if (u)
-                printf("%8.2f %7.2f %6.2f | ", f->adapter, best / bound, best / bound_u);
-            else
-                printf("%8s %7.2f %6s | ", "-", best / bound, "-");
-            if (layouts[k].blis == 1)
-                printf("%6.2f %6.2f %6.2f %6.2f | ", f->ceval, f->cgrad, f->cupdate, f->ctotal);
-            else
-                printf("%6s %6s %6s %6s | ", "-", "-", "-", "-");
-            if (COUNT_MALLOC)
-                printf("%7ld\n", f->allocs);
-            else
-                printf("%7s\n", "n/a");
-        }
-    printf("\nwall ms per step of throughput: eval/grad of (b) are the per-chain times / 2 "
-           "(two chains at once); update = total - eval - grad; adapter = the same run "
-           "through sive_mlp_probe_bind; /bound = best of total and adapter / the dense "
-           "GEMM bound (acceptance <= 1.25); /own = the same / the bound of the FLOPs the "
-           "unique mode performs; cpu = thread CPU ms per chain-step (1-BLIS-thread "
-           "layouts), immune to other processes taking turns on the cores; mallocs = "
-           "allocations by anything in the process during the timed steps of the last "
-           "round.\n");
-    if (COUNT_MALLOC) {
-        printf("\nallocations during the timed steps, by calling library (the first %d "
-               "of each run):\n", NCALLERS);
-        for (int u = 1; u >= (only_unique ? 1 : 0); u--)
-            for (int k = 0; k < NL; k++)
-                printf("  %-7s %-22s %s\n", mode[u], layouts[k].name,
-                       F[u][k].where[0] ? F[u][k].where : "none");
-    }
-    double a = fmin(F[1][0].total, F[1][0].adapter), b = fmin(F[1][1].total, F[1][1].adapter);
-    printf("\nfaster layout (unique mode): %s (%.2fx)\n",
-           a < b ? "(a) BLIS threads inside the chain" : "(b) chains in parallel",
-           a < b ? b / a : a / b);
+    print_yardstick(&Y);
+    print_table(F, only_unique, &Y);
     free(theta);
     sive_mlp_free(m);
     sive_dataset_free(train);

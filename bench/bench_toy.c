@@ -4,6 +4,8 @@
  * Two figures per run of the paper's M = 100 000 steps:
  *  - chain loop: from the progress callback at step 0 to the one at step M,
  *    i.e. the Langevin loop with both callbacks and the traces;
+ *  - the chain loop again in the thread CPU time of the chain's thread,
+ *    which other processes taking turns on the core do not inflate;
  *  - end to end: the whole toy_run (allocation, loop, estimators, ESS, Rhat).
  * And, in the same run, the 64 evaluation-noise normals of a step drawn
  * alone, which bounds what any step can reach with this sampler. */
@@ -14,25 +16,35 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double now(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
+}
+
 typedef struct timing {
-    double start, end;
+    double start, end, cpu_start, cpu_end;
 } timing;
 
+/* Both calls come from the thread running the one chain. */
 static int on_progress(int32_t chain, int64_t step, int64_t total, void *user)
 {
     timing *t = user;
     (void)chain;
-    if (step == 0)
+    if (step == 0) {
         t->start = now();
-    if (step == total)
+        t->cpu_start = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    }
+    if (step == total) {
         t->end = now();
+        t->cpu_end = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    }
     return 0;
 }
 
@@ -51,7 +63,7 @@ int main(int argc, char **argv)
     timing tm;
     cfg.progress = on_progress;
     cfg.progress_user = &tm;
-    double best_loop = 0.0, best_total = 0.0;
+    double best_loop = 0.0, best_cpu = 0.0, best_total = 0.0;
     for (int r = 0; r < reps; r++) {
         toy_report rep;
         char err[256];
@@ -65,7 +77,9 @@ int main(int argc, char **argv)
         }
         toy_report_free(&rep);
         double loop = (double)steps / (tm.end - tm.start), all = (double)steps / total;
+        double cpu = (double)steps / (tm.cpu_end - tm.cpu_start);
         best_loop = loop > best_loop ? loop : best_loop;
+        best_cpu = cpu > best_cpu ? cpu : best_cpu;
         best_total = all > best_total ? all : best_total;
     }
     sive_rng g;
@@ -80,6 +94,7 @@ int main(int argc, char **argv)
     printf("toy K2, N = 64, 1 thread, M = %lld, best of %d runs\n", (long long)steps, reps);
     printf("  chain loop : %6.2f M steps/s  (goal 3.00: ratio %.2f)\n", best_loop / 1e6,
            best_loop / 3e6);
+    printf("  chain loop : %6.2f M steps/s of thread CPU time\n", best_cpu / 1e6);
     printf("  end to end : %6.2f M steps/s  (with estimators and diagnostics)\n",
            best_total / 1e6);
     printf("  64 normals alone: %6.2f M sets/s -> they are %.0f%% of a loop step\n",

@@ -4,9 +4,9 @@
   bench/bench_vs_torch.py [--build build] [--alternations 5] [--steps 12]
 
 Each alternation runs, as separate processes one after the other:
-  libsive (a)        1 chain x 2 BLIS threads, through sive_mlp_probe_bind
+  libsive (a)        1 chain x 2 BLIS threads, through sive_mlp_model
   libsive (b)        2 chains in parallel x 1 BLIS thread (ms per step of
-                     throughput), through sive_mlp_probe_bind
+                     throughput), through sive_mlp_model
   libsive (b) dense  the same with every one of the 32 768 evaluation draws
                      through the network (the work PyTorch does)
   PyTorch            bench/peer_torch.py, torch.set_num_threads(2)
@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--steps", type=int, default=12)
     args = ap.parse_args()
     step = os.path.join(args.build, "bench", "bench_step")
-    lib = os.path.join(args.build, "lib", "libsive.so.0")
+    lib = os.path.join(args.build, "lib", "libsive.so.1")
     peer = [sys.executable, os.path.join(here, "peer_torch.py"), "--lib", lib,
             "--steps", str(args.steps), "--rounds", "1", "--threads", "2"]
     s = str(args.steps)

@@ -54,7 +54,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
-    ap.add_argument("--lib", default=os.path.join(root, "build", "lib", "libsive.so.0"))
+    ap.add_argument("--lib", default=os.path.join(root, "build", "lib", "libsive.so.1"))
     ap.add_argument("--data", default=os.path.join(root, "data"))
     ap.add_argument("--steps", type=int, default=12, help="steps per round (first 2 untimed)")
     ap.add_argument("--rounds", type=int, default=3)

@@ -6,126 +6,134 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
-int CAT(sive_chain_run_, SFX)(sive_run *run, sive_work *w, int32_t c)
+/* The Langevin step at theta with gradient g, fused with the trace norms
+ * and the finiteness check.  Returns non-zero when the chain diverged. */
+static int CAT(step_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
+                           double *gnorm, double *disp)
 {
-    const sive_probe *p = run->p;
-    const sive_options *o = &p->opt;
-    sive_chain_out *out = &run->r->c[c];
-    const size_t d = p->dim;
-    const int64_t M = o->steps, stride = o->eval_stride;
-    const size_t N = (size_t)o->groups;
-    const uint64_t n_data = (uint64_t)o->data_size;
+    const size_t d = run->model.dim;
     const REAL *star = run->theta_star;
     REAL *theta = w->theta, *g = w->grad, *xi = w->noise;
-    double *gl = w->group_loss;
-
-    sive_pcg32 rng[SIVE_STREAM_COUNT];
-    for (int k = 0; k < SIVE_STREAM_COUNT; k++)
-        sive_pcg32_stream(&rng[k], o->seed, (uint64_t)c, (uint64_t)k);
-    if (w->perm)
-        for (uint64_t i = 0; i < n_data; i++)
-            w->perm[i] = i;
-
-    /* Update coefficients: theta' = theta - a g - (eta/h^2)(theta-theta*) + sqrt(2 eta) xi */
-    const REAL a = (REAL)o->base_lr;
+    /* theta' = theta - a g - (eta/h^2)(theta-theta*) + sqrt(2 eta) xi */
+    const REAL a = (REAL)run->opt.base_lr;
     const REAL k_tether = (REAL)(run->eta / (run->h * run->h));
     const REAL k_noise = (REAL)sqrt(2.0 * run->eta);
-    const double inv_d = 1.0 / (double)d;
+    double gsum = 0.0, dsum = 0.0;
+    int bad = 0;
+    for (size_t i0 = 0; i0 < d; i0 += SIVEI_NOISE_CHUNK) {
+        size_t nb = d - i0 < SIVEI_NOISE_CHUNK ? d - i0 : SIVEI_NOISE_CHUNK;
+        double gs, ds;
+        NORMALS(noise, xi, nb);
+        bad |= CAT(langevin_update_, SFX)(theta + i0, star + i0, g + i0, xi, nb, a,
+                                          k_tether, k_noise, &gs, &ds);
+        gsum += gs;
+        dsum += ds;
+    }
+    *gnorm = sqrt(gsum);
+    *disp = sqrt(dsum * (1.0 / (double)d)); /* as 0.1: bit-identical traces */
+    return !isfinite(gsum) || bad;
+}
 
-    memcpy(theta, star, d * sizeof(REAL));
+/* Measurement at theta_m into the traces; returns non-zero to stop. */
+static int CAT(measure_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
+                              int32_t c, int64_t m)
+{
+    sivei_chain_out *out = &run->r->c[c];
+    double *lbar = out->trace[SIVE_TRACE_LBAR], *s2 = out->trace[SIVE_TRACE_S2];
+    if (m % run->opt.eval_stride != 0) {
+        lbar[m] = s2[m] = NAN;
+        return 0;
+    }
+    int rc = sivei_evaluate(run, w, rng, w->theta, c, m);
+    if (rc) {
+        out->status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "evaluation callback returned %d at chain %d step %lld",
+                       rc, (int)c, (long long)m);
+        return 1;
+    }
+    sivei_mean_var(w->group_loss, (size_t)run->opt.groups, &lbar[m], &s2[m]);
+    if (!isfinite(lbar[m]) || !isfinite(s2[m])) {
+        out->status = SIVE_CHAIN_DIVERGED;
+        out->trace[SIVE_TRACE_DISP][m] = out->trace[SIVE_TRACE_GRAD_NORM][m] =
+            out->trace[SIVE_TRACE_GRAD_LOSS][m] = NAN;
+        return 1;
+    }
+    return 0;
+}
+
+/* Gradient at theta_m; returns non-zero to stop. */
+static int CAT(gradient_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
+                               int32_t c, int64_t m, double *loss)
+{
+    draw_grad_indices(run, w, rng);
+    sive_batch gb = {.index = run->model.n_examples ? w->grad_idx : NULL,
+                     .n_groups = 1, .group_size = (size_t)run->opt.grad_batch,
+                     .chain = c, .worker = w->worker, .step = m};
+    gb.seed = sivei_pcg32_next64(&rng[SIVEI_STREAM_GRAD_CB]);
+    *loss = NAN;
+    sivei_clear_error();
+    int rc = run->model.grad(w->theta, run->model.dim, &gb, w->grad, loss,
+                             run->model.user);
+    if (rc) {
+        run->r->c[c].status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "gradient callback returned %d at chain %d step %lld", rc,
+                       (int)c, (long long)m);
+    }
+    return rc;
+}
+
+/* Should the chain stop before step m (another chain failed, or the
+ * progress callback cancels)? */
+static int CAT(stopped_, SFX)(sivei_run *run, int32_t c, int64_t m, sivei_clock *k)
+{
+    const int64_t M = run->opt.steps, every = M / 1000 > 0 ? M / 1000 : 1;
+    if (atomic_load_explicit(&run->stop, memory_order_relaxed))
+        return 1;
+    if (run->progress && sivei_progress_due(k, m, every)) {
+        int pr = run->progress(c, m, M, run->progress_user);
+        if (pr) {
+            sivei_run_fail(run, SIVE_E_CANCELLED, 0,
+                           "cancelled by the progress callback (code %d) at chain %d step %lld",
+                           pr, (int)c, (long long)m);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
+{
+    sivei_chain_out *out = &run->r->c[c];
+    const size_t d = run->model.dim;
+    const int64_t M = run->opt.steps;
+    sivei_pcg32 rng[SIVEI_STREAM_COUNT];
+    for (int k = 0; k < SIVEI_STREAM_COUNT; k++)
+        sivei_pcg32_stream(&rng[k], run->opt.seed, (uint64_t)c, (uint64_t)k);
+    if (w->perm)
+        for (uint64_t i = 0; i < run->model.n_examples; i++)
+            w->perm[i] = i;
+    memcpy(w->theta, run->theta_star, d * sizeof(REAL));
     /* A callback that leaves outputs unwritten then sees zeros, the same
      * for every chain and thread count, never a previous chain's values or
      * uninitialised memory. */
-    memset(g, 0, d * sizeof(REAL));
-    memset(gl, 0, N * sizeof(double));
-    sive_batch eb = {.index = n_data ? w->eval_idx : NULL, .n_groups = N,
-                     .group_size = (size_t)o->eval_batch, .chain = c};
-    sive_batch gb = {.index = n_data ? w->grad_idx : NULL, .n_groups = 1,
-                     .group_size = (size_t)o->grad_batch, .chain = c};
-    const int64_t every = M / 1000 > 0 ? M / 1000 : 1;
-    double *tr_lbar = out->trace[SIVE_TRACE_LBAR], *tr_s2 = out->trace[SIVE_TRACE_S2];
-    double *tr_gl = out->trace[SIVE_TRACE_GRAD_LOSS], *tr_gn = out->trace[SIVE_TRACE_GRAD_NORM];
-    double *tr_disp = out->trace[SIVE_TRACE_DISP];
-
+    memset(w->grad, 0, d * sizeof(REAL));
+    memset(w->group_loss, 0, (size_t)run->opt.groups * sizeof(double));
+    sivei_clock clk = {0};
     out->status = SIVE_CHAIN_OK;
     int64_t m = 0;
     for (; m < M; m++) {
-        if (atomic_load_explicit(&run->stop, memory_order_relaxed)) {
+        if (CAT(stopped_, SFX)(run, c, m, &clk)) {
             out->status = SIVE_CHAIN_ABORTED;
             break;
         }
-        if (p->progress && m % every == 0) {
-            int pr = p->progress(c, m, M, p->progress_user);
-            if (pr) {
-                out->status = SIVE_CHAIN_ABORTED;
-                sive_run_fail(run, SIVE_E_CANCELLED, 0,
-                              "cancelled by the progress callback (code %d) at chain %d step %lld",
-                              pr, (int)c, (long long)m);
-                break;
-            }
-        }
-        /* --- measurement at theta_m --- */
-        if (m % stride == 0) {
-            if (n_data)
-                sive_draw_indices(&rng[SIVE_STREAM_EVAL_IDX], w->eval_idx,
-                                  N * (size_t)o->eval_batch, (size_t)o->eval_batch,
-                                  n_data, w->perm);
-            eb.seed = sive_pcg32_next64(&rng[SIVE_STREAM_EVAL_CB]);
-            eb.step = m;
-            int rc = p->eval.SFX(theta, d, &eb, gl, p->user);
-            if (rc) {
-                out->status = SIVE_CHAIN_CALLBACK;
-                sive_run_fail(run, SIVE_E_CALLBACK, rc,
-                              "evaluation callback returned %d at chain %d step %lld",
-                              rc, (int)c, (long long)m);
-                break;
-            }
-            double mean, var;
-            sive_mean_var(gl, N, &mean, &var);
-            tr_lbar[m] = mean;
-            tr_s2[m] = var;
-            if (!isfinite(mean) || !isfinite(var)) {
-                out->status = SIVE_CHAIN_DIVERGED;
-                tr_disp[m] = tr_gn[m] = tr_gl[m] = NAN;
-                break;
-            }
-        } else {
-            tr_lbar[m] = NAN;
-            tr_s2[m] = NAN;
-        }
-        /* --- drift --- */
-        if (n_data)
-            sive_draw_indices(&rng[SIVE_STREAM_GRAD_IDX], w->grad_idx,
-                              (size_t)o->grad_batch, (size_t)o->grad_batch, n_data,
-                              w->perm);
-        gb.seed = sive_pcg32_next64(&rng[SIVE_STREAM_GRAD_CB]);
-        gb.step = m;
-        double loss = NAN;
-        int rc = p->grad.SFX(theta, d, &gb, g, &loss, p->user);
-        if (rc) {
-            out->status = SIVE_CHAIN_CALLBACK;
-            sive_run_fail(run, SIVE_E_CALLBACK, rc,
-                          "gradient callback returned %d at chain %d step %lld", rc,
-                          (int)c, (long long)m);
+        if (CAT(measure_, SFX)(run, w, rng, c, m) ||
+            CAT(gradient_, SFX)(run, w, rng, c, m, &out->trace[SIVE_TRACE_GRAD_LOSS][m]))
             break;
-        }
-        tr_gl[m] = loss;
-        /* --- Langevin step, fused with the trace norms and the finiteness
-         *     check (x*0 is NaN exactly when x is not finite) --- */
-        double gsum = 0.0, dsum = 0.0;
-        int bad = 0;
-        for (size_t i0 = 0; i0 < d; i0 += SIVE_NOISE_CHUNK) {
-            size_t nb = d - i0 < SIVE_NOISE_CHUNK ? d - i0 : SIVE_NOISE_CHUNK;
-            double gs, ds;
-            NORMALS(&rng[SIVE_STREAM_NOISE], xi, nb);
-            bad |= CAT(langevin_update_, SFX)(theta + i0, star + i0, g + i0, xi, nb, a,
-                                              k_tether, k_noise, &gs, &ds);
-            gsum += gs;
-            dsum += ds;
-        }
-        tr_gn[m] = sqrt(gsum);
-        tr_disp[m] = sqrt(dsum * inv_d);
-        if (!isfinite(gsum) || bad) {
+        if (CAT(step_, SFX)(run, w, &rng[SIVEI_STREAM_NOISE],
+                            &out->trace[SIVE_TRACE_GRAD_NORM][m],
+                            &out->trace[SIVE_TRACE_DISP][m])) {
             out->status = SIVE_CHAIN_DIVERGED;
             break;
         }
@@ -134,9 +142,8 @@ int CAT(sive_chain_run_, SFX)(sive_run *run, sive_work *w, int32_t c)
      * a step cut short by a callback error or an abort is dropped. */
     out->stop_step = out->status == SIVE_CHAIN_OK ? M : m;
     out->steps_run = out->status == SIVE_CHAIN_DIVERGED ? m + 1 : m;
-    if (out->status == SIVE_CHAIN_OK && p->progress)
-        p->progress(c, M, M, p->progress_user);
-    return SIVE_OK;
+    if (out->status == SIVE_CHAIN_OK && run->progress)
+        run->progress(c, M, M, run->progress_user);
 }
 
 #undef CAT

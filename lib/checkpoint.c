@@ -19,7 +19,13 @@
  * The trailing hash covers every byte of the compressed frame, so any
  * damage to the file is caught before decompression even starts; zstd's own
  * checksum and the payload hash then guard the decoder and the writer.  The
- * skippable frame keeps the file readable by `zstd -d`. */
+ * skippable frame keeps the file readable by `zstd -d`.
+ *
+ * Loading never allocates what the header claims: the parameter buffer
+ * grows with the data the frame actually yields (zread_grow), so a
+ * malformed file costs memory in proportion to its real content and ends
+ * in SIVE_E_FORMAT, not SIVE_E_NOMEM (issue 14 #1). */
+#include "fileio.h"
 #include "internal.h"
 #include "sive/mlp.h"
 
@@ -117,115 +123,35 @@ static void f32_le_swap(uint8_t *p, size_t n)
     }
 }
 
-static const char *errstr(int e, char *buf, size_t len)
-{
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-    return strerror_r(e, buf, len);
-#else
-    if (strerror_r(e, buf, len) != 0)
-        snprintf(buf, len, "error %d", e);
-    return buf;
-#endif
-}
-
 /* ------------------------------------------------------------------ */
 /* Save                                                               */
 /* ------------------------------------------------------------------ */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* fsync the directory holding path so that the rename itself is durable.
- * Failure is reported: the caller asked for a durable write. */
-static int sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash)
-        dir = strdup(".");
-    else if (slash == path)
-        dir = strdup("/");
-    else
-        dir = strndup(path, (size_t)(slash - path));
-    if (!dir)
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    /* some file systems cannot fsync a directory; that is not a failure */
-    if (rc != 0 && (errno == EINVAL || errno == EROFS))
-        rc = 0;
-    close(fd);
-    return rc;
-}
-
-/* Write buf to path atomically: temporary file, fsync, rename, fsync dir. */
+/* Write buf to path atomically (fileio.c: temporary file, fsync, rename,
+ * fsync of the directory). */
 static int write_atomic(const char *path, const uint8_t *buf, size_t n)
 {
-    char eb[128];
-    size_t len = strlen(path);
-    char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return sive_fail(NULL, SIVE_E_IO, "%s: cannot create temporary file: %s",
-                         path, errstr(e, eb, sizeof eb));
+    char err[SIVE_ERRMSG_LEN];
+    sivei_atomic a;
+    int rc = sivei_atomic_open(&a, path, err);
+    if (!rc) {
+        rc = sivei_atomic_write(&a, buf, n, err);
+        if (!rc)
+            rc = sivei_atomic_commit(&a, err);
+        else
+            sivei_atomic_abort(&a);
     }
-    const char *what = NULL;
-    if (fchmod(fd, 0644) != 0)
-        what = "chmod";
-    else if (write_all(fd, buf, n) != 0)
-        what = "write";
-    else if (fsync(fd) != 0)
-        what = "fsync";
-    int e = errno;
-    if (close(fd) != 0 && !what) {
-        what = "close";
-        e = errno;
-    }
-    if (!what && rename(tmp, path) != 0) {
-        what = "rename";
-        e = errno;
-    }
-    if (what) {
-        unlink(tmp);
-        free(tmp);
-        return sive_fail(NULL, SIVE_E_IO, "%s: %s failed: %s", path, what,
-                         errstr(e, eb, sizeof eb));
-    }
-    free(tmp);
-    if (sync_dir(path) != 0)
-        return sive_fail(NULL, SIVE_E_IO,
-                         "%s: written, but syncing its directory failed: %s",
-                         path, errstr(errno, eb, sizeof eb));
-    return SIVE_OK;
+    return rc ? sivei_fail(NULL, rc, "%s", err) : SIVE_OK;
 }
 
 int sive_checkpoint_save(const char *path, const sive_mlp *m,
                          const float *theta, const sive_checkpoint_meta *meta)
 {
     if (!path || !m || !theta)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_checkpoint_save: NULL argument");
+    char shown[SIVEI_PATH_SHOWN]; /* path for messages: the cause must fit */
+    sivei_path_shown(shown, sizeof shown, path);
     size_t sz[4];
     sive_mlp_sizes(m, &sz[0], &sz[1], &sz[2], &sz[3]);
     const size_t dim = sive_mlp_dim(m);
@@ -235,7 +161,7 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
 
     /* dim <= 2^32 (sive_mlp_new), so the sizes below fit on 64-bit hosts */
     if (dim > (SIZE_MAX - HEADER_SIZE - HASH_SIZE) / 4)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: model too large", path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: model too large", shown);
     const size_t plen = HEADER_SIZE + 4 * dim + HASH_SIZE;
     uint8_t *payload = malloc(plen);
     const size_t cap = ZSTD_compressBound(plen) + TRAILER_SIZE;
@@ -245,7 +171,7 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
         free(payload);
         free(file);
         ZSTD_freeCCtx(cc);
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", shown);
     }
     uint8_t *h = payload;
     memcpy(h, "SIVECKPT", 8);
@@ -273,8 +199,8 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
     free(payload);
     if (ZSTD_isError(r)) {
         free(file);
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: zstd compression failed: %s",
-                         path, ZSTD_getErrorName(r));
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: zstd compression failed: %s",
+                         shown, ZSTD_getErrorName(r));
     }
     uint8_t *t = file + r;
     put_u32(t, TRAILER_MAGIC);
@@ -299,37 +225,39 @@ static uint64_t max_file_size(void)
     return p + p / 128 + 4096 + TRAILER_SIZE;
 }
 
-static int read_file(const char *path, uint8_t **out, size_t *len)
+/* Messages name the file as shown (see sivei_path_shown). */
+static int read_file(const char *path, const char *shown, uint8_t **out,
+                     size_t *len)
 {
-    char eb[128];
+    char eb[SIVEI_STRERROR_LEN];
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return sive_fail(NULL, SIVE_E_IO, "%s: cannot open: %s", path,
-                         errstr(errno, eb, sizeof eb));
+        return sivei_fail(NULL, SIVE_E_IO, "%s: cannot open: %s", shown,
+                         sivei_strerror(errno, eb, sizeof eb));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return sive_fail(NULL, SIVE_E_IO, "%s: cannot stat: %s", path,
-                         errstr(e, eb, sizeof eb));
+        return sivei_fail(NULL, SIVE_E_IO, "%s: cannot stat: %s", shown,
+                         sivei_strerror(e, eb, sizeof eb));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return sive_fail(NULL, SIVE_E_IO, "%s: not a regular file", path);
+        return sivei_fail(NULL, SIVE_E_IO, "%s: not a regular file", shown);
     }
     if ((uint64_t)st.st_size > max_file_size() ||
         (uint64_t)st.st_size > SIZE_MAX) {
         close(fd);
-        return sive_fail(NULL, SIVE_E_FORMAT,
-                         "%s: %lld bytes is larger than any checkpoint", path,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
+                         "%s: %lld bytes is larger than any checkpoint", shown,
                          (long long)st.st_size);
     }
     size_t n = (size_t)st.st_size;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         close(fd);
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", shown);
     }
     size_t got = 0;
     while (got < n) {
@@ -340,8 +268,8 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
             int e = errno;
             free(buf);
             close(fd);
-            return sive_fail(NULL, SIVE_E_IO, "%s: read failed: %s", path,
-                             errstr(e, eb, sizeof eb));
+            return sivei_fail(NULL, SIVE_E_IO, "%s: read failed: %s", shown,
+                             sivei_strerror(e, eb, sizeof eb));
         }
         if (k == 0)
             break; /* shrank while reading: the checks below catch it */
@@ -362,15 +290,68 @@ static int zread(const char *path, ZSTD_DCtx *d, ZSTD_inBuffer *in, void *dst,
         size_t in0 = in->pos, out0 = out.pos;
         size_t r = ZSTD_decompressStream(d, &out, in);
         if (ZSTD_isError(r))
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: corrupted checkpoint (zstd: %s)", path,
                              ZSTD_getErrorName(r));
         *last = r;
         if ((r == 0 && out.pos < n) || (in->pos == in0 && out.pos == out0))
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: truncated checkpoint (payload ends early)",
                              path);
     }
+    return SIVE_OK;
+}
+
+/* First size of the parameter buffer; it then doubles as data arrive. */
+#define FIRST_ALLOC ((size_t)1 << 20)
+
+/* Decompress exactly n bytes of the frame into a new buffer (*out) that
+ * grows with the data actually decoded: FIRST_ALLOC bytes first, then
+ * doubling up to n.  A header and frame that claim 2^32 parameters around a
+ * payload of a few bytes thus cost a megabyte, not 16 GiB, before the
+ * frame runs dry (SIVE_E_FORMAT "truncated"); memory stays within twice
+ * what the frame really yields. */
+static int zread_grow(const char *path, ZSTD_DCtx *d, ZSTD_inBuffer *in,
+                      size_t n, uint8_t **out, size_t *last)
+{
+    size_t cap = n < FIRST_ALLOC ? n : FIRST_ALLOC;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    *out = NULL;
+    if (!buf)
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+    ZSTD_outBuffer ob = {buf, cap, 0};
+    while (ob.pos < n) {
+        if (ob.pos == cap) {
+            size_t next = cap > n / 2 ? n : 2 * cap;
+            uint8_t *grown = realloc(buf, next);
+            if (!grown) {
+                free(buf);
+                return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory",
+                                 path);
+            }
+            buf = grown;
+            cap = next;
+            ob.dst = buf;
+            ob.size = cap;
+        }
+        size_t in0 = in->pos, out0 = ob.pos;
+        size_t r = ZSTD_decompressStream(d, &ob, in);
+        if (ZSTD_isError(r)) {
+            free(buf);
+            return sivei_fail(NULL, SIVE_E_FORMAT,
+                             "%s: corrupted checkpoint (zstd: %s)", path,
+                             ZSTD_getErrorName(r));
+        }
+        *last = r;
+        if ((r == 0 && ob.pos < n) || (in->pos == in0 && ob.pos == out0)) {
+            free(buf);
+            return sivei_fail(NULL, SIVE_E_FORMAT,
+                             "%s: truncated checkpoint: the header announces "
+                             "%zu parameters, the file holds %zu of them",
+                             path, n / 4, ob.pos / 4);
+        }
+    }
+    *out = buf;
     return SIVE_OK;
 }
 
@@ -379,24 +360,24 @@ static int check_header(const char *path, const uint8_t *h, size_t sz[4],
                         size_t *dim)
 {
     if (memcmp(h, "SIVECKPT", 8) != 0)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: not a libsive checkpoint (wrong magic)", path);
     uint32_t version = get_u32(h + 8);
     if (version != SIVE_CHECKPOINT_VERSION)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: checkpoint format version %u is not supported "
                          "(this library reads version %d)", path, version,
                          SIVE_CHECKPOINT_VERSION);
     uint32_t dtype = get_u32(h + 12);
     if (dtype != DTYPE_F32LE)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: parameter data type %u is not supported (only "
                          "1, float32)", path, dtype);
     uint64_t s[4];
     for (int i = 0; i < 4; i++) {
         s[i] = get_u64(h + 16 + 8 * i);
         if (s[i] == 0 || s[i] > SIVE_MLP_MAX_WIDTH || (i == 3 && s[i] < 2))
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: invalid layer sizes %llu-%llu-%llu-%llu",
                              path, (unsigned long long)get_u64(h + 16),
                              (unsigned long long)get_u64(h + 24),
@@ -406,17 +387,21 @@ static int check_header(const char *path, const uint8_t *h, size_t sz[4],
     }
     uint64_t want = s[1] * (s[0] + 1) + s[2] * (s[1] + 1) + s[3] * (s[2] + 1);
     if (want > SIVE_MLP_MAX_PARAMS)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: layer sizes %zu-%zu-%zu-%zu give %llu "
                          "parameters, more than supported", path, sz[0], sz[1],
                          sz[2], sz[3], (unsigned long long)want);
     uint64_t count = get_u64(h + 80);
     if (count != want)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: parameter count %llu does not match layer sizes "
                          "%zu-%zu-%zu-%zu (%llu parameters)", path,
                          (unsigned long long)count, sz[0], sz[1], sz[2], sz[3],
                          (unsigned long long)want);
+    if (count > (SIZE_MAX - HEADER_SIZE - HASH_SIZE) / 4)
+        return sivei_fail(NULL, SIVE_E_FORMAT,
+                         "%s: %llu parameters do not fit in this host's "
+                         "address space", path, (unsigned long long)count);
     *dim = (size_t)count;
     return SIVE_OK;
 }
@@ -427,25 +412,25 @@ static int parse(const char *path, const uint8_t *buf, size_t len,
                  sive_checkpoint_meta *meta_out)
 {
     if (len < 4 || get_u32(buf) != ZSTD_MAGICNUMBER)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: not a libsive checkpoint (no zstd frame)", path);
     if (len < TRAILER_SIZE + 4)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: truncated checkpoint (%zu bytes)", path, len);
     const uint8_t *t = buf + len - TRAILER_SIZE;
     if (get_u32(t) != TRAILER_MAGIC ||
         get_u32(t + 4) != TRAILER_SIZE - 8 || memcmp(t + 8, "SIVE", 4) != 0)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: truncated or not a libsive checkpoint (checksum "
                          "trailer missing)", path);
     const size_t flen = len - TRAILER_SIZE;
     if (fnv1a64(FNV_OFFSET, buf, flen) != get_u64(t + 12))
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: corrupted checkpoint (checksum mismatch)", path);
 
     ZSTD_DCtx *d = ZSTD_createDCtx();
     if (!d)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
     ZSTD_inBuffer in = {buf, flen, 0};
     uint8_t header[HEADER_SIZE], hash[HASH_SIZE];
     size_t sz[4], dim = 0, last = 1;
@@ -457,14 +442,13 @@ static int parse(const char *path, const uint8_t *buf, size_t len,
     if (!rc) {
         unsigned long long fcs = ZSTD_getFrameContentSize(buf, flen);
         if (fcs != (unsigned long long)HEADER_SIZE + 4ull * dim + HASH_SIZE)
-            rc = sive_fail(NULL, SIVE_E_FORMAT,
+            rc = sivei_fail(NULL, SIVE_E_FORMAT,
                            "%s: corrupted checkpoint (frame size %llu does not "
                            "match the header)", path, fcs);
     }
-    if (!rc && !(params = malloc(4 * dim)))
-        rc = sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+    /* never malloc(4 * dim) up front: dim comes from the file */
     if (!rc)
-        rc = zread(path, d, &in, params, 4 * dim, &last);
+        rc = zread_grow(path, d, &in, 4 * dim, &params, &last);
     if (!rc)
         rc = zread(path, d, &in, hash, HASH_SIZE, &last);
     /* drive the frame to its end: that is where zstd checks its checksum */
@@ -474,33 +458,33 @@ static int parse(const char *path, const uint8_t *buf, size_t len,
         size_t in0 = in.pos;
         last = ZSTD_decompressStream(d, &out, &in);
         if (ZSTD_isError(last))
-            rc = sive_fail(NULL, SIVE_E_FORMAT,
+            rc = sivei_fail(NULL, SIVE_E_FORMAT,
                            "%s: corrupted checkpoint (zstd: %s)", path,
                            ZSTD_getErrorName(last));
         else if (out.pos > 0)
-            rc = sive_fail(NULL, SIVE_E_FORMAT,
+            rc = sivei_fail(NULL, SIVE_E_FORMAT,
                            "%s: corrupted checkpoint (data after the "
                            "parameters)", path);
         else if (last != 0 && in.pos == in0)
-            rc = sive_fail(NULL, SIVE_E_FORMAT,
+            rc = sivei_fail(NULL, SIVE_E_FORMAT,
                            "%s: truncated checkpoint (frame incomplete)", path);
     }
     if (!rc && in.pos != flen)
-        rc = sive_fail(NULL, SIVE_E_FORMAT,
+        rc = sivei_fail(NULL, SIVE_E_FORMAT,
                        "%s: corrupted checkpoint (bytes after the frame)", path);
     ZSTD_freeDCtx(d);
     if (!rc) {
         uint64_t hsh = fnv1a64(FNV_OFFSET, header, HEADER_SIZE);
         hsh = fnv1a64(hsh, params, 4 * dim);
         if (hsh != get_u64(hash))
-            rc = sive_fail(NULL, SIVE_E_FORMAT,
+            rc = sivei_fail(NULL, SIVE_E_FORMAT,
                            "%s: corrupted checkpoint (payload hash mismatch)",
                            path);
     }
     if (!rc)
         rc = sive_mlp_new(&m, sz[0], sz[1], sz[2], sz[3]);
     if (!rc && sive_mlp_dim(m) != dim)
-        rc = sive_fail(NULL, SIVE_E_FORMAT, "%s: parameter count mismatch",
+        rc = sivei_fail(NULL, SIVE_E_FORMAT, "%s: parameter count mismatch",
                        path);
     if (rc) {
         free(params);
@@ -527,14 +511,16 @@ int sive_checkpoint_load(const char *path, sive_mlp **mlp_out,
     if (theta_out)
         *theta_out = NULL;
     if (!path || !mlp_out || !theta_out)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_checkpoint_load: NULL argument");
     uint8_t *buf;
-    size_t len;
-    int rc = read_file(path, &buf, &len);
+    size_t len = 0; /* set by read_file; 0 silences a false GCC warning */
+    char shown[SIVEI_PATH_SHOWN]; /* path for messages: the cause must fit */
+    sivei_path_shown(shown, sizeof shown, path);
+    int rc = read_file(path, shown, &buf, &len);
     if (rc)
         return rc;
-    rc = parse(path, buf, len, mlp_out, theta_out, meta_out);
+    rc = parse(shown, buf, len, mlp_out, theta_out, meta_out);
     free(buf);
     return rc;
 }

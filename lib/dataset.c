@@ -2,6 +2,7 @@
  * Data-set operations built on the public handle API: the deterministic
  * class-balanced split and the MNIST directory layouts.
  */
+#include "fileio.h"
 #include "internal.h"
 #include "sive/data.h"
 
@@ -78,11 +79,11 @@ int sive_dataset_split(const sive_dataset *all, size_t n_test, uint64_t seed,
     if (test)
         *test = NULL;
     if (!all || !train || !test)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_split: NULL argument");
     size_t total = sive_dataset_count(all);
     if (n_test == 0 || n_test >= total)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_split: n_test = %zu, must be in "
                          "[1, %zu] for %zu examples", n_test,
                          total ? total - 1 : 0, total);
@@ -101,7 +102,7 @@ int sive_dataset_split(const sive_dataset *all, size_t n_test, uint64_t seed,
     uint8_t *te_px = malloc(n_test * px), *te_lb = malloc(n_test);
     int rc = SIVE_OK;
     if (!perm || !tr_px || !tr_lb || !te_px || !te_lb) {
-        rc = sive_fail(NULL, SIVE_E_NOMEM, "sive_dataset_split: out of memory");
+        rc = sivei_fail(NULL, SIVE_E_NOMEM, "sive_dataset_split: out of memory");
         goto done;
     }
     for (size_t i = 0; i < total; i++)
@@ -196,7 +197,7 @@ static int find_file(const char *dir, const mnist_name *name, char **path)
             char *p = join_path(dir, bases[b], suffixes[s]);
             struct stat st;
             if (!p)
-                return sive_fail(NULL, SIVE_E_NOMEM,
+                return sivei_fail(NULL, SIVE_E_NOMEM,
                                  "sive_dataset_open_dir: out of memory");
             if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
                 *path = p;
@@ -231,9 +232,12 @@ static int partial_set(const char *dir, const mnist_name *names, int n,
     int have = 0;
     while (have < n && !paths[have])
         have++;
-    return sive_fail(NULL, SIVE_E_IO,
+    char shown[SIVEI_PATH_SHOWN];
+    return sivei_fail(NULL, SIVE_E_IO,
                      "%s: holds %s but no %s (nor its .zst or .gz form): "
-                     "the set needs all %d files", dir, names[have].plain,
+                     "the set needs all %d files",
+                     sivei_path_shown(shown, sizeof shown, dir),
+                     names[have].plain,
                      names[missing].plain, n);
 }
 
@@ -243,12 +247,14 @@ static int open_official(char **paths, sive_dataset **train,
     int rc = sive_dataset_load_idx(train, paths[0], paths[1]);
     if (!rc)
         rc = sive_dataset_load_idx(test, paths[2], paths[3]);
+    char s0[SIVEI_PATH_SHOWN], s2[SIVEI_PATH_SHOWN];
     if (!rc && (sive_dataset_rows(*train) != sive_dataset_rows(*test) ||
                 sive_dataset_cols(*train) != sive_dataset_cols(*test)))
-        rc = sive_fail(NULL, SIVE_E_FORMAT,
+        rc = sivei_fail(NULL, SIVE_E_FORMAT,
                        "%s holds %zu x %zu images but %s holds %zu x %zu",
-                       paths[0], sive_dataset_rows(*train),
-                       sive_dataset_cols(*train), paths[2],
+                       sivei_path_shown(s0, sizeof s0, paths[0]),
+                       sive_dataset_rows(*train), sive_dataset_cols(*train),
+                       sivei_path_shown(s2, sizeof s2, paths[2]),
                        sive_dataset_rows(*test), sive_dataset_cols(*test));
     return rc;
 }
@@ -260,10 +266,12 @@ static int open_subset(char **paths, sive_dataset **train,
     int rc = sive_dataset_load_idx(&all, paths[0], paths[1]);
     if (rc)
         return rc;
+    char shown[SIVEI_PATH_SHOWN];
     if (sive_dataset_count(all) <= SIVE_DATASET_SUBSET_TEST)
-        rc = sive_fail(NULL, SIVE_E_FORMAT,
+        rc = sivei_fail(NULL, SIVE_E_FORMAT,
                        "%s: %zu images, the fixed split needs more than %d",
-                       paths[0], sive_dataset_count(all),
+                       sivei_path_shown(shown, sizeof shown, paths[0]),
+                       sive_dataset_count(all),
                        SIVE_DATASET_SUBSET_TEST);
     else
         rc = sive_dataset_split(all, SIVE_DATASET_SUBSET_TEST,
@@ -280,15 +288,16 @@ int sive_dataset_open_dir(const char *dir, sive_dataset **train,
     if (test)
         *test = NULL;
     if (!dir || !train || !test)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_open_dir: NULL argument");
     struct stat st;
-    if (stat(dir, &st) != 0) {
-        int e = errno;
-        return sive_fail(NULL, SIVE_E_IO, "%s: %s", dir, strerror(e));
-    }
+    char shown[SIVEI_PATH_SHOWN], eb[SIVEI_STRERROR_LEN];
+    sivei_path_shown(shown, sizeof shown, dir);
+    if (stat(dir, &st) != 0)
+        return sivei_fail(NULL, SIVE_E_IO, "%s: %s", shown,
+                         sivei_strerror(errno, eb, sizeof eb));
     if (!S_ISDIR(st.st_mode))
-        return sive_fail(NULL, SIVE_E_IO, "%s: not a directory", dir);
+        return sivei_fail(NULL, SIVE_E_IO, "%s: not a directory", shown);
 
     char *off[4] = {NULL}, *sub[2] = {NULL};
     int n_off, n_sub, miss_off, miss_sub;
@@ -306,13 +315,13 @@ int sive_dataset_open_dir(const char *dir, sive_dataset **train,
     else if (n_sub > 0)
         rc = partial_set(dir, subset, 2, sub, miss_sub);
     else
-        rc = sive_fail(NULL, SIVE_E_IO,
+        rc = sivei_fail(NULL, SIVE_E_IO,
                        "%s: no MNIST files: expected train-images-idx3-ubyte, "
                        "train-labels-idx1-ubyte, t10k-images-idx3-ubyte and "
                        "t10k-labels-idx1-ubyte, or the bundled "
                        "mnist-10k-images-idx3-ubyte and "
                        "mnist-10k-labels-idx1-ubyte (each optionally .zst or "
-                       ".gz)", dir);
+                       ".gz)", shown);
 done:
     for (int i = 0; i < 4; i++)
         free(off[i]);

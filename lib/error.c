@@ -25,9 +25,9 @@ const char *sive_strerror(int status)
 
 const char *sive_last_errmsg(void) { return last_error; }
 
-void sive_clear_error(void) { last_error[0] = '\0'; }
+void sivei_clear_error(void) { last_error[0] = '\0'; }
 
-int sive_vfail(char *buf, int status, const char *fmt, va_list ap)
+int sivei_vfail(char *buf, int status, const char *fmt, va_list ap)
 {
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     if (buf && buf != last_error)
@@ -35,11 +35,11 @@ int sive_vfail(char *buf, int status, const char *fmt, va_list ap)
     return status;
 }
 
-int sive_fail(char *buf, int status, const char *fmt, ...)
+int sivei_fail(char *buf, int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    sive_vfail(buf, status, fmt, ap);
+    sivei_vfail(buf, status, fmt, ap);
     va_end(ap);
     return status;
 }
@@ -47,3 +47,8 @@ int sive_fail(char *buf, int status, const char *fmt, ...)
 uint32_t sive_version_number(void) { return SIVE_VERSION_NUMBER; }
 
 const char *sive_version_string(void) { return SIVE_VERSION_STRING; }
+
+void sive_set_errmsg(const char *msg)
+{
+    snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
+}

@@ -6,37 +6,49 @@
 #include <math.h>
 #include <stdlib.h>
 
-double *sive_tail_copy(const sive_result *r, const sive_chain_out *c,
-                       sive_trace which, size_t *n)
+/* MCSE of the unclipped SIVE and the ESS behind it.  By the delta method
+ * the estimator is the tail mean of the influence series
+ *   y_m = (Lbar_m - mean)^2 n/(n-1) - s2_m/N      (times t^2),
+ * so its variance is that of a mean of y, which mixes as slowly as the
+ * chain's slowest mode and whose slow part is often a few % of its
+ * variance under evaluation noise: sivei_var_of_mean (docs/theory.md).
+ * SIVE_ESS = Var_T(y) / Var(mean y), the ESS of y consistent with it.
+ * Overwrites lbar with y. */
+static int influence_mcse(double *lbar, const double *s2, size_t n, double mean,
+                          double t, double N, double *st)
 {
-    *n = 0;
-    int64_t cnt = sive_tail_count(r->steps, r->tail_start, r->stride);
-    double *x = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *x);
-    if (!x)
-        return NULL;
-    const double *tr = c->trace[which];
-    int64_t m = (r->tail_start + r->stride - 1) / r->stride * r->stride;
-    size_t k = 0;
-    for (; m < r->steps; m += r->stride)
-        x[k++] = tr[m];
-    *n = k;
-    return x;
+    double *y = lbar;
+    const double scale = (double)n / ((double)n - 1.0);
+    for (size_t i = 0; i < n; i++) {
+        double dv = lbar[i] - mean;
+        y[i] = dv * dv * scale - s2[i] / N;
+    }
+    double vy, vmean;
+    int rc = sivei_var_of_mean(y, n, &vmean);
+    sivei_mean_var(y, n, NULL, &vy);
+    st[SIVE_STAT_MCSE] = t * t * sqrt(vmean);
+    st[SIVE_STAT_SIVE_ESS] = NAN;
+    if (vmean > 0.0)
+        st[SIVE_STAT_SIVE_ESS] = vy / vmean;
+    else if (vmean == 0.0) /* constant y */
+        st[SIVE_STAT_SIVE_ESS] = (double)n;
+    return rc;
 }
 
-int sive_chain_estimate(const sive_result *r, sive_chain_out *c)
+int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c)
 {
     size_t n = 0, n2 = 0;
-    double *lbar = sive_tail_copy(r, c, SIVE_TRACE_LBAR, &n);
-    double *s2 = sive_tail_copy(r, c, SIVE_TRACE_S2, &n2);
+    double *lbar = sivei_tail_copy(r, c, SIVE_TRACE_LBAR, &n);
+    double *s2 = sivei_tail_copy(r, c, SIVE_TRACE_S2, &n2);
     if (!lbar || !s2) {
         free(lbar);
         free(s2);
         return SIVE_E_NOMEM;
     }
-    const double t = r->t, N = (double)r->groups;
+    const double t = r->opt.t, N = (double)r->opt.groups;
     double mean, var, s2_mean, s2_var, lo = INFINITY;
-    sive_mean_var(lbar, n, &mean, &var);
-    sive_mean_var(s2, n, &s2_mean, &s2_var);
+    sivei_mean_var(lbar, n, &mean, &var);
+    sivei_mean_var(s2, n, &s2_mean, &s2_var);
     for (size_t i = 0; i < n; i++)
         lo = lbar[i] < lo ? lbar[i] : lo;
 
@@ -46,27 +58,20 @@ int sive_chain_estimate(const sive_result *r, sive_chain_out *c)
     st[SIVE_STAT_SIVE_UNCLIPPED] = t * t * var - corr;
     st[SIVE_STAT_SIVE] = fmax(0.0, st[SIVE_STAT_SIVE_UNCLIPPED]);
     st[SIVE_STAT_ONLINE_MEAN] = t * (mean - lo);
-    st[SIVE_STAT_ANCHORED_MEAN] = isnan(r->anchor) ? NAN : t * (mean - r->anchor);
+    st[SIVE_STAT_ANCHORED_MEAN] = isnan(r->opt.anchor) ? NAN : t * (mean - r->opt.anchor);
     st[SIVE_STAT_TAIL_MEAN_LOSS] = mean;
     st[SIVE_STAT_TAIL_MIN_LOSS] = lo;
     st[SIVE_STAT_NOISE_CORRECTION] = corr;
     /* Empirical: the s2 series may be autocorrelated (noise level depends
      * on theta), so batch means rather than the iid chi-square formula. */
-    st[SIVE_STAT_NOISE_CORRECTION_STD] = t * t / N * sqrt(sive_batch_means_var(s2, n));
+    st[SIVE_STAT_NOISE_CORRECTION_STD] = t * t / N * sqrt(sivei_batch_means_var(s2, n));
     st[SIVE_STAT_NOISE_CORRECTION_STD_GAUSS] = corr * sqrt(2.0 / ((double)n * (N - 1.0)));
 
-    /* MCSE of the unclipped SIVE by the delta method: the estimator is the
-     * tail mean of y_m = (Lbar_m - mean)^2 n/(n-1) - s2_m/N (times t^2), so
-     * its standard error is that of a mean, estimated by batch means. */
-    double *y = lbar; /* reuse: Lbar is not needed after this point */
-    const double scale = (double)n / ((double)n - 1.0);
-    for (size_t i = 0; i < n; i++) {
-        double dv = lbar[i] - mean;
-        y[i] = dv * dv * scale - s2[i] / N;
-    }
-    st[SIVE_STAT_MCSE] = t * t * sqrt(sive_batch_means_var(y, n));
+    int rc = influence_mcse(lbar, s2, n, mean, t, N, st);
     free(s2);
     free(lbar);
+    if (rc)
+        return rc;
 
     /* Geometry of the chart. */
     const double h = r->h, g0 = c->trace[SIVE_TRACE_GRAD_NORM][0];
@@ -75,9 +80,10 @@ int sive_chain_estimate(const sive_result *r, sive_chain_out *c)
     st[SIVE_STAT_GRAD_NORM2_START] = g0 * g0;
     st[SIVE_STAT_SLOPE_PROXY] = t * t * h * h * g0 * g0;
     double dsum = 0.0;
-    for (int64_t m = r->tail_start; m < r->steps; m++)
+    const int64_t first = sivei_tail_first(&r->opt);
+    for (int64_t m = first; m < r->opt.steps; m++)
         dsum += c->trace[SIVE_TRACE_DISP][m];
-    st[SIVE_STAT_RMS_DISP_REL_H] = dsum / (double)(r->steps - r->tail_start) / h;
+    st[SIVE_STAT_RMS_DISP_REL_H] = dsum / (double)(r->opt.steps - first) / h;
     st[SIVE_STAT_TAIL_LENGTH] = (double)n;
     st[SIVE_STAT_RHAT] = NAN; /* a multi-chain quantity: summary only */
     return SIVE_OK;

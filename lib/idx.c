@@ -6,6 +6,7 @@
  * caps before anything is allocated, the payload buffer grows with the data
  * actually decoded, and decoding stops one byte past the announced payload.
  */
+#include "fileio.h"
 #include "internal.h"
 #include "sive/data.h"
 
@@ -47,7 +48,7 @@ static int dataset_adopt(sive_dataset **out, uint8_t *pixels, uint8_t *labels,
     if (!ds) {
         free(pixels);
         free(labels);
-        return sive_fail(NULL, SIVE_E_NOMEM, "data set: out of memory");
+        return sivei_fail(NULL, SIVE_E_NOMEM, "data set: out of memory");
     }
     uint8_t top = 0;
     for (size_t i = 0; i < count; i++)
@@ -70,12 +71,12 @@ int sive_dataset_from_memory(sive_dataset **out, const uint8_t *pixels,
     if (out)
         *out = NULL;
     if (!out || !pixels || !labels)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_from_memory: NULL argument");
     const size_t dims[3] = {count, rows, cols};
     for (int i = 0; i < 3; i++)
         if (dims[i] == 0 || dims[i] > IDX_MAX_DIM)
-            return sive_fail(NULL, SIVE_E_INVALID_ARG,
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                              "sive_dataset_from_memory: %zu x %zu x %zu: "
                              "every dimension must be in [1, %llu]",
                              count, rows, cols,
@@ -83,7 +84,7 @@ int sive_dataset_from_memory(sive_dataset **out, const uint8_t *pixels,
     /* Each factor is <= 2^24, so the product of any two fits in 64 bits. */
     uint64_t total = (uint64_t)count * rows;
     if (total > IDX_MAX_BYTES / cols || total * cols > SIZE_MAX)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_from_memory: %zu x %zu x %zu bytes "
                          "exceeds the limit of %llu",
                          count, rows, cols, (unsigned long long)IDX_MAX_BYTES);
@@ -93,7 +94,7 @@ int sive_dataset_from_memory(sive_dataset **out, const uint8_t *pixels,
     if (!px || !lb) {
         free(px);
         free(lb);
-        return sive_fail(NULL, SIVE_E_NOMEM, "data set: out of memory");
+        return sivei_fail(NULL, SIVE_E_NOMEM, "data set: out of memory");
     }
     memcpy(px, pixels, (size_t)total);
     memcpy(lb, labels, count);
@@ -132,7 +133,8 @@ const uint8_t *sive_dataset_labels(const sive_dataset *ds)
 typedef enum { SRC_RAW, SRC_GZIP, SRC_ZSTD } src_kind;
 
 typedef struct idx_src {
-    const char *path;
+    const char *path; /* the file as messages show it (== shown) */
+    char shown[SIVEI_PATH_SHOWN];
     FILE *f;
     src_kind kind;
     uint8_t *in; /* IDX_CHUNK bytes of file data */
@@ -153,9 +155,9 @@ static int src_fill(idx_src *s)
     s->in_len = fread(s->in, 1, IDX_CHUNK, s->f);
     if (s->in_len < IDX_CHUNK) {
         if (ferror(s->f)) {
-            int e = errno;
-            return sive_fail(NULL, SIVE_E_IO, "%s: read error: %s", s->path,
-                             strerror(e));
+            char eb[SIVEI_STRERROR_LEN];
+            return sivei_fail(NULL, SIVE_E_IO, "%s: read error: %s", s->path,
+                             sivei_strerror(errno, eb, sizeof eb));
         }
         s->in_eof = 1;
     }
@@ -185,35 +187,37 @@ static int is_zstd_magic(const uint8_t *b)
 
 /* Open path and pick the decoder from its first bytes.  On failure the
  * caller still calls src_close(). */
-static int src_open(idx_src *s, const char *path)
+static int src_open(idx_src *s, const char *file)
 {
     memset(s, 0, sizeof *s);
+    /* every message below names the file by its shortened form */
+    const char *path = sivei_path_shown(s->shown, sizeof s->shown, file);
     s->path = path;
     s->zhint = 1; /* no frame completed yet */
-    s->f = fopen(path, "rb");
+    s->f = fopen(file, "rb");
     if (!s->f) {
-        int e = errno;
-        return sive_fail(NULL, SIVE_E_IO, "%s: cannot open: %s", path,
-                         strerror(e));
+        char eb[SIVEI_STRERROR_LEN];
+        return sivei_fail(NULL, SIVE_E_IO, "%s: cannot open: %s", path,
+                         sivei_strerror(errno, eb, sizeof eb));
     }
     s->in = malloc(IDX_CHUNK);
     if (!s->in)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
     int rc = src_fill(s); /* a directory fails here with EISDIR */
     if (rc)
         return rc;
     const uint8_t *b = s->in;
     if (s->in_len == 0)
-        return sive_fail(NULL, SIVE_E_FORMAT, "%s: empty file", path);
+        return sivei_fail(NULL, SIVE_E_FORMAT, "%s: empty file", path);
     if (s->in_len < 4)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: truncated header: the file holds only %zu "
                          "byte(s)", path, s->in_len);
     if (is_zstd_magic(b)) {
         s->kind = SRC_ZSTD;
         s->zd = ZSTD_createDCtx();
         if (!s->zd)
-            return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+            return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
         return SIVE_OK;
     }
     if (b[0] == 0x1F && b[1] == 0x8B) {
@@ -221,14 +225,14 @@ static int src_open(idx_src *s, const char *path)
         s->kind = SRC_GZIP;
         int zr = inflateInit2(&s->zs, 15 + 16); /* 16: gzip wrapper only */
         if (zr != Z_OK)
-            return sive_fail(NULL,
+            return sivei_fail(NULL,
                              zr == Z_MEM_ERROR ? SIVE_E_NOMEM : SIVE_E_FORMAT,
                              "%s: cannot start gzip decoding (zlib error %d)",
                              path, zr);
         s->zs_live = 1;
         return SIVE_OK;
 #else
-        return sive_fail(NULL, SIVE_E_UNSUPPORTED,
+        return sivei_fail(NULL, SIVE_E_UNSUPPORTED,
                          "%s: gzip-compressed, but this libsive was built "
                          "without zlib: decompress it first (gunzip) or "
                          "recompress it with zstd", path);
@@ -238,7 +242,7 @@ static int src_open(idx_src *s, const char *path)
         s->kind = SRC_RAW;
         return SIVE_OK;
     }
-    return sive_fail(NULL, SIVE_E_FORMAT,
+    return sivei_fail(NULL, SIVE_E_FORMAT,
                      "%s: bad magic %02x %02x %02x %02x: neither IDX "
                      "(00 00 08 nd), gzip (1f 8b) nor zstd (28 b5 2f fd)",
                      path, b[0], b[1], b[2], b[3]);
@@ -284,9 +288,9 @@ static int read_zstd(idx_src *s, uint8_t *dst, size_t want, size_t *pos)
         size_t r = ZSTD_decompressStream(s->zd, &ob, &ib);
         if (ZSTD_isError(r)) {
             if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
-                return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory",
+                return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory",
                                  s->path);
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: corrupted zstd stream: %s", s->path,
                              ZSTD_getErrorName(r));
         }
@@ -298,10 +302,10 @@ static int read_zstd(idx_src *s, uint8_t *dst, size_t want, size_t *pos)
             /* Progress is guaranteed while input and output room remain,
              * so no movement means the input ran out inside a frame. */
             if (s->in_pos < s->in_len)
-                return sive_fail(NULL, SIVE_E_FORMAT,
+                return sivei_fail(NULL, SIVE_E_FORMAT,
                                  "%s: corrupted zstd stream: decoder stalled",
                                  s->path);
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: truncated zstd stream: the file ends in the "
                              "middle of a frame", s->path);
         }
@@ -343,12 +347,12 @@ static int read_gzip(idx_src *s, uint8_t *dst, size_t want, size_t *pos)
         if (zr == Z_OK)
             continue;
         if (zr == Z_BUF_ERROR) /* no progress possible: input exhausted */
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: truncated gzip stream: the file ends in the "
                              "middle of a member", s->path);
         if (zr == Z_MEM_ERROR)
-            return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", s->path);
-        return sive_fail(NULL, SIVE_E_FORMAT, "%s: corrupted gzip stream: %s",
+            return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", s->path);
+        return sivei_fail(NULL, SIVE_E_FORMAT, "%s: corrupted gzip stream: %s",
                          s->path, s->zs.msg ? s->zs.msg : "inflate error");
     }
     return SIVE_OK;
@@ -408,7 +412,7 @@ static int read_payload(idx_src *s, uint64_t total, uint8_t **data,
     uint8_t *buf = malloc(cap);
     *have = 0;
     if (!buf)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", s->path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", s->path);
     for (;;) {
         size_t got;
         int rc = src_read(s, buf + *have, cap - *have, &got);
@@ -423,7 +427,7 @@ static int read_payload(idx_src *s, uint64_t total, uint8_t **data,
         uint8_t *grown = realloc(buf, next);
         if (!grown) {
             free(buf);
-            return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory",
+            return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory",
                              s->path);
         }
         buf = grown;
@@ -456,16 +460,16 @@ static int parse_header(idx_src *s, int want_nd, uint64_t *dims,
     if (rc)
         return rc;
     if (got < 4)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: truncated header: the %s holds %zu byte(s)",
                          path, where, got);
     if (head[0] != 0 || head[1] != 0)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: bad magic %02x %02x %02x %02x in the %s: "
                          "not an IDX file (00 00 08 nd)",
                          path, head[0], head[1], head[2], head[3], where);
     if (head[2] != IDX_TYPE_UBYTE)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: element type 0x%02X (%s) is not supported: "
                          "only 0x08 (unsigned byte) is",
                          path, head[2], idx_type_name(head[2]));
@@ -476,7 +480,7 @@ static int parse_header(idx_src *s, int want_nd, uint64_t *dims,
             hint = ": is this a label file?";
         else if (want_nd == 1 && nd == 3)
             hint = ": is this an image file?";
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: %d dimension(s), expected %d (%s)%s", path, nd,
                          want_nd,
                          want_nd == 3 ? "count x rows x cols" : "count", hint);
@@ -485,7 +489,7 @@ static int parse_header(idx_src *s, int want_nd, uint64_t *dims,
     if (rc)
         return rc;
     if (got < 4 * (size_t)nd)
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: truncated header: %zu of the %d bytes of "
                          "dimensions present", path, got, 4 * nd);
     for (int i = 0; i < nd; i++) {
@@ -493,7 +497,7 @@ static int parse_header(idx_src *s, int want_nd, uint64_t *dims,
         dims[i] = (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 |
                   (uint64_t)p[2] << 8 | p[3];
         if (dims[i] == 0 || dims[i] > IDX_MAX_DIM)
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: dimension %d is %llu, must be in [1, %llu]",
                              path, i, (unsigned long long)dims[i],
                              (unsigned long long)IDX_MAX_DIM);
@@ -503,7 +507,7 @@ static int parse_header(idx_src *s, int want_nd, uint64_t *dims,
     uint64_t t = 1;
     for (int i = 0; i < nd; i++) {
         if (t > IDX_MAX_BYTES / dims[i] || t * dims[i] > SIZE_MAX)
-            return sive_fail(NULL, SIVE_E_FORMAT,
+            return sivei_fail(NULL, SIVE_E_FORMAT,
                              "%s: header says %s bytes, above the limit of "
                              "%llu", path, text,
                              (unsigned long long)IDX_MAX_BYTES);
@@ -535,9 +539,9 @@ static int idx_read(const char *path, int want_nd, uint64_t *dims,
     char text[80];
     dims_text(text, sizeof text, dims, want_nd);
     if (have < total) {
-        rc = sive_fail(NULL, SIVE_E_FORMAT,
+        rc = sivei_fail(NULL, SIVE_E_FORMAT,
                        "%s: truncated: header says %s = %llu bytes, %s "
-                       "holds %zu", path, text, (unsigned long long)total,
+                       "holds %zu", s.path, text, (unsigned long long)total,
                        where, have);
     } else {
         /* One more byte: also drives the decoder through the frame's end
@@ -549,14 +553,14 @@ static int idx_read(const char *path, int want_nd, uint64_t *dims,
         if (!rc && got) {
             if (s.kind == SRC_RAW &&
                 raw_trailing(&s, 4 + 4 * (uint64_t)want_nd + total, &n))
-                rc = sive_fail(NULL, SIVE_E_FORMAT,
+                rc = sivei_fail(NULL, SIVE_E_FORMAT,
                                "%s: %llu trailing byte(s) after the %s = %llu "
-                               "bytes the header announces", path, n, text,
+                               "bytes the header announces", s.path, n, text,
                                (unsigned long long)total);
             else
-                rc = sive_fail(NULL, SIVE_E_FORMAT,
+                rc = sivei_fail(NULL, SIVE_E_FORMAT,
                                "%s: trailing bytes: the %s is longer than the "
-                               "%s = %llu bytes the header announces", path,
+                               "%s = %llu bytes the header announces", s.path,
                                where, text, (unsigned long long)total);
         }
     }
@@ -575,7 +579,7 @@ int sive_dataset_load_idx(sive_dataset **out, const char *images_path,
     if (out)
         *out = NULL;
     if (!out || !images_path || !labels_path)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_load_idx: NULL argument");
     uint64_t idims[3], ldims[1];
     uint8_t *pixels, *labels;
@@ -588,12 +592,15 @@ int sive_dataset_load_idx(sive_dataset **out, const char *images_path,
         return rc;
     }
     if (ldims[0] != idims[0]) {
+        char ls[SIVEI_PATH_SHOWN], is[SIVEI_PATH_SHOWN];
         free(pixels);
         free(labels);
-        return sive_fail(NULL, SIVE_E_FORMAT,
+        return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s holds %llu labels but %s holds %llu images",
-                         labels_path, (unsigned long long)ldims[0],
-                         images_path, (unsigned long long)idims[0]);
+                         sivei_path_shown(ls, sizeof ls, labels_path),
+                         (unsigned long long)ldims[0],
+                         sivei_path_shown(is, sizeof is, images_path),
+                         (unsigned long long)idims[0]);
     }
     return dataset_adopt(out, pixels, labels, (size_t)idims[0],
                          (size_t)idims[1], (size_t)idims[2]);
@@ -604,76 +611,49 @@ int sive_dataset_load_idx(sive_dataset **out, const char *images_path,
 /* ------------------------------------------------------------------ */
 
 typedef struct idx_sink {
-    const char *path; /* final name, for messages */
-    char *tmp;        /* temporary file beside it */
-    FILE *f;
-    ZSTD_CCtx *zc;    /* NULL: plain IDX */
-    uint8_t *out;     /* IDX_CHUNK bytes of compressed output */
+    sivei_atomic at; /* the temporary file; at.shown names the target */
+    ZSTD_CCtx *zc;   /* NULL: plain IDX */
+    uint8_t *out;    /* IDX_CHUNK bytes of compressed output */
 } idx_sink;
 
-static int sink_io_error(idx_sink *k, const char *what, int e)
-{
-    return sive_fail(NULL, SIVE_E_IO, "%s: %s: %s", k->path, what,
-                     strerror(e));
-}
-
-/* Close the sink and remove its temporary file, if it still has one. */
+/* Remove the temporary file, if it still exists, and free the sink. */
 static void sink_discard(idx_sink *k)
 {
-    if (k->f)
-        fclose(k->f);
-    if (k->tmp)
-        unlink(k->tmp);
-    free(k->tmp);
+    sivei_atomic_abort(&k->at);
     free(k->out);
-    ZSTD_freeCCtx(k->zc);
-    memset(k, 0, sizeof *k);
+    ZSTD_freeCCtx(k->zc); /* NULL-safe */
+    k->out = NULL;
+    k->zc = NULL;
 }
 
 static int sink_open(idx_sink *k, const char *path, int level, uint64_t size)
 {
+    char err[SIVE_ERRMSG_LEN];
     memset(k, 0, sizeof *k);
-    k->path = path;
-    size_t n = strlen(path);
-    k->tmp = malloc(n + sizeof ".tmp-XXXXXX");
-    if (!k->tmp)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
-    memcpy(k->tmp, path, n);
-    memcpy(k->tmp + n, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-    int fd = mkstemp(k->tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(k->tmp);
-        k->tmp = NULL; /* nothing was created */
-        return sink_io_error(k, "cannot create a temporary file beside it", e);
-    }
-    (void)fchmod(fd, 0644); /* mkstemp's 0600 is too private for data */
-    k->f = fdopen(fd, "wb");
-    if (!k->f) {
-        int e = errno;
-        close(fd);
-        return sink_io_error(k, "cannot open the temporary file", e);
-    }
+    int rc = sivei_atomic_open(&k->at, path, err);
+    if (rc)
+        return sivei_fail(NULL, rc, "%s", err);
     if (level == 0)
         return SIVE_OK;
     k->zc = ZSTD_createCCtx();
     k->out = malloc(IDX_CHUNK);
     if (!k->zc || !k->out)
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", path);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory",
+                         k->at.shown);
     if (ZSTD_isError(ZSTD_CCtx_setParameter(k->zc, ZSTD_c_compressionLevel,
                                             level)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(k->zc, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(k->zc, size)))
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: zstd rejected level %d", path, level);
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: zstd rejected level %d", k->at.shown, level);
     return SIVE_OK;
 }
 
 static int sink_put(idx_sink *k, const void *data, size_t n)
 {
-    if (n && fwrite(data, 1, n, k->f) != n)
-        return sink_io_error(k, "write error", errno);
-    return SIVE_OK;
+    char err[SIVE_ERRMSG_LEN];
+    int rc = sivei_atomic_write(&k->at, data, n, err);
+    return rc ? sivei_fail(NULL, rc, "%s", err) : SIVE_OK;
 }
 
 /* Compress (or copy) n bytes; with end set, finish the zstd frame. */
@@ -687,13 +667,13 @@ static int sink_write(idx_sink *k, const uint8_t *data, size_t n, int end)
         ZSTD_outBuffer ob = {k->out, IDX_CHUNK, 0};
         size_t r = ZSTD_compressStream2(k->zc, &ob, &ib, mode);
         if (ZSTD_isError(r))
-            return sive_fail(NULL,
+            return sivei_fail(NULL,
                              ZSTD_getErrorCode(r) ==
                                      ZSTD_error_memory_allocation
                                  ? SIVE_E_NOMEM
                                  : SIVE_E_IO,
-                             "%s: zstd compression failed: %s", k->path,
-                             ZSTD_getErrorName(r));
+                             "%s: zstd compression failed: %s",
+                             k->at.shown, ZSTD_getErrorName(r));
         int rc = sink_put(k, k->out, ob.pos);
         if (rc)
             return rc;
@@ -702,21 +682,15 @@ static int sink_write(idx_sink *k, const uint8_t *data, size_t n, int end)
     }
 }
 
-/* Flush everything to disk; the file is complete under its temporary name. */
+/* Flush everything to disk; the file is complete under its temporary name
+ * (still open and locked until the rename). */
 static int sink_finish(idx_sink *k)
 {
+    char err[SIVE_ERRMSG_LEN];
     int rc = sink_write(k, NULL, 0, 1);
-    if (rc)
-        return rc;
-    if (fflush(k->f) != 0)
-        return sink_io_error(k, "write error", errno);
-    if (fsync(fileno(k->f)) != 0)
-        return sink_io_error(k, "cannot flush to disk", errno);
-    FILE *f = k->f;
-    k->f = NULL;
-    if (fclose(f) != 0)
-        return sink_io_error(k, "write error", errno);
-    return SIVE_OK;
+    if (!rc && (rc = sivei_atomic_finish(&k->at, err)) != SIVE_OK)
+        sivei_fail(NULL, rc, "%s", err);
+    return rc;
 }
 
 /* Header + payload of one IDX array into a temporary file. */
@@ -744,18 +718,42 @@ static int write_idx(idx_sink *k, const char *path, int level,
     return rc;
 }
 
+/* Rename both complete temporaries over their targets, images first. */
+static int commit_both(idx_sink *img, idx_sink *lab, const char *images_path,
+                       const char *labels_path)
+{
+    char err[SIVE_ERRMSG_LEN];
+    int rc = sivei_atomic_commit(&img->at, err);
+    if (rc)
+        return sivei_fail(NULL, rc, "%s", err);
+    /* Last line of defence for what the check before writing cannot see
+     * (a case-insensitive file system, a link created meanwhile): the
+     * labels must not replace the images just renamed into place. */
+    if (sivei_same_target(images_path, labels_path))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_dataset_save_idx: %s turned out to be the file "
+                         "the images were written to; labels not written",
+                         lab->at.shown);
+    rc = sivei_atomic_commit(&lab->at, err);
+    return rc ? sivei_fail(NULL, rc, "%s", err) : SIVE_OK;
+}
+
 int sive_dataset_save_idx(const sive_dataset *ds, const char *images_path,
                           const char *labels_path, int zstd_level)
 {
     if (!ds || !images_path || !labels_path)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_save_idx: NULL argument");
-    if (strcmp(images_path, labels_path) == 0)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
-                         "sive_dataset_save_idx: images and labels would both "
-                         "be written to %s", images_path);
+    if (sivei_same_target(images_path, labels_path)) {
+        char is[SIVEI_PATH_SHOWN], ls[SIVEI_PATH_SHOWN];
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_dataset_save_idx: %s and %s name the same file: "
+                         "the labels would replace the images",
+                         sivei_path_shown(is, sizeof is, images_path),
+                         sivei_path_shown(ls, sizeof ls, labels_path));
+    }
     if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_dataset_save_idx: zstd level %d outside "
                          "0..%d (0 = uncompressed)", zstd_level,
                          ZSTD_maxCLevel());
@@ -765,21 +763,10 @@ int sive_dataset_save_idx(const sive_dataset *ds, const char *images_path,
     int rc = write_idx(&img, images_path, zstd_level, ds->pixels, idims, 3);
     if (!rc)
         rc = write_idx(&lab, labels_path, zstd_level, ds->labels, idims, 1);
-    /* Both complete: only now replace the targets. */
-    if (!rc && rename(img.tmp, images_path) != 0)
-        rc = sink_io_error(&img, "cannot rename the temporary file", errno);
-    else if (!rc && rename(lab.tmp, labels_path) != 0) {
-        /* images_path is already replaced; its temporary name is gone. */
-        rc = sink_io_error(&lab, "cannot rename the temporary file", errno);
-        free(img.tmp);
-        img.tmp = NULL;
-    }
-    if (!rc) { /* both renamed: nothing to unlink */
-        free(img.tmp);
-        free(lab.tmp);
-        img.tmp = lab.tmp = NULL;
-    }
-    sink_discard(&img);
+    /* Both complete and on disk: only now replace the targets. */
+    if (!rc)
+        rc = commit_both(&img, &lab, images_path, labels_path);
+    sink_discard(&img); /* removes whatever temporary is left */
     sink_discard(&lab);
     return rc;
 }

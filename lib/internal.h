@@ -12,11 +12,11 @@
 #define SIVE_ERRMSG_LEN 512
 
 /* Format into buf (may be NULL) and into the calling thread's last-error
- * message; returns status so callers can write `return sive_fail(...)`. */
-SIVE_HIDDEN int sive_fail(char *buf, int status, const char *fmt, ...)
+ * message; returns status so callers can write `return sivei_fail(...)`. */
+SIVE_HIDDEN int sivei_fail(char *buf, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-SIVE_HIDDEN int sive_vfail(char *buf, int status, const char *fmt, va_list ap);
+SIVE_HIDDEN int sivei_vfail(char *buf, int status, const char *fmt, va_list ap);
 /* Clear the calling thread's last-error message. */
-SIVE_HIDDEN void sive_clear_error(void);
+SIVE_HIDDEN void sivei_clear_error(void);
 
 #endif

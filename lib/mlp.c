@@ -7,7 +7,6 @@
  * the weight gradients).  So the workspace never depends on the batch size
  * and the block's activations stay in cache between layers. */
 #include "internal.h"
-#include "mlp_internal.h"
 #include "rng.h"
 #include "sive/mlp.h"
 
@@ -62,30 +61,30 @@ int sive_mlp_new(sive_mlp **out, size_t in, size_t h1, size_t h2,
                  size_t classes)
 {
     if (!out)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_new: out is NULL");
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_new: out is NULL");
     *out = NULL;
     if (in == 0 || h1 == 0 || h2 == 0 || classes == 0 ||
         in > SIVE_MLP_MAX_WIDTH || h1 > SIVE_MLP_MAX_WIDTH ||
         h2 > SIVE_MLP_MAX_WIDTH || classes > SIVE_MLP_MAX_WIDTH)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_new: layer sizes %zu-%zu-%zu-%zu: each must "
                          "be in [1, %zu]", in, h1, h2, classes,
                          (size_t)SIVE_MLP_MAX_WIDTH);
     if (classes < 2)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_new: cross-entropy needs at least 2 classes");
     /* widths <= 2^24, so each product fits easily in 64 bits */
     uint64_t dim = (uint64_t)h1 * (in + 1) + (uint64_t)h2 * (h1 + 1) +
                    (uint64_t)classes * (h2 + 1);
     if (dim > SIVE_MLP_MAX_PARAMS || dim > SIZE_MAX / sizeof(float))
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_new: %zu-%zu-%zu-%zu has %llu parameters, "
                          "more than the %llu supported", in, h1, h2, classes,
                          (unsigned long long)dim,
                          (unsigned long long)SIVE_MLP_MAX_PARAMS);
     sive_mlp *m = calloc(1, sizeof *m);
     if (!m)
-        return sive_fail(NULL, SIVE_E_NOMEM, "sive_mlp_new: out of memory");
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_mlp_new: out of memory");
     m->in = in;
     m->h1 = h1;
     m->h2 = h2;
@@ -109,7 +108,7 @@ int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1, size_t *h2,
                    size_t *classes)
 {
     if (!m)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_sizes: m is NULL");
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_sizes: m is NULL");
     if (in) *in = m->in;
     if (h1) *h1 = m->h1;
     if (h2) *h2 = m->h2;
@@ -117,20 +116,20 @@ int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1, size_t *h2,
     return SIVE_OK;
 }
 
-static void init_layer(sive_pcg32 *g, float *p, size_t n, size_t fan_in)
+static void init_layer(sivei_pcg32 *g, float *p, size_t n, size_t fan_in)
 {
     const double bound = 1.0 / sqrt((double)fan_in);
     for (size_t i = 0; i < n; i++)
-        p[i] = (float)((2.0 * sive_pcg32_uniform(g) - 1.0) * bound);
+        p[i] = (float)((2.0 * sivei_pcg32_uniform(g) - 1.0) * bound);
 }
 
 int sive_mlp_init_params(const sive_mlp *m, float *theta, uint64_t seed)
 {
     if (!m || !theta)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_init_params: NULL argument");
-    sive_pcg32 g;
-    sive_pcg32_stream(&g, seed, 0, PURPOSE_INIT);
+    sivei_pcg32 g;
+    sivei_pcg32_stream(&g, seed, 0, PURPOSE_INIT);
     /* W and b of a layer are contiguous and share the bound */
     init_layer(&g, theta + m->w1, m->h1 * m->in + m->h1, m->in);
     init_layer(&g, theta + m->w2, m->h2 * m->h1 + m->h2, m->h1);
@@ -149,22 +148,23 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
                       size_t block_rows, int blis_threads)
 {
     if (!out)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_work_new: out is NULL");
     *out = NULL;
     if (!m)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_work_new: m is NULL");
     if (block_rows == 0)
         block_rows = SIVE_MLP_DEFAULT_BLOCK_ROWS;
     if (block_rows > MAX_BLOCK_ROWS)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_work_new: block_rows %zu exceeds %zu",
                          block_rows, MAX_BLOCK_ROWS);
     if (blis_threads < 1 || blis_threads > MAX_BLIS_THREADS)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_work_new: blis_threads %d not in [1, %d]",
                          blis_threads, MAX_BLIS_THREADS);
+    sive_mlp_blis_kernels(); /* BLIS's kernel choice, before its first use */
     const size_t r = block_rows;
     /* widths <= 2^24 and r <= 2^20: all products fit in 64 bits */
     const uint64_t r64 = r;
@@ -173,15 +173,15 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
     uint64_t nd = (uint64_t)m->h1 + m->h2 + m->out + 16;
     uint64_t bytes = nf * sizeof(float) + nd * sizeof(double) + r64;
     if (bytes > SIZE_MAX / 2)
-        return sive_fail(NULL, SIVE_E_NOMEM,
+        return sivei_fail(NULL, SIVE_E_NOMEM,
                          "sive_mlp_work_new: workspace of %llu bytes too large",
                          (unsigned long long)bytes);
     sive_mlp_work *w = calloc(1, sizeof *w);
     if (!w)
-        return sive_fail(NULL, SIVE_E_NOMEM, "sive_mlp_work_new: out of memory");
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_mlp_work_new: out of memory");
     if (posix_memalign(&w->mem, 64, (size_t)bytes) != 0) {
         free(w);
-        return sive_fail(NULL, SIVE_E_NOMEM,
+        return sivei_fail(NULL, SIVE_E_NOMEM,
                          "sive_mlp_work_new: cannot allocate %llu bytes",
                          (unsigned long long)bytes);
     }
@@ -239,15 +239,15 @@ static int check_common(const char *fn, const sive_mlp *m,
                         const sive_dataset *ds)
 {
     if (!m || !w || !theta || !ds)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
     if (w->in != m->in || w->h1 != m->h1 || w->h2 != m->h2 || w->out != m->out)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: workspace made for %zu-%zu-%zu-%zu, model is "
                          "%zu-%zu-%zu-%zu", fn, w->in, w->h1, w->h2, w->out,
                          m->in, m->h1, m->h2, m->out);
     size_t rows = sive_dataset_rows(ds), cols = sive_dataset_cols(ds);
     if (rows * cols != m->in)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: data set examples are %zux%zu = %zu values, the "
                          "model takes %zu inputs", fn, rows, cols, rows * cols,
                          m->in);
@@ -361,13 +361,13 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
         }
 #endif
         if (e >= s->count)
-            return sive_fail(NULL, SIVE_E_INVALID_ARG,
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                              "%s: index %llu (position %zu) out of range for "
                              "%zu examples", fn, (unsigned long long)e,
                              first + i, s->count);
         uint8_t y = s->lab[e];
         if (y >= m->out)
-            return sive_fail(NULL, SIVE_E_INVALID_ARG,
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                              "%s: example %llu has label %u, model has %zu "
                              "classes", fn, (unsigned long long)e, (unsigned)y,
                              m->out);
@@ -553,14 +553,14 @@ static void col_sums(const float *restrict d, double *restrict acc, size_t r,
 
 int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
                             const float *theta, const sive_dataset *ds,
-                            const uint64_t *idx, size_t n, float *loss_out)
+                            const uint64_t *idx, size_t n, double *loss_out)
 {
     static const char fn[] = "sive_mlp_example_losses";
     int rc = check_common(fn, m, w, theta, ds);
     if (rc)
         return rc;
     if (!idx || !loss_out || n == 0)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: idx/loss_out NULL or n = 0", fn);
     rows_src src = make_src(ds, idx);
     for (size_t s = 0; s < n; s += w->rows) {
@@ -569,8 +569,7 @@ int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
             return rc;
         forward_block(m, w, theta, r);
         for (size_t i = 0; i < r; i++)
-            loss_out[s + i] =
-                (float)row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
+            loss_out[s + i] = row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
     }
     return SIVE_OK;
 }
@@ -586,7 +585,7 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
         return rc;
     if (!idx || !group_loss || n_groups == 0 || group_size == 0 ||
         n_groups > SIZE_MAX / group_size)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: idx/group_loss NULL or bad group counts", fn);
     const size_t n = n_groups * group_size;
     rows_src src = make_src(ds, idx);
@@ -611,82 +610,6 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
     return SIVE_OK;
 }
 
-int sive_mlp_group_losses_unique(const sive_mlp *m, sive_mlp_work *w,
-                                 const float *theta, const sive_dataset *ds,
-                                 const uint64_t *idx, size_t n_groups,
-                                 size_t group_size, double *group_loss,
-                                 sive_mlp_dedup *dd)
-{
-    static const char fn[] = "sive_mlp_group_losses";
-    int rc = check_common(fn, m, w, theta, ds);
-    if (rc)
-        return rc;
-    if (!idx || !group_loss || !dd || n_groups == 0 || group_size == 0 ||
-        n_groups > SIZE_MAX / group_size)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/group_loss NULL or bad group counts", fn);
-    const size_t n = n_groups * group_size, count = sive_dataset_count(ds);
-    if (dd->count != count)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: scratch made for %zu examples, data set has %zu",
-                         fn, dd->count, count);
-    uint32_t *slot = dd->slot;
-    uint64_t *uniq = dd->uniq;
-    double *loss = dd->loss;
-    /* mark the examples drawn, then number them in ascending order: the
-     * gather then walks the data set forwards, which the hardware
-     * prefetcher follows (the scan is short: the adapter uses this path
-     * only when the draws outnumber a fifth of the data set) */
-    size_t u = 0;
-    for (size_t p = 0; p < n; p++) {
-        uint64_t e = idx[p];
-        if (e >= count) {
-            rc = sive_fail(NULL, SIVE_E_INVALID_ARG,
-                           "%s: index %llu (position %zu) out of range for "
-                           "%zu examples", fn, (unsigned long long)e, p, count);
-            for (size_t q = 0; q < p; q++)
-                slot[idx[q]] = SIVE_MLP_NO_SLOT;
-            return rc;
-        }
-        slot[e] = 0;
-    }
-    for (size_t e = 0; e < count; e++)
-        if (slot[e] != SIVE_MLP_NO_SLOT) {
-            if (u == dd->cap) {
-                rc = sive_fail(NULL, SIVE_E_INVALID_ARG,
-                               "%s: more than %zu distinct examples", fn,
-                               dd->cap);
-                for (; e < count; e++)
-                    slot[e] = SIVE_MLP_NO_SLOT;
-                goto reset;
-            }
-            slot[e] = (uint32_t)u;
-            uniq[u++] = e;
-        }
-    /* their losses, streamed through the network in blocks */
-    rows_src src = make_src(ds, uniq);
-    for (size_t s = 0; s < u; s += w->rows) {
-        size_t r = u - s < w->rows ? u - s : w->rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
-            goto reset;
-        forward_block(m, w, theta, r);
-        for (size_t i = 0; i < r; i++)
-            loss[s + i] = row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
-    }
-    /* group means, summed in the order sive_mlp_group_losses() uses */
-    for (size_t g = 0; g < n_groups; g++) {
-        const uint64_t *gi = idx + g * group_size;
-        double acc = 0.0;
-        for (size_t j = 0; j < group_size; j++)
-            acc += loss[slot[gi[j]]];
-        group_loss[g] = acc / (double)group_size;
-    }
-reset:
-    for (size_t i = 0; i < u; i++)
-        slot[uniq[i]] = SIVE_MLP_NO_SLOT;
-    return rc;
-}
-
 int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,
                       const sive_dataset *ds, double *mean_loss,
                       double *accuracy)
@@ -697,7 +620,7 @@ int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,
         return rc;
     const size_t n = sive_dataset_count(ds);
     if (n == 0)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
     rows_src src = make_src(ds, NULL);
     double sum = 0.0;
     size_t correct = 0;
@@ -728,7 +651,7 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     if (rc)
         return rc;
     if (!idx || !grad || n == 0)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: idx/grad NULL or n = 0", fn);
     const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
     const float scale = (float)(1.0 / (double)n);
@@ -778,27 +701,27 @@ int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w, float *theta,
     if (rc)
         return rc;
     if (!(lr > 0.0f) || !isfinite(lr) || batch == 0)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: lr must be finite and > 0, batch >= 1", fn);
     const size_t n = sive_dataset_count(ds);
     if (n == 0)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
     if (n > SIZE_MAX / sizeof(uint64_t))
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: data set too large", fn);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: data set too large", fn);
     uint64_t *perm = malloc(n * sizeof *perm);
     float *grad = malloc(m->dim * sizeof *grad);
     if (!perm || !grad) {
         free(perm);
         free(grad);
-        return sive_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
     }
     /* Fisher-Yates from the (seed, epoch) stream */
-    sive_pcg32 g;
-    sive_pcg32_stream(&g, seed, epoch, PURPOSE_SHUFFLE);
+    sivei_pcg32 g;
+    sivei_pcg32_stream(&g, seed, epoch, PURPOSE_SHUFFLE);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)sive_pcg32_below(&g, (uint64_t)i + 1);
+        size_t j = (size_t)sivei_pcg32_below(&g, (uint64_t)i + 1);
         uint64_t t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;

@@ -1,4 +1,6 @@
-/* Shared internals of the probe, the chains and the result (not installed). */
+/* Shared internals of the probe, the run, the chains and the result (not
+ * installed).  Internal names start with sivei_ so that they cannot be
+ * mistaken for the public sive_ API. */
 #ifndef SIVE_PROBE_IMPL_H
 #define SIVE_PROBE_IMPL_H
 
@@ -9,65 +11,96 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-enum { SIVE_DTYPE_NONE = 0, SIVE_DTYPE_F32 = 1, SIVE_DTYPE_F64 = 2 };
+/* Counts of the public enums (not part of the ABI: the public header has
+ * no *_COUNT_ enumerators). */
+#define SIVEI_N_STATS 20
+#define SIVEI_N_TRACES 5
 
 /* Independent random streams of a chain, one per purpose, so that changing
  * N (evaluation draws) leaves the Langevin path untouched. */
 enum {
-    SIVE_STREAM_NOISE = 0,   /* Langevin normals                  */
-    SIVE_STREAM_GRAD_IDX = 1,/* gradient batch indices            */
-    SIVE_STREAM_EVAL_IDX = 2,/* evaluation batch indices          */
-    SIVE_STREAM_GRAD_CB = 3, /* seeds handed to the grad callback */
-    SIVE_STREAM_EVAL_CB = 4, /* seeds handed to the eval callback */
-    SIVE_STREAM_COUNT = 5
+    SIVEI_STREAM_NOISE = 0,   /* Langevin normals                  */
+    SIVEI_STREAM_GRAD_IDX = 1,/* gradient batch indices            */
+    SIVEI_STREAM_EVAL_IDX = 2,/* evaluation batch indices          */
+    SIVEI_STREAM_GRAD_CB = 3, /* seeds handed to the grad callback */
+    SIVEI_STREAM_EVAL_CB = 4, /* seeds handed to the eval callback */
+    SIVEI_STREAM_COUNT = 5
 };
 
-typedef struct sive_options {
+/* The option values (lib/options.c owns their table). */
+typedef struct sivei_options {
     double t, base_lr, h, c_h, burn_in, anchor;
     int h_absolute;
-    int64_t steps, groups, eval_batch, grad_batch, data_size, chains, threads;
+    int64_t steps, groups, eval_batch, grad_batch, chains, threads;
     int64_t replacement, eval_stride;
     uint64_t seed;
-} sive_options;
+} sivei_options;
+
+SIVE_HIDDEN void sivei_options_default(sivei_options *o);
+/* Read an option of the given type from a set of values (getters of the
+ * probe and of the result share it); errbuf may be NULL. */
+SIVE_HIDDEN int sivei_options_get(const sivei_options *o, sive_option opt,
+                                  sive_option_type type, int64_t *iv,
+                                  double *dv, char *errbuf);
 
 struct sive_probe {
-    size_t dim;
-    sive_options opt;
-    int dtype;
-    union { sive_grad_f32_fn f32; sive_grad_f64_fn f64; } grad;
-    union { sive_eval_f32_fn f32; sive_eval_f64_fn f64; } eval;
-    void *user;
+    sivei_options opt;
     sive_progress_fn progress;
     void *progress_user;
-    int callback_code;
     char errmsg[SIVE_ERRMSG_LEN];
 };
 
-typedef struct sive_chain_out {
+/* The tail window T = {m >= floor(alpha*M), m % stride == 0}: defined here
+ * only.  First evaluated step of the tail, and the number of them. */
+SIVE_HIDDEN int64_t sivei_tail_first(const sivei_options *o);
+SIVE_HIDDEN int64_t sivei_tail_count(const sivei_options *o);
+
+typedef struct sivei_chain_out {
     sive_chain_status status;
     int64_t stop_step; /* step where it diverged or stopped; M if finished */
     int64_t steps_run; /* length of the traces                           */
-    double *trace[SIVE_TRACE_COUNT_];
-    double stat[SIVE_STAT_COUNT_];
-} sive_chain_out;
+    double *trace[SIVEI_N_TRACES];
+    double stat[SIVEI_N_STATS];
+} sivei_chain_out;
 
 struct sive_result {
+    sivei_options opt;   /* frozen at the run's start */
     int32_t chains, chains_ok;
-    int64_t steps, stride, tail_start;
-    double t, h, eta;
-    int64_t groups;
-    double anchor;
-    sive_chain_out *c;
-    double summary[SIVE_STAT_COUNT_];
-    double spread[SIVE_STAT_COUNT_];
+    double h, eta;
+    sivei_chain_out *c;
+    double summary[SIVEI_N_STATS];
+    double spread[SIVEI_N_STATS];
     uint32_t flags;
     char *health;
+    int status, callback_code;
+    char errmsg[SIVE_ERRMSG_LEN];
 };
 
-/* Everything one run shares between worker threads. */
-typedef struct sive_run {
-    const sive_probe *p;
-    const void *theta_star; /* float or double, by p->dtype */
+/* result.c: a result with traces for every chain, statistics NaN. */
+SIVE_HIDDEN sive_result *sivei_result_alloc(const sivei_options *o, double h,
+                                            double eta);
+/* Copy the tail of a chain's trace into a new array (*n entries). */
+SIVE_HIDDEN double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
+                                    sive_trace which, size_t *n);
+
+/* estimators.c: estimators of one finished chain (fills c->stat). */
+SIVE_HIDDEN int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c);
+/* diagnostics.c: per-chain estimators, summaries over chains, multi-chain
+ * ESS, split-Rhat; then health.c's flags. */
+SIVE_HIDDEN int sivei_result_summarise(sive_result *r);
+/* health.c: flags and their text from the summaries. */
+SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
+                                    int32_t worst_z_chain);
+
+/* Everything one run shares between worker threads.  The options and the
+ * model are copies taken at the start: nothing reads the caller's probe
+ * or model description while chains run. */
+typedef struct sivei_run {
+    sivei_options opt;
+    sive_model model;
+    sive_progress_fn progress;
+    void *progress_user;
+    const void *theta_star; /* float or double, by model.dtype */
     double h, eta;
     sive_result *r;
     atomic_int next_chain;
@@ -76,42 +109,64 @@ typedef struct sive_run {
     int status;             /* first fatal status (CALLBACK, CANCELLED, NOMEM)  */
     int callback_code;
     char errmsg[SIVE_ERRMSG_LEN];
-} sive_run;
+} sivei_run;
 
 /* Langevin normals are drawn and used this many at a time (the same
  * sequence as drawing all d at once), so the noise never needs d elements
  * of memory and stays in L1 between the sampler and the update. */
-#define SIVE_NOISE_CHUNK 2048
+#define SIVEI_NOISE_CHUNK 2048
+
+/* Distinct indices of a step's evaluation draws (dedup.c). */
+typedef struct sivei_dedup {
+    uint64_t n;          /* data-set size                                 */
+    uint32_t *slot;      /* n entries (all UINT32_MAX between calls), or
+                            NULL: sort instead (large data sets)         */
+    uint64_t *pairs;     /* sort path: draws x (index, position)         */
+    uint64_t *uniq;      /* distinct indices, ascending                  */
+    uint32_t *which;     /* draw p -> its rank among the distinct ones   */
+    double *loss;        /* per distinct index                           */
+} sivei_dedup;
+
+SIVE_HIDDEN int sivei_dedup_init(sivei_dedup *d, uint64_t n, size_t draws);
+SIVE_HIDDEN void sivei_dedup_release(sivei_dedup *d);
+/* Fill d->uniq (ascending) and d->which for idx[0..draws-1]; returns the
+ * number of distinct indices. */
+SIVE_HIDDEN size_t sivei_dedup_run(sivei_dedup *d, const uint64_t *idx, size_t draws);
 
 /* Per-worker scratch reused across the chains a worker runs. */
-typedef struct sive_work {
-    void *theta, *grad;         /* dim elements of the run's dtype */
-    void *noise;                /* min(dim, SIVE_NOISE_CHUNK) elements */
+typedef struct sivei_work {
+    sivei_run *run;
+    int32_t worker;
+    void *theta, *grad;         /* dim elements of the model's dtype */
+    void *noise;                /* min(dim, SIVEI_NOISE_CHUNK) elements */
     double *group_loss;         /* N                               */
     uint64_t *eval_idx;         /* N * B_eval (NULL without data)  */
     uint64_t *grad_idx;         /* B_grad                          */
     uint64_t *perm;             /* data size, sampling w/o replacement */
-} sive_work;
+    sivei_dedup dedup;          /* per-example models only         */
+} sivei_work;
 
-SIVE_HIDDEN int sive_work_init(sive_work *w, const sive_probe *p);
-SIVE_HIDDEN void sive_work_release(sive_work *w);
-/* Run chain c of the run into run->r->c[c]; returns 0, or a fatal status
- * already recorded in run (callback error, cancel). */
-SIVE_HIDDEN int sive_chain_run_f32(sive_run *run, sive_work *w, int32_t c);
-SIVE_HIDDEN int sive_chain_run_f64(sive_run *run, sive_work *w, int32_t c);
-/* Record the first fatal status of a run (thread-safe). */
-SIVE_HIDDEN void sive_run_fail(sive_run *run, int status, int cb_code,
-                               const char *fmt, ...)
+SIVE_HIDDEN int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker);
+SIVE_HIDDEN void sivei_work_release(sivei_work *w);
+/* Run chain c into run->r->c[c]; a fatal status (callback error, cancel)
+ * is recorded in run. */
+SIVE_HIDDEN void sivei_chain_run_f32(sivei_run *run, sivei_work *w, int32_t c);
+SIVE_HIDDEN void sivei_chain_run_f64(sivei_run *run, sivei_work *w, int32_t c);
+/* One evaluation at theta (chain.c): draws, callback, group means into
+ * w->group_loss.  Returns 0 or the callback's non-zero value. */
+SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
+                               const void *theta, int32_t c, int64_t m);
+/* Record the first fatal status of a run (thread-safe).  A callback's
+ * message (sive_set_errmsg or the library's own) is appended. */
+SIVE_HIDDEN void sivei_run_fail(sivei_run *run, int status, int cb_code,
+                                const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-/* Estimators of one finished chain (fills c->stat); needs tail >= 4. */
-SIVE_HIDDEN int sive_chain_estimate(const sive_result *r, sive_chain_out *c);
-/* Summaries over chains, multi-chain ESS, split-Rhat, health flags. */
-SIVE_HIDDEN int sive_result_summarise(sive_result *r);
-/* Copy the tail of a chain's Lbar (or S2) trace into a new array. */
-SIVE_HIDDEN double *sive_tail_copy(const sive_result *r, const sive_chain_out *c,
-                                   sive_trace which, size_t *n);
-/* Number of evaluated steps in the tail window. */
-SIVE_HIDDEN int64_t sive_tail_count(int64_t steps, int64_t tail_start, int64_t stride);
+/* Should the progress callback be called at step m (count or time)?  k
+ * starts zeroed for each chain. */
+typedef struct sivei_clock {
+    double last_report, check_time;
+    int64_t check_step, next_check;
+} sivei_clock;
+SIVE_HIDDEN int sivei_progress_due(sivei_clock *k, int64_t m, int64_t every);
 
 #endif

@@ -1,8 +1,72 @@
-/* Result handle: getters and destructor. */
+/* The result handle from creation to free: allocation, the tail window,
+ * getters, names of the statistics and traces, and the run's status. */
 #include "probe_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+int64_t sivei_tail_first(const sivei_options *o)
+{
+    return (int64_t)floor(o->burn_in * (double)o->steps);
+}
+
+int64_t sivei_tail_count(const sivei_options *o)
+{
+    /* evaluated steps m in [first, steps) with m % stride == 0 */
+    const int64_t first = sivei_tail_first(o), k = o->eval_stride;
+    if (first >= o->steps)
+        return 0;
+    int64_t lo = (first + k - 1) / k, hi = (o->steps - 1) / k;
+    return hi >= lo ? hi - lo + 1 : 0;
+}
+
+double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
+                        sive_trace which, size_t *n)
+{
+    *n = 0;
+    int64_t cnt = sivei_tail_count(&r->opt);
+    double *x = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *x);
+    if (!x)
+        return NULL;
+    const int64_t k = r->opt.eval_stride;
+    const double *tr = c->trace[which];
+    size_t j = 0;
+    for (int64_t m = (sivei_tail_first(&r->opt) + k - 1) / k * k; m < r->opt.steps; m += k)
+        x[j++] = tr[m];
+    *n = j;
+    return x;
+}
+
+sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta)
+{
+    sive_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->opt = *o;
+    r->chains = (int32_t)o->chains;
+    r->h = h;
+    r->eta = eta;
+    r->c = calloc((size_t)r->chains, sizeof *r->c);
+    if (!r->c) {
+        free(r);
+        return NULL;
+    }
+    for (int32_t c = 0; c < r->chains; c++) {
+        for (int k = 0; k < SIVEI_N_TRACES; k++) {
+            r->c[c].trace[k] = malloc((size_t)o->steps * sizeof(double));
+            if (!r->c[c].trace[k]) {
+                sive_result_free(r);
+                return NULL;
+            }
+        }
+        for (int k = 0; k < SIVEI_N_STATS; k++)
+            r->c[c].stat[k] = NAN;
+    }
+    for (int k = 0; k < SIVEI_N_STATS; k++)
+        r->summary[k] = r->spread[k] = NAN;
+    return r;
+}
 
 void sive_result_free(sive_result *r)
 {
@@ -10,16 +74,94 @@ void sive_result_free(sive_result *r)
         return;
     if (r->c)
         for (int32_t c = 0; c < r->chains; c++)
-            for (int k = 0; k < SIVE_TRACE_COUNT_; k++)
+            for (int k = 0; k < SIVEI_N_TRACES; k++)
                 free(r->c[c].trace[k]);
     free(r->c);
     free(r->health);
     free(r);
 }
 
+int sive_result_status(const sive_result *r) { return r ? r->status : SIVE_E_INVALID_ARG; }
+
+const char *sive_result_errmsg(const sive_result *r)
+{
+    return r ? r->errmsg : "result handle is NULL";
+}
+
+int sive_result_callback_code(const sive_result *r) { return r ? r->callback_code : 0; }
+
+int sive_result_option_int(const sive_result *r, sive_option opt, int64_t *value)
+{
+    if (!r || !value)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_option_int: NULL argument");
+    return sivei_options_get(&r->opt, opt, SIVE_TYPE_INT, value, NULL, NULL);
+}
+
+int sive_result_option_double(const sive_result *r, sive_option opt, double *value)
+{
+    if (!r || !value)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_option_double: NULL argument");
+    return sivei_options_get(&r->opt, opt, SIVE_TYPE_DOUBLE, NULL, value, NULL);
+}
+
+/* ---- names: the keys of every JSON/CSV output ---- */
+
+static const char *const stat_names[SIVEI_N_STATS] = {
+    [SIVE_STAT_SIVE] = "sive",
+    [SIVE_STAT_SIVE_UNCLIPPED] = "sive_unclipped",
+    [SIVE_STAT_RAW_VARIANCE] = "raw_variance",
+    [SIVE_STAT_ONLINE_MEAN] = "online_mean",
+    [SIVE_STAT_ANCHORED_MEAN] = "anchored_mean",
+    [SIVE_STAT_TAIL_MEAN_LOSS] = "tail_mean_loss",
+    [SIVE_STAT_TAIL_MIN_LOSS] = "tail_min_loss",
+    [SIVE_STAT_NOISE_CORRECTION] = "noise_correction",
+    [SIVE_STAT_NOISE_CORRECTION_STD] = "noise_correction_std",
+    [SIVE_STAT_NOISE_CORRECTION_STD_GAUSS] = "noise_correction_std_gauss",
+    [SIVE_STAT_MCSE] = "mcse",
+    [SIVE_STAT_ESS] = "ess",
+    [SIVE_STAT_RHAT] = "rhat",
+    [SIVE_STAT_H] = "h",
+    [SIVE_STAT_TETHER_STEP] = "tether_step",
+    [SIVE_STAT_GRAD_NORM2_START] = "grad_norm2_start",
+    [SIVE_STAT_SLOPE_PROXY] = "slope_proxy",
+    [SIVE_STAT_RMS_DISP_REL_H] = "rms_disp_rel_h",
+    [SIVE_STAT_TAIL_LENGTH] = "tail_length",
+    [SIVE_STAT_SIVE_ESS] = "sive_ess",
+};
+
+static const char *const trace_names[SIVEI_N_TRACES] = {
+    [SIVE_TRACE_LBAR] = "lbar", [SIVE_TRACE_S2] = "s2",
+    [SIVE_TRACE_GRAD_LOSS] = "grad_loss", [SIVE_TRACE_GRAD_NORM] = "grad_norm",
+    [SIVE_TRACE_DISP] = "disp",
+};
+
+const char *sive_stat_name(sive_stat stat)
+{
+    return (int)stat >= 0 && (int)stat < SIVEI_N_STATS ? stat_names[stat] : NULL;
+}
+
+const char *sive_trace_name(sive_trace which)
+{
+    return (int)which >= 0 && (int)which < SIVEI_N_TRACES ? trace_names[which] : NULL;
+}
+
+const char *sive_chain_status_string(sive_chain_status status)
+{
+    switch (status) {
+    case SIVE_CHAIN_OK: return "ok";
+    case SIVE_CHAIN_DIVERGED: return "diverged";
+    case SIVE_CHAIN_CALLBACK: return "callback";
+    case SIVE_CHAIN_ABORTED: return "aborted";
+    case SIVE_CHAIN_INVALID: return "invalid";
+    }
+    return NULL;
+}
+
+/* ---- statistics and traces ---- */
+
 double sive_result_stat(const sive_result *r, sive_stat stat, int32_t chain)
 {
-    if (!r || (int)stat < 0 || (int)stat >= SIVE_STAT_COUNT_)
+    if (!r || (int)stat < 0 || (int)stat >= SIVEI_N_STATS)
         return NAN;
     if (chain == SIVE_SUMMARY)
         return r->summary[stat];
@@ -30,7 +172,7 @@ double sive_result_stat(const sive_result *r, sive_stat stat, int32_t chain)
 
 double sive_result_stat_std(const sive_result *r, sive_stat stat)
 {
-    if (!r || (int)stat < 0 || (int)stat >= SIVE_STAT_COUNT_)
+    if (!r || (int)stat < 0 || (int)stat >= SIVEI_N_STATS)
         return NAN;
     return r->spread[stat];
 }
@@ -66,8 +208,8 @@ double sive_result_noise_correction_std(const sive_result *r)
 
 int32_t sive_result_chains(const sive_result *r) { return r ? r->chains : 0; }
 int32_t sive_result_chains_ok(const sive_result *r) { return r ? r->chains_ok : 0; }
-int64_t sive_result_steps(const sive_result *r) { return r ? r->steps : 0; }
-int64_t sive_result_eval_stride(const sive_result *r) { return r ? r->stride : 0; }
+int64_t sive_result_steps(const sive_result *r) { return r ? r->opt.steps : 0; }
+int64_t sive_result_eval_stride(const sive_result *r) { return r ? r->opt.eval_stride : 0; }
 
 sive_chain_status sive_result_chain_status(const sive_result *r, int32_t chain,
                                            int64_t *step)
@@ -84,7 +226,7 @@ const double *sive_result_trace(const sive_result *r, sive_trace which,
 {
     if (len)
         *len = 0;
-    if (!r || !len || (int)which < 0 || (int)which >= SIVE_TRACE_COUNT_ ||
+    if (!r || !len || (int)which < 0 || (int)which >= SIVEI_N_TRACES ||
         chain < 0 || chain >= r->chains)
         return NULL;
     *len = (size_t)r->c[chain].steps_run;

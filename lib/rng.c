@@ -2,7 +2,7 @@
  *
  * pcg32 is O'Neill's PCG-XSH-RR 64/32 (LCG state, xorshift-high + random
  * rotation output).  Everything here is reentrant: the state lives in the
- * caller's sive_pcg32 and the ziggurat tables are static const data, so no
+ * caller's sivei_pcg32 and the ziggurat tables are static const data, so no
  * initialisation and no synchronisation are needed. */
 #include "rng.h"
 
@@ -29,7 +29,7 @@ static inline uint32_t pcg_output(uint64_t old)
     return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
 }
 
-static inline uint32_t pcg_next(sive_pcg32 *g)
+static inline uint32_t pcg_next(sivei_pcg32 *g)
 {
     uint64_t old = g->state;
     g->state = old * PCG_MULT + g->inc;
@@ -40,7 +40,7 @@ static inline uint32_t pcg_next(sive_pcg32 *g)
  * after both is computed from the current one with a single multiply-add,
  * so the serial dependency through the state is one LCG step per 64 bits
  * instead of two. */
-static inline uint64_t pcg_next64(sive_pcg32 *g)
+static inline uint64_t pcg_next64(sivei_pcg32 *g)
 {
     uint64_t old = g->state;
     uint64_t mid = old * PCG_MULT + g->inc;
@@ -48,7 +48,7 @@ static inline uint64_t pcg_next64(sive_pcg32 *g)
     return ((uint64_t)pcg_output(old) << 32) | pcg_output(mid);
 }
 
-void sive_pcg32_seed(sive_pcg32 *g, uint64_t initstate, uint64_t initseq)
+void sivei_pcg32_seed(sivei_pcg32 *g, uint64_t initstate, uint64_t initseq)
 {
     /* Same steps as the reference pcg32_srandom_r. */
     g->state = 0u;
@@ -63,7 +63,7 @@ void sive_pcg32_seed(sive_pcg32 *g, uint64_t initstate, uint64_t initseq)
 /* The value splitmix64 returns when its state before the call is x: the
  * state is advanced by the golden gamma and then finalised.  Advancing first
  * keeps 0 from being a fixed point (seed 0 is the default seed). */
-uint64_t sive_splitmix64(uint64_t x)
+uint64_t sivei_splitmix64(uint64_t x)
 {
     uint64_t z = x + SPLITMIX_GAMMA;
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -71,7 +71,7 @@ uint64_t sive_splitmix64(uint64_t x)
     return z ^ (z >> 31);
 }
 
-void sive_pcg32_stream(sive_pcg32 *g, uint64_t seed, uint64_t chain,
+void sivei_pcg32_stream(sivei_pcg32 *g, uint64_t seed, uint64_t chain,
                        uint64_t purpose)
 {
     /* Absorb the inputs one at a time into a key: for a fixed prefix each
@@ -82,19 +82,19 @@ void sive_pcg32_stream(sive_pcg32 *g, uint64_t seed, uint64_t chain,
      * outputs of the key, so streams differ in both (PCG streams that
      * share a state and differ only in the increment are visibly
      * correlated).  Changing this changes every stream: keep it fixed. */
-    uint64_t key = sive_splitmix64(seed);
-    key = sive_splitmix64(key ^ chain);
-    key = sive_splitmix64(key ^ purpose);
-    uint64_t initstate = sive_splitmix64(key);
-    uint64_t initseq = sive_splitmix64(key + SPLITMIX_GAMMA);
-    sive_pcg32_seed(g, initstate, initseq);
+    uint64_t key = sivei_splitmix64(seed);
+    key = sivei_splitmix64(key ^ chain);
+    key = sivei_splitmix64(key ^ purpose);
+    uint64_t initstate = sivei_splitmix64(key);
+    uint64_t initseq = sivei_splitmix64(key + SPLITMIX_GAMMA);
+    sivei_pcg32_seed(g, initstate, initseq);
 }
 
-uint32_t sive_pcg32_next(sive_pcg32 *g) { return pcg_next(g); }
+uint32_t sivei_pcg32_next(sivei_pcg32 *g) { return pcg_next(g); }
 
-uint64_t sive_pcg32_next64(sive_pcg32 *g) { return pcg_next64(g); }
+uint64_t sivei_pcg32_next64(sivei_pcg32 *g) { return pcg_next64(g); }
 
-uint64_t sive_pcg32_below(sive_pcg32 *g, uint64_t bound)
+uint64_t sivei_pcg32_below(sivei_pcg32 *g, uint64_t bound)
 {
     if (bound <= UINT32_MAX) {
         /* Lemire (2019): the high word of x * bound is uniform on [0, bound)
@@ -128,7 +128,7 @@ uint64_t sive_pcg32_below(sive_pcg32 *g, uint64_t bound)
     }
 }
 
-double sive_pcg32_uniform(sive_pcg32 *g)
+double sivei_pcg32_uniform(sivei_pcg32 *g)
 {
     return (double)(pcg_next64(g) >> 11) * 0x1.0p-53;
 }
@@ -514,7 +514,7 @@ const double *const sive_zig_f_table = zig.f;
 
 /* Rare path: |x| = |s| X[i] / 2^52 >= X[i+1].  Returns 1 and stores the
  * variate in *out when accepted, 0 when the caller must draw again. */
-static SIVE_NOINLINE int zig_slow(sive_pcg32 *g, unsigned i, double x,
+static SIVE_NOINLINE int zig_slow(sivei_pcg32 *g, unsigned i, double x,
                                   double *out)
 {
     /* s = -2^52 (x = -X[i] exactly, w being X / 2^52) has no mirror image
@@ -526,14 +526,14 @@ static SIVE_NOINLINE int zig_slow(sive_pcg32 *g, unsigned i, double x,
          * when 2b > a^2; 1 - uniform lies in (0, 1], so log is finite. */
         double a, b;
         do {
-            a = -log(1.0 - sive_pcg32_uniform(g)) * (1.0 / ZIG_R);
-            b = -log(1.0 - sive_pcg32_uniform(g));
+            a = -log(1.0 - sivei_pcg32_uniform(g)) * (1.0 / ZIG_R);
+            b = -log(1.0 - sivei_pcg32_uniform(g));
         } while (b + b <= a * a);
         *out = signbit(x) ? -(ZIG_R + a) : ZIG_R + a;
         return 1;
     }
     /* Wedge: uniform height in [f(X[i]), f(X[i+1])) against the density. */
-    double y = zig.f[i] + sive_pcg32_uniform(g) * (zig.f[i + 1] - zig.f[i]);
+    double y = zig.f[i] + sivei_pcg32_uniform(g) * (zig.f[i + 1] - zig.f[i]);
     if (y < exp(-0.5 * x * x)) {
         *out = x;
         return 1;
@@ -541,7 +541,7 @@ static SIVE_NOINLINE int zig_slow(sive_pcg32 *g, unsigned i, double x,
     return 0;
 }
 
-static inline double zig_normal(sive_pcg32 *g)
+static inline double zig_normal(sivei_pcg32 *g)
 {
     /* u = one 64-bit draw: layer i from the low 8 bits, s = the signed
      * 53-bit integer in bits 11..63, so x = s X[i] / 2^52 is uniform on
@@ -559,7 +559,7 @@ static inline double zig_normal(sive_pcg32 *g)
             return x;
         /* The slow path gets a copy so that g's state never has its address
          * taken inside the bulk loops (it stays in registers there). */
-        sive_pcg32 t = *g;
+        sivei_pcg32 t = *g;
         double out;
         int ok = zig_slow(&t, (unsigned)i, x, &out);
         *g = t;
@@ -568,7 +568,7 @@ static inline double zig_normal(sive_pcg32 *g)
     }
 }
 
-double sive_pcg32_normal(sive_pcg32 *g) { return zig_normal(g); }
+double sivei_pcg32_normal(sivei_pcg32 *g) { return zig_normal(g); }
 
 /* ------------------------------------------------------------------ */
 /* Bulk normals: the same sequence, eight draws at a time             */
@@ -612,7 +612,7 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512i output8(__m512
  * the next vector starts from where the slow path stopped.  So the output
  * and the final state are exactly those of the scalar loop. */
 static inline __attribute__((always_inline, target("avx512f,avx512dq"))) void
-zig_bulk(sive_pcg32 *g, void *out, size_t n, int f32)
+zig_bulk(sivei_pcg32 *g, void *out, size_t n, int f32)
 {
     uint64_t s = g->state;
     const uint64_t inc = g->inc, c = inc * (PCG_MULT + 1u);
@@ -668,7 +668,7 @@ zig_bulk(sive_pcg32 *g, void *out, size_t n, int f32)
                 break;
             }
             /* draw `bad` takes the slow path */
-            sive_pcg32 t = {JUMP_A[bad + 1] * s + c * JUMP_S[bad + 1], inc};
+            sivei_pcg32 t = {JUMP_A[bad + 1] * s + c * JUMP_S[bad + 1], inc};
             double v;
             if (zig_slow(&t, (unsigned)(us[bad] & 0xffu), xs[bad], &v)) {
                 if (f32)
@@ -683,14 +683,14 @@ zig_bulk(sive_pcg32 *g, void *out, size_t n, int f32)
     g->state = s;
 }
 
-__attribute__((target("avx512f,avx512dq"))) static void normals_avx512(sive_pcg32 *g,
+__attribute__((target("avx512f,avx512dq"))) static void normals_avx512(sivei_pcg32 *g,
                                                                      double *out, size_t n)
 {
     zig_bulk(g, out, n, 0);
 }
 
 __attribute__((target("avx512f,avx512dq"))) static void
-normals_f32_avx512(sive_pcg32 *g, float *out, size_t n)
+normals_f32_avx512(sivei_pcg32 *g, float *out, size_t n)
 {
     zig_bulk(g, out, n, 1);
 }
@@ -704,7 +704,7 @@ static int rng_have_avx512(void)
 #define SIVE_RNG_AVX512 0
 #endif
 
-void sive_pcg32_normals(sive_pcg32 *g, double *out, size_t n)
+void sivei_pcg32_normals(sivei_pcg32 *g, double *out, size_t n)
 {
 #if SIVE_RNG_AVX512
     if (n >= 8 && rng_have_avx512()) {
@@ -713,13 +713,13 @@ void sive_pcg32_normals(sive_pcg32 *g, double *out, size_t n)
     }
 #endif
     /* Work on a local copy so the state stays in registers. */
-    sive_pcg32 s = *g;
+    sivei_pcg32 s = *g;
     for (size_t k = 0; k < n; k++)
         out[k] = zig_normal(&s);
     *g = s;
 }
 
-void sive_pcg32_normals_f32(sive_pcg32 *g, float *out, size_t n)
+void sivei_pcg32_normals_f32(sivei_pcg32 *g, float *out, size_t n)
 {
 #if SIVE_RNG_AVX512
     if (n >= 8 && rng_have_avx512()) {
@@ -727,7 +727,7 @@ void sive_pcg32_normals_f32(sive_pcg32 *g, float *out, size_t n)
         return;
     }
 #endif
-    sive_pcg32 s = *g;
+    sivei_pcg32 s = *g;
     for (size_t k = 0; k < n; k++)
         out[k] = (float)zig_normal(&s);
     *g = s;

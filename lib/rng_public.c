@@ -2,9 +2,9 @@
  * than cast, so the two struct types never alias. */
 #include "rng.h"
 
-static sive_pcg32 load(const sive_rng *g) { return (sive_pcg32){g->state, g->inc}; }
+static sivei_pcg32 load(const sive_rng *g) { return (sivei_pcg32){g->state, g->inc}; }
 
-static void store(sive_rng *g, const sive_pcg32 *s)
+static void store(sive_rng *g, const sivei_pcg32 *s)
 {
     g->state = s->state;
     g->inc = s->inc;
@@ -14,8 +14,8 @@ void sive_rng_seed(sive_rng *g, uint64_t seed, uint64_t stream)
 {
     if (!g)
         return;
-    sive_pcg32 s;
-    sive_pcg32_seed(&s, sive_splitmix64(seed), stream);
+    sivei_pcg32 s;
+    sivei_pcg32_seed(&s, sivei_splitmix64(seed), stream);
     store(g, &s);
 }
 
@@ -23,8 +23,8 @@ uint32_t sive_rng_next(sive_rng *g)
 {
     if (!g)
         return 0;
-    sive_pcg32 s = load(g);
-    uint32_t v = sive_pcg32_next(&s);
+    sivei_pcg32 s = load(g);
+    uint32_t v = sivei_pcg32_next(&s);
     store(g, &s);
     return v;
 }
@@ -33,8 +33,8 @@ double sive_rng_uniform(sive_rng *g)
 {
     if (!g)
         return 0.0;
-    sive_pcg32 s = load(g);
-    double v = sive_pcg32_uniform(&s);
+    sivei_pcg32 s = load(g);
+    double v = sivei_pcg32_uniform(&s);
     store(g, &s);
     return v;
 }
@@ -43,7 +43,7 @@ void sive_rng_normals(sive_rng *g, double *out, size_t n)
 {
     if (!g || !out)
         return;
-    sive_pcg32 s = load(g);
-    sive_pcg32_normals(&s, out, n);
+    sivei_pcg32 s = load(g);
+    sivei_pcg32_normals(&s, out, n);
     store(g, &s);
 }

@@ -1,5 +1,6 @@
 /* Series statistics behind the diagnostics: moments, FFT autocorrelation,
- * Geyer ESS, batch means, multi-chain ESS and split-Rhat.
+ * Geyer ESS, batch means, the variance of a mean of a slowly mixing series,
+ * multi-chain ESS and rank-normalised split-Rhat.
  *
  * Conventions shared by every function here: no global state (all scratch
  * memory is allocated per call), NaN for undefined results, and the
@@ -47,7 +48,7 @@ static double sum4(const double *x, size_t n)
     return (s0 + s1) + (s2 + s3);
 }
 
-void sive_mean_var(const double *x, size_t n, double *mean, double *var)
+void sivei_mean_var(const double *x, size_t n, double *mean, double *var)
 {
     double m = NAN, v = NAN;
     if (x && n > 0) {
@@ -174,7 +175,7 @@ static void autocorr_ws(fft_ws *w, const double *x, size_t n, double *rho,
                         size_t maxlag)
 {
     double mean;
-    sive_mean_var(x, n, &mean, NULL);
+    sivei_mean_var(x, n, &mean, NULL);
     size_t len = w->len;
     for (size_t t = 0; t < n; t++) {
         w->re[t] = x[t] - mean;
@@ -221,9 +222,9 @@ static void autocorr_pair(fft_ws *w, const double *x1, const double *x2, size_t 
                           double *rho1, double *rho2)
 {
     double m1, m2 = 0.0;
-    sive_mean_var(x1, n, &m1, NULL);
+    sivei_mean_var(x1, n, &m1, NULL);
     if (x2)
-        sive_mean_var(x2, n, &m2, NULL);
+        sivei_mean_var(x2, n, &m2, NULL);
     size_t len = w->len;
     double *re = w->re, *im = w->im;
     for (size_t t = 0; t < n; t++) {
@@ -254,7 +255,7 @@ static void autocorr_pair(fft_ws *w, const double *x1, const double *x2, size_t 
         rho2[0] = 1.0;
 }
 
-int sive_autocorr(const double *x, size_t n, double *rho, size_t maxlag)
+int sivei_autocorr(const double *x, size_t n, double *rho, size_t maxlag)
 {
     if (!x || !rho || n == 0)
         return SIVE_E_INVALID_ARG;
@@ -304,7 +305,7 @@ static double geyer_tau(const double *rho, size_t nlag, int *truncated)
 static int autocorr_direct(const double *x, size_t n, double *rho, size_t nlag, double *dev)
 {
     double mean;
-    sive_mean_var(x, n, &mean, NULL);
+    sivei_mean_var(x, n, &mean, NULL);
     for (size_t t = 0; t < n; t++)
         dev[t] = x[t] - mean;
     for (size_t k = 0; k < nlag; k++) {
@@ -377,7 +378,7 @@ static int ess_geyer_status(const double *x, size_t n, double *out)
     return rc;
 }
 
-double sive_ess_geyer(const double *x, size_t n)
+double sivei_ess_geyer(const double *x, size_t n)
 {
     if (!x || n < 4 || !all_finite(x, n))
         return NAN;
@@ -395,12 +396,12 @@ double sive_ess_geyer(const double *x, size_t n)
  *
  * m == 1: B is taken as 0 (the formula's 0/0), so var_plus = (n-1)/n s2
  * and rho_t = (n rho_t,c - 1) / (n - 1) = rho_t,c - (1 - rho_t,c)/(n-1).
- * The only difference from sive_ess_geyer is this n/(n-1) factor between
+ * The only difference from sivei_ess_geyer is this n/(n-1) factor between
  * the ddof-1 variance in W and the biased one in var_plus; it lowers each
  * rho_t by O(1/n), so the two estimates agree to relative O(lags/(n tau))
  * (and exactly for the same truncation after that rescaling, which
  * test_stats checks). */
-int sive_ess_chains(const double *const *x, size_t m, size_t n, double *ess_each,
+int sivei_ess_chains(const double *const *x, size_t m, size_t n, double *ess_each,
                     double *ess_multi)
 {
     if (ess_multi)
@@ -426,13 +427,13 @@ int sive_ess_chains(const double *const *x, size_t m, size_t n, double *ess_each
 
     double wsum = 0.0;
     for (size_t c = 0; c < m; c++) {
-        sive_mean_var(x[c], n, &means[c], &s2s[c]);
+        sivei_mean_var(x[c], n, &means[c], &s2s[c]);
         wsum += s2s[c];
     }
     double W = wsum / (double)m;
     double b_over_n = 0.0;
     if (m > 1)
-        sive_mean_var(means, m, NULL, &b_over_n);
+        sivei_mean_var(means, m, NULL, &b_over_n);
     double var_plus = (double)(n - 1) / (double)n * W + b_over_n;
     double draws = (double)m * (double)n;
     int truncated;
@@ -530,15 +531,15 @@ out:
     return rc;
 }
 
-double sive_ess_multi(const double *const *x, size_t m, size_t n)
+double sivei_ess_multi(const double *const *x, size_t m, size_t n)
 {
     double ess;
-    sive_ess_chains(x, m, n, NULL, &ess);
+    sivei_ess_chains(x, m, n, NULL, &ess);
     return ess;
 }
 
 /* ------------------------------------------------------------------ */
-/* Batch means and split-Rhat                                         */
+/* Batch means                                                        */
 /* ------------------------------------------------------------------ */
 
 static size_t isqrt(size_t n)
@@ -557,7 +558,7 @@ static size_t isqrt(size_t n)
  * stationary part.  Var(mean) ~ Var(batch means) / a.  The square-root
  * batch size is the usual consistent choice (Flegal & Jones 2010); it is
  * biased low when the autocorrelation time is not small against sqrt n. */
-double sive_batch_means_var(const double *x, size_t n)
+double sivei_batch_means_var(const double *x, size_t n)
 {
     if (!x || n < 4)
         return NAN;
@@ -573,43 +574,331 @@ double sive_batch_means_var(const double *x, size_t n)
         bm[j] = s / (double)b;
     }
     double var;
-    sive_mean_var(bm, a, NULL, &var);
+    sivei_mean_var(bm, a, NULL, &var);
     free(bm);
     return var / (double)a;
 }
 
-/* Classic split-Rhat (Gelman et al., BDA3 Sec. 11.4): every chain is split
- * into a first and a last half of h = floor(n/2) draws (the middle draw of
- * an odd-length chain is dropped), then with the 2m halves' variances
- * (ddof 1) W = mean, B/h = variance (ddof 1) of their means,
- * var_plus = (h-1)/h W + B/h and Rhat = sqrt(var_plus / W).
- * All halves constant: 1 if they agree (nothing disagrees), +inf if not. */
-double sive_split_rhat(const double *const *x, size_t m, size_t n)
+/* ------------------------------------------------------------------ */
+/* Variance of a mean for slowly mixing, noisy series                 */
+/* ------------------------------------------------------------------ */
+
+/* Sokal's (1997) automatic window: the smallest W with W >= SOKAL_C tau(W),
+ * tau(W) = 1 + 2 sum_{k=1..W} rho_k; 5 is his and emcee's choice. */
+#define SOKAL_C 5.0
+
+/* Sokal's window on the moving averages z of width b (rho[0..wmax]):
+ * the averaging alone gives z a triangular autocorrelation of width b and
+ * tau_z = b (white x), so the window covers that and SOKAL_C times what x
+ * adds: the smallest W >= b with W >= b + SOKAL_C (tau(W) - b).  Returns
+ * tau(W) and stores W in *w (at most wmax, where the search gives up: the
+ * series is too short to bound its autocorrelation). */
+static double sokal_tau(const double *rho, size_t wmax, size_t b, size_t *w)
 {
-    if (!x || m == 0 || n < 4 || m > SIZE_MAX / 2)
-        return NAN;
-    for (size_t c = 0; c < m; c++)
-        if (!x[c] || !all_finite(x[c], n))
-            return NAN;
-    size_t h = n / 2, k = 2 * m;
-    double *means = malloc(k * sizeof *means);
-    if (!means)
-        return NAN;
+    double tau = 1.0, bd = (double)b;
+    size_t k = 0;
+    while (k < wmax) {
+        k++;
+        tau += 2.0 * rho[k];
+        if (k >= b && (double)k >= bd + SOKAL_C * (tau - bd))
+            break;
+    }
+    *w = k;
+    return tau;
+}
+
+/* z[j] = mean of x[j .. j+b-1], j = 0 .. n-b: running sums of deviations
+ * from the mean, so the rounding error stays far below the fluctuations. */
+static void moving_average(const double *x, size_t n, size_t b, double mean, double *z)
+{
+    double s = 0.0;
+    for (size_t t = 0; t < b; t++)
+        s += x[t] - mean;
+    for (size_t j = 0; j + b <= n; j++) {
+        z[j] = mean + s / (double)b;
+        if (j + b < n)
+            s += (x[j + b] - mean) - (x[j] - mean);
+    }
+}
+
+/* See stats.h.  Var(mean) = sigma2 / n with sigma2 = sum_k gamma_k, the
+ * spectral density at 0, estimated in three steps:
+ *  1. moving averages z of width b = floor(sqrt n) (m = n - b + 1 values):
+ *     a filter whose weights sum to 1 keeps the spectral density at 0, so
+ *     sigma2(z) = sigma2(x), while it averages white noise down by b; on a
+ *     series whose slow correlation carries a few % of its variance (the
+ *     SIVE influence series under evaluation noise) the autocorrelation
+ *     of x drowns in noise after a few lags, that of z does not;
+ *  2. tau_z by Sokal's window, W <= (m-1)/4;
+ *  3. the autocovariances about the sample mean are each low by about
+ *     Var(mean) = sigma2/m, so the window's sum c0 tau_z is low by
+ *     (2W+1) sigma2/m: sigma2 = c0 tau_z / (1 - (2W+1)/m) (at most a
+ *     factor 2, by the bound on W).
+ * The result is at least the iid value s^2/n (tau >= 1). */
+int sivei_var_of_mean(const double *x, size_t n, double *out)
+{
+    *out = NAN;
+    if (!x || n < 4 || !all_finite(x, n))
+        return SIVE_OK;
+    double mean, var, vz;
+    sivei_mean_var(x, n, &mean, &var);
+    if (!(var > 0.0)) {
+        *out = 0.0;
+        return SIVE_OK;
+    }
+    size_t b = isqrt(n), m = n - b + 1, wmax = (m - 1) / 4;
+    double *z = malloc(m * sizeof *z), *rho = malloc((wmax + 1) * sizeof *rho);
+    int rc = z && rho ? SIVE_OK : SIVE_E_NOMEM;
+    if (rc == SIVE_OK) {
+        moving_average(x, n, b, mean, z);
+        sivei_mean_var(z, m, NULL, &vz);
+        rc = vz > 0.0 ? sivei_autocorr(z, m, rho, wmax) : SIVE_OK;
+    }
+    if (rc == SIVE_OK) {
+        size_t w = 0;
+        double tau = vz > 0.0 ? sokal_tau(rho, wmax, b, &w) : 1.0;
+        double c0 = vz * (double)(m - 1) / (double)m;
+        double sigma2 = c0 * tau / (1.0 - (2.0 * (double)w + 1.0) / (double)m);
+        *out = fmax(sigma2, var) / (double)n;
+    }
+    free(z);
+    free(rho);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Split-Rhat, rank-normalised                                        */
+/* ------------------------------------------------------------------ */
+
+/* Rhat of k sequences of h draws each (BDA3 Sec. 11.4, no further split):
+ * W = mean of their variances (ddof 1), B/h = variance (ddof 1) of their
+ * means, var_plus = (h-1)/h W + B/h, Rhat = sqrt(var_plus / W).  All
+ * sequences constant: 1 if they agree (nothing disagrees), +inf if not. */
+static double rhat_seqs(const double *const *s, size_t k, size_t h, double *means)
+{
     double wsum = 0.0;
-    for (size_t c = 0; c < m; c++) {
+    for (size_t j = 0; j < k; j++) {
         double v;
-        sive_mean_var(x[c], h, &means[2 * c], &v);
-        wsum += v;
-        sive_mean_var(x[c] + (n - h), h, &means[2 * c + 1], &v);
+        sivei_mean_var(s[j], h, &means[j], &v);
         wsum += v;
     }
     double W = wsum / (double)k, b_over_h;
-    sive_mean_var(means, k, NULL, &b_over_h);
-    free(means);
+    sivei_mean_var(means, k, NULL, &b_over_h);
     if (!(W > 0.0))
         return b_over_h > 0.0 ? INFINITY : 1.0;
     double var_plus = (double)(h - 1) / (double)h * W + b_over_h;
     return sqrt(var_plus / W);
+}
+
+/* Checks shared by the split-Rhat entry points. */
+static int rhat_input_ok(const double *const *x, size_t m, size_t n)
+{
+    if (!x || m == 0 || n < 4 || m > SIZE_MAX / 2 / n)
+        return 0;
+    for (size_t c = 0; c < m; c++)
+        if (!x[c] || !all_finite(x[c], n))
+            return 0;
+    return 1;
+}
+
+double sivei_split_rhat_basic(const double *const *x, size_t m, size_t n)
+{
+    if (!rhat_input_ok(x, m, n))
+        return NAN;
+    size_t h = n / 2, k = 2 * m;
+    const double **s = malloc(k * sizeof *s);
+    double *means = malloc(k * sizeof *means);
+    double r = NAN;
+    if (s && means) {
+        for (size_t c = 0; c < m; c++) {
+            s[2 * c] = x[c];
+            s[2 * c + 1] = x[c] + (n - h);
+        }
+        r = rhat_seqs(s, k, h, means);
+    }
+    free(s);
+    free(means);
+    return r;
+}
+
+/* Standard normal quantile: Acklam's rational approximation (relative
+ * error < 1.2e-9) and one Halley step on erfc, which brings it to a few
+ * ulp.  0 < p < 1. */
+static double normal_quantile(double p)
+{
+    static const double a[6] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                -2.759285104469687e+02, 1.383577518672690e+02,
+                                -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[5] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                -1.556989798598866e+02, 6.680131188771972e+01,
+                                -1.328068155288572e+01};
+    static const double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                -2.400758277161838e+00, -2.549732539343734e+00,
+                                4.374664141464968e+00, 2.938163982698783e+00};
+    static const double d[4] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                2.445134137142996e+00, 3.754408661907416e+00};
+    const double lo = 0.02425;
+    double x;
+    if (p < lo || p > 1.0 - lo) {
+        double q = sqrt(-2.0 * log(p < lo ? p : 1.0 - p));
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+        if (p > 1.0 - lo)
+            x = -x;
+    } else {
+        double q = p - 0.5, r = q * q;
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+    }
+    const double sqrt2 = 1.41421356237309504880, sqrt2pi = 2.50662827463100050242;
+    double e = 0.5 * erfc(-x / sqrt2) - p;
+    double u = e * sqrt2pi * exp(0.5 * x * x);
+    return x - u / (1.0 + 0.5 * x * u);
+}
+
+/* Unsigned key with the order of the doubles (-0 and +0 equal). */
+static uint64_t order_key(double v)
+{
+    uint64_t u;
+    v = v == 0.0 ? 0.0 : v;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+enum { RADIX_BITS = 8, RADIX_BINS = 1 << RADIX_BITS };
+
+/* One stable counting-sort pass of (k0, i0) on the digit at shift into
+ * (k1, i1); returns 0 without moving anything when every key has the same
+ * digit there.  count has RADIX_BINS entries. */
+static int radix_pass(const uint64_t *k0, const uint32_t *i0, uint64_t *k1, uint32_t *i1,
+                      size_t s, int shift, size_t *count)
+{
+    memset(count, 0, RADIX_BINS * sizeof *count);
+    for (size_t i = 0; i < s; i++)
+        count[(k0[i] >> shift) & (RADIX_BINS - 1)]++;
+    if (count[(k0[0] >> shift) & (RADIX_BINS - 1)] == s)
+        return 0;
+    for (size_t d = 0, pos = 0; d < RADIX_BINS; d++) {
+        size_t c = count[d];
+        count[d] = pos;
+        pos += c;
+    }
+    for (size_t i = 0; i < s; i++) {
+        size_t at = count[(k0[i] >> shift) & (RADIX_BINS - 1)]++;
+        k1[at] = k0[i];
+        i1[at] = i0[i];
+    }
+    return 1;
+}
+
+/* order[0..s-1]: the positions of x in ascending order of value, by an LSD
+ * radix sort on the bytes of order_key (8 passes at most, O(s); qsort
+ * takes seconds on the millions of draws of a long run).
+ * 1 <= s <= UINT32_MAX. */
+static int argsort(const double *x, size_t s, uint32_t *order)
+{
+    uint64_t *key = malloc(2 * s * sizeof *key);
+    uint32_t *tmp = malloc(s * sizeof *tmp);
+    size_t *count = malloc(RADIX_BINS * sizeof *count);
+    int rc = key && tmp && count ? SIVE_OK : SIVE_E_NOMEM;
+    if (rc == SIVE_OK) {
+        uint64_t *k[2] = {key, key + s};
+        uint32_t *ix[2] = {order, tmp};
+        int cur = 0;
+        for (size_t i = 0; i < s; i++) {
+            k[0][i] = order_key(x[i]);
+            order[i] = (uint32_t)i;
+        }
+        for (int shift = 0; shift < 64; shift += RADIX_BITS)
+            if (radix_pass(k[cur], ix[cur], k[!cur], ix[!cur], s, shift, count))
+                cur = !cur;
+        if (cur)
+            memcpy(order, tmp, s * sizeof *order);
+    }
+    free(key);
+    free(tmp);
+    free(count);
+    return rc;
+}
+
+/* Normal scores of x[0..s-1] (see sivei_rank_normalise) into z, and the
+ * median of x into *median when it is not NULL. */
+static int rank_scores(const double *x, size_t s, double *z, double *median)
+{
+    if (s > UINT32_MAX)
+        return SIVE_E_NOMEM;
+    uint32_t *order = malloc(s * sizeof *order);
+    if (!order)
+        return SIVE_E_NOMEM;
+    int rc = argsort(x, s, order);
+    for (size_t lo = 0, hi; rc == SIVE_OK && lo < s; lo = hi) {
+        /* ties x[order[lo .. hi-1]] share the average rank (lo+hi+1)/2 */
+        for (hi = lo + 1; hi < s && x[order[hi]] == x[order[lo]]; hi++)
+            ;
+        double rank = 0.5 * ((double)lo + (double)hi + 1.0);
+        double score = normal_quantile((rank - 0.375) / ((double)s + 0.25));
+        for (size_t j = lo; j < hi; j++)
+            z[order[j]] = score;
+    }
+    if (rc == SIVE_OK && median)
+        *median = s % 2 ? x[order[s / 2]] : 0.5 * (x[order[s / 2 - 1]] + x[order[s / 2]]);
+    free(order);
+    return rc;
+}
+
+int sivei_rank_normalise(const double *x, size_t s, double *z)
+{
+    if (!x || !z || s == 0)
+        return SIVE_E_INVALID_ARG;
+    return rank_scores(x, s, z, NULL);
+}
+
+/* Rank-normalise u[0..k*h-1] (k sequences of h) into z, then Rhat;
+ * the median of u into *median when not NULL. */
+static int rank_rhat(const double *u, size_t k, size_t h, double *z, const double **seq,
+                     double *means, double *median, double *out)
+{
+    int rc = rank_scores(u, k * h, z, median);
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < k; j++)
+        seq[j] = z + j * h;
+    *out = rhat_seqs(seq, k, h, means);
+    return SIVE_OK;
+}
+
+/* Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), Sec. 4.1: every
+ * chain is split into a first and a last half of h = floor(n/2) draws,
+ * the 2m halves' draws are pooled and replaced by their normal scores
+ * Phi^-1((r - 3/8)/(S + 1/4)) (r the average rank among all S = 2mh),
+ * and Rhat is computed on those ("bulk"); the same on the folded draws
+ * |u - median(u)| ("tail" or "folded", which sees a chain whose spread
+ * differs); the result is the larger. */
+double sivei_split_rhat(const double *const *x, size_t m, size_t n)
+{
+    if (!rhat_input_ok(x, m, n))
+        return NAN;
+    size_t h = n / 2, k = 2 * m, s = k * h;
+    double *u = malloc(s * sizeof *u), *z = malloc(s * sizeof *z);
+    double *means = malloc(k * sizeof *means);
+    const double **seq = malloc(k * sizeof *seq);
+    double bulk = NAN, folded = NAN, med = NAN;
+    if (u && z && means && seq) {
+        for (size_t c = 0; c < m; c++) {
+            memcpy(u + 2 * c * h, x[c], h * sizeof *u);
+            memcpy(u + (2 * c + 1) * h, x[c] + (n - h), h * sizeof *u);
+        }
+        if (rank_rhat(u, k, h, z, seq, means, &med, &bulk) == SIVE_OK) {
+            for (size_t i = 0; i < s; i++)
+                u[i] = fabs(u[i] - med);
+            rank_rhat(u, k, h, z, seq, means, NULL, &folded);
+        }
+    }
+    free(u);
+    free(z);
+    free(means);
+    free(seq);
+    return isnan(bulk) || isnan(folded) ? NAN : fmax(bulk, folded);
 }
 
 /* ------------------------------------------------------------------ */
@@ -619,13 +908,13 @@ double sive_split_rhat(const double *const *x, size_t m, size_t n)
 static int check_series(const char *fn, const double *x, size_t n)
 {
     if (!x)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG, "%s: x is NULL", fn);
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: x is NULL", fn);
     if (n < 4)
-        return sive_fail(NULL, SIVE_E_INVALID_ARG,
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: n = %zu, need at least 4 values", fn, n);
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
-            return sive_fail(NULL, SIVE_E_INVALID_ARG,
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                              "%s: x[%zu] is not finite", fn, i);
     return SIVE_OK;
 }
@@ -636,7 +925,7 @@ double sive_stats_ess(const double *x, size_t n)
         return NAN;
     double ess;
     if (ess_geyer_status(x, n, &ess))
-        sive_fail(NULL, SIVE_E_NOMEM,
+        sivei_fail(NULL, SIVE_E_NOMEM,
                   "sive_stats_ess: no memory for %zu values", n);
     return ess;
 }
@@ -645,9 +934,9 @@ double sive_stats_mcse(const double *x, size_t n)
 {
     if (check_series("sive_stats_mcse", x, n))
         return NAN;
-    double v = sive_batch_means_var(x, n);
+    double v = sivei_batch_means_var(x, n);
     if (isnan(v))
-        sive_fail(NULL, SIVE_E_NOMEM,
+        sivei_fail(NULL, SIVE_E_NOMEM,
                   "sive_stats_mcse: no memory for %zu values", n);
     return sqrt(v);
 }

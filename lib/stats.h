@@ -6,24 +6,39 @@
 #include <stddef.h>
 
 /* Two-pass mean and sample variance (ddof 1) of x[0..n-1]. */
-SIVE_HIDDEN void sive_mean_var(const double *x, size_t n, double *mean, double *var);
+SIVE_HIDDEN void sivei_mean_var(const double *x, size_t n, double *mean, double *var);
 /* Autocorrelation rho[0..maxlag] of x (FFT, O(n log n)); returns status. */
-SIVE_HIDDEN int sive_autocorr(const double *x, size_t n, double *rho, size_t maxlag);
+SIVE_HIDDEN int sivei_autocorr(const double *x, size_t n, double *rho, size_t maxlag);
 /* Geyer initial monotone sequence ESS (see sive_stats_ess). */
-SIVE_HIDDEN double sive_ess_geyer(const double *x, size_t n);
+SIVE_HIDDEN double sivei_ess_geyer(const double *x, size_t n);
 /* Batch-means variance of the mean of x (square of the MCSE). */
-SIVE_HIDDEN double sive_batch_means_var(const double *x, size_t n);
+SIVE_HIDDEN double sivei_batch_means_var(const double *x, size_t n);
+/* Variance of the mean of x[0..n-1] for a series whose autocorrelation
+ * may be slow and buried in white noise (the SIVE influence series):
+ * Sokal's adaptive window on the moving averages of width floor(sqrt n),
+ * corrected for the estimated mean (definition in stats.c and
+ * docs/theory.md); at least the iid value s^2/n.  *out is NaN for
+ * n < 4 or non-finite input, 0 for a constant series.  Returns SIVE_OK
+ * or SIVE_E_NOMEM. */
+SIVE_HIDDEN int sivei_var_of_mean(const double *x, size_t n, double *out);
 /* Multi-chain ESS (Vehtari et al. 2021, without rank normalisation) of m
  * chains, chain c is x[c][0..n-1] (equal lengths).  NaN on failure. */
-SIVE_HIDDEN double sive_ess_multi(const double *const *x, size_t m, size_t n);
+SIVE_HIDDEN double sivei_ess_multi(const double *const *x, size_t m, size_t n);
 /* Per-chain Geyer ESS (ess_each, may be NULL) and the multi-chain ESS
  * (ess_multi, may be NULL) of m equal-length chains in one go: each chain's
  * autocorrelation is computed once (short lags directly, the rest by FFT,
  * two chains per transform).  SIVE_E_INVALID_ARG on bad or non-finite
  * input, SIVE_E_NOMEM; outputs are NaN then. */
-SIVE_HIDDEN int sive_ess_chains(const double *const *x, size_t m, size_t n,
+SIVE_HIDDEN int sivei_ess_chains(const double *const *x, size_t m, size_t n,
                                 double *ess_each, double *ess_multi);
-/* Split-Rhat of m chains of length n (each split in halves). */
-SIVE_HIDDEN double sive_split_rhat(const double *const *x, size_t m, size_t n);
+/* Rank-normalised split-Rhat (Vehtari et al. 2021) of m chains of length
+ * n: the larger of the bulk and the folded Rhat of the 2m half chains.
+ * NaN on bad or non-finite input or no memory. */
+SIVE_HIDDEN double sivei_split_rhat(const double *const *x, size_t m, size_t n);
+/* Classic split-Rhat (BDA3) on the raw values, the building block. */
+SIVE_HIDDEN double sivei_split_rhat_basic(const double *const *x, size_t m, size_t n);
+/* Normal scores z[i] = Phi^-1((r_i - 3/8)/(s + 1/4)) of x[0..s-1], r_i the
+ * average rank of x[i] (ties share it).  SIVE_E_INVALID_ARG, SIVE_E_NOMEM. */
+SIVE_HIDDEN int sivei_rank_normalise(const double *x, size_t s, double *z);
 
 #endif

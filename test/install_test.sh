@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install into a temporary prefix and build a tiny program with
-# `cc $(pkg-config --cflags --libs libsive)`, then run it.
+# `cc $(pkg-config --cflags --libs libsive)`, then run it.  Also checks that
+# sive/version.h is installed and that the .pc's Libs carry the rpath of the
+# final libdir (docs/abi.md, "Linking").
 set -euo pipefail
 builddir=$1
 tmp=$(mktemp -d)
@@ -8,22 +10,41 @@ trap 'rm -rf "$tmp"' EXIT
 meson install -C "$builddir" --destdir "$tmp" --quiet >/dev/null
 pc=$(find "$tmp" -name libsive.pc | head -n 1)
 [ -n "$pc" ] || { echo "libsive.pc not installed"; exit 1; }
-export PKG_CONFIG_PATH=$(dirname "$pc")
+[ -n "$(find "$tmp" -path '*/include/sive/version.h')" ] ||
+    { echo "sive/version.h not installed"; exit 1; }
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
+final_libdir=$(PKG_CONFIG_SYSROOT_DIR='' pkg-config --variable=libdir libsive)
 # The .pc names the final prefix; the sysroot maps it into the temporary tree.
 export PKG_CONFIG_SYSROOT_DIR=$tmp
 flags=$(pkg-config --cflags --libs libsive)
+echo "pkg-config --cflags --libs libsive: $flags"
+# pkgconf maps the rpath into the sysroot as well, pkg-config 0.29 does not.
+case " $flags " in
+    *" -Wl,-rpath,$final_libdir "* | *" -Wl,-rpath,$tmp$final_libdir "*) ;;
+    *) echo "libsive.pc: Libs lack -Wl,-rpath,$final_libdir"; exit 1 ;;
+esac
 libdir=$(dirname "$(dirname "$pc")")
+# Only the version API: it is the same in every release.
 cat > "$tmp/hello.c" <<'C'
+#include <sive/version.h>
 #include <sive/sive.h>
 #include <stdio.h>
 int main(void)
 {
-    sive_probe *p = NULL;
-    if (sive_probe_new(&p, 10) != SIVE_OK) return 1;
-    printf("libsive %s, dim %zu\n", sive_version_string(), sive_probe_dim(p));
-    sive_probe_free(p);
-    return 0;
+    printf("libsive %s, built against %s\n", sive_version_string(),
+           SIVE_VERSION_STRING);
+    return sive_version_number() == SIVE_VERSION_NUMBER ? 0 : 1;
 }
 C
-cc -std=c11 -Wall -Wextra -Werror -o "$tmp/hello" "$tmp/hello.c" $flags -Wl,-rpath,"$libdir"
+# The temporary libdir goes first: the .pc's rpath (the final libdir) may
+# hold another installed copy.
+# shellcheck disable=SC2086  # flags is a word list
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/hello" "$tmp/hello.c" -Wl,-rpath,"$libdir" $flags
+# The program must use the installed copy, not the build tree's.
+# (ldd's output is captured first: with pipefail, grep -q closing the pipe
+# early would make the pipeline fail at random)
+deps=$(ldd "$tmp/hello")
+grep -q "libsive.so.* => $tmp/" <<<"$deps" ||
+    { echo "$deps"; echo "not linked against the installed libsive"; exit 1; }
 "$tmp/hello"

@@ -5,11 +5,16 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -335,6 +340,125 @@ START_TEST(test_crafted_headers)
 }
 END_TEST
 
+/* Issue 14 #1: a header and a zstd frame that claim 2^32 parameters (16 GiB)
+ * around a payload of a few hundred bytes.  The loader must find the file
+ * malformed (SIVE_E_FORMAT) without allocating what the header claims: run
+ * in a child process whose address space is limited to 1 GiB above its
+ * current size, where a 16 GiB malloc fails (SIVE_E_NOMEM before the fix).
+ * Under ASan the limit cannot be set (the shadow memory needs terabytes of
+ * address space): ASan's allocator then refuses allocations above 1 GiB
+ * instead (returning NULL), to the same effect. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CKPT_HAVE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CKPT_HAVE_ASAN 1
+#endif
+#endif
+#ifdef CKPT_HAVE_ASAN
+/* ASAN_OPTIONS in the environment still override these. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "max_allocation_size_mb=1024:allocator_may_return_null=1";
+}
+#endif
+
+static size_t huge_claim_file(uint8_t *f)
+{
+    /* 2304164-1864-2-2 gives exactly 2^32 parameters */
+    const uint64_t sizes[4] = {2304164, 1864, 2, 2}, count = (uint64_t)1 << 32;
+    uint8_t h[88];
+    memcpy(h, "SIVECKPT", 8);
+    le32(h + 8, 1);
+    le32(h + 12, 1);
+    for (int i = 0; i < 4; i++)
+        le64(h + 16 + 8 * i, sizes[i]);
+    memset(h + 48, 0, 32);
+    le64(h + 80, count);
+    size_t n = 0;
+    le32(f, 0xFD2FB528u); /* zstd frame */
+    f[4] = 0xC4;          /* 8-byte content size, checksum, no single segment */
+    f[5] = 0x50;          /* window 1 MiB */
+    le64(f + 6, 88 + 4 * count + 8);
+    n = 14;
+    f[n] = (uint8_t)(88 << 3); /* raw block of 88 bytes, not the last */
+    f[n + 1] = (uint8_t)(88 >> 5);
+    f[n + 2] = 0;
+    memcpy(f + n + 3, h, 88);
+    n += 3 + 88;
+    const uint32_t rle = (1000u << 3) | (1u << 1); /* 1000 zero bytes */
+    f[n] = (uint8_t)rle;
+    f[n + 1] = (uint8_t)(rle >> 8);
+    f[n + 2] = (uint8_t)(rle >> 16);
+    f[n + 3] = 0;
+    n += 4; /* ... and the frame ends there, without a last block */
+    le32(f + n, 0x184D2A53u);
+    le32(f + n + 4, 12);
+    memcpy(f + n + 8, "SIVE", 4);
+    le64(f + n + 12, fnv(0xcbf29ce484222325ull, f, n));
+    return n + 20;
+}
+
+#ifndef CKPT_HAVE_ASAN
+/* Virtual size of this process in bytes (0 if unknown). */
+static uint64_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+#endif
+
+START_TEST(test_huge_claim_small_file)
+{
+    make_dir();
+    char path[300];
+    snprintf(path, sizeof path, "%s/huge.ckpt", dir);
+    uint8_t f[256];
+    size_t n = huge_claim_file(f);
+    spit(path, f, n);
+    /* the file is what it claims to be: the frame announces 16 GiB */
+    ck_assert_uint_eq(ZSTD_getFrameContentSize(f, n - 20),
+                      88 + 4 * ((uint64_t)1 << 32) + 8);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+#ifndef CKPT_HAVE_ASAN
+        uint64_t lim = vm_size() + ((uint64_t)1 << 30);
+        struct rlimit rl = {(rlim_t)lim, (rlim_t)lim};
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(10);
+#endif
+        sive_mlp *m = (sive_mlp *)1;
+        float *th = (float *)1;
+        int rc = sive_checkpoint_load(path, &m, &th, NULL);
+        fprintf(stderr, "huge claim: status %d: %s\n", rc, sive_last_errmsg());
+        if (m || th)
+            _exit(11);
+        if (!strstr(sive_last_errmsg(), path))
+            _exit(12);
+        _exit(rc == SIVE_E_FORMAT ? 0 : rc == SIVE_E_NOMEM ? 13 : 14);
+    }
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st), "child killed by signal %d",
+                  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    ck_assert_msg(WEXITSTATUS(st) != 13,
+                  "SIVE_E_NOMEM: the loader allocated what the header claims");
+    ck_assert_msg(WEXITSTATUS(st) == 0, "child exit status %d "
+                  "(10 setrlimit, 11 outputs not NULL, 12 path not in the "
+                  "message, 14 status other than FORMAT)", WEXITSTATUS(st));
+    remove_dir();
+}
+END_TEST
+
 START_TEST(test_atomic_write_and_io_errors)
 {
     make_dir();
@@ -379,6 +503,91 @@ START_TEST(test_atomic_write_and_io_errors)
 }
 END_TEST
 
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* Issue 14 #4: whatever the path's length, the message keeps its cause. */
+START_TEST(test_long_path_messages)
+{
+    make_dir();
+    float *th;
+    sive_mlp *m = small_model(&th, 5, 4, 3, 2);
+    /* ~4000 bytes through directories that do not exist */
+    char *p = malloc(4100);
+    int n = snprintf(p, 4100, "%s", dir);
+    while (n < 3980)
+        n += snprintf(p + n, 4100 - (size_t)n, "/d123456789");
+    snprintf(p + n, 4100 - (size_t)n, "/model.ckpt");
+    ck_assert_int_eq(sive_checkpoint_save(p, m, th, NULL), SIVE_E_IO);
+    ck_assert_msg(ends_with(sive_last_errmsg(), strerror(ENOENT)), "%s",
+                  sive_last_errmsg());
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "model.ckpt"));
+    sive_mlp *m2;
+    float *th2;
+    ck_assert_int_eq(sive_checkpoint_load(p, &m2, &th2, NULL), SIVE_E_IO);
+    ck_assert(ends_with(sive_last_errmsg(), strerror(ENOENT)));
+    /* a 250-byte name is valid; with ".tmp.XXXXXX" it is not: say so */
+    n = snprintf(p, 4100, "%s/", dir);
+    memset(p + n, 'c', 250);
+    p[n + 250] = '\0';
+    ck_assert_int_eq(sive_checkpoint_save(p, m, th, NULL), SIVE_E_IO);
+    ck_assert(ends_with(sive_last_errmsg(), strerror(ENAMETOOLONG)));
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "temporary file: its name"));
+    ck_assert_uint_eq(dir_entries(), 0);
+    free(p);
+    free(th);
+    sive_mlp_free(m);
+    remove_dir();
+}
+END_TEST
+
+static void make_aged(const char *name, long seconds)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    spit(p, (const uint8_t *)"partial", 7);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= seconds;
+    t[1] = t[0];
+    ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
+}
+
+static int present(const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+/* A save removes what a killed save of the same file left behind (older
+ * than 10 minutes), and nothing else. */
+START_TEST(test_stale_temporaries)
+{
+    make_dir();
+    char path[300];
+    snprintf(path, sizeof path, "%s/a.ckpt", dir);
+    make_aged("a.ckpt.tmp.K1ll3d", 3600);
+    make_aged("a.ckpt.tmp.Fresh1", 60);    /* may be a live writer's */
+    make_aged("b.ckpt.tmp.K1ll3d", 3600);  /* another file's */
+    make_aged("a.ckpt.tmp.K1ll3d0", 3600); /* not mkstemp's pattern */
+    float *th;
+    sive_mlp *m = small_model(&th, 5, 4, 3, 2);
+    ck_assert_int_eq(sive_checkpoint_save(path, m, th, NULL), SIVE_OK);
+    ck_assert(!present("a.ckpt.tmp.K1ll3d"));
+    ck_assert(present("a.ckpt.tmp.Fresh1"));
+    ck_assert(present("b.ckpt.tmp.K1ll3d"));
+    ck_assert(present("a.ckpt.tmp.K1ll3d0"));
+    ck_assert_uint_eq(dir_entries(), 4);
+    free(th);
+    sive_mlp_free(m);
+    remove_dir();
+}
+END_TEST
+
 static Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -387,7 +596,10 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_truncated_and_flipped);
     tcase_add_test(tc, test_crafted_headers);
+    tcase_add_test(tc, test_huge_claim_small_file);
     tcase_add_test(tc, test_atomic_write_and_io_errors);
+    tcase_add_test(tc, test_long_path_messages);
+    tcase_add_test(tc, test_stale_temporaries);
     suite_add_tcase(s, tc);
     return s;
 }

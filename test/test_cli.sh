@@ -56,25 +56,135 @@ run "help" 0 "$SIVE" --help && grep -q trajectory "$TMP/out" && ok "help lists c
 run "no command" 2 "$SIVE"
 run "unknown command" 2 "$SIVE" frobnicate && expect_err "unknown command" "unknown command"
 run "train without --epochs" 2 "$SIVE" train && expect_err "train" "--epochs"
-run "bad integer" 2 "$SIVE" probe --steps 12x ckpt && expect_err "bad integer" "--steps expects"
+run "bad integer" 2 "$SIVE" probe --steps 12x ckpt && expect_err "bad integer" "--steps"
+# ints are parsed strictly by the library (sive_probe_set_text): no exponent
+run "integer with exponent" 2 "$SIVE" probe --steps 1e4 ckpt &&
+    expect_err "integer with exponent" "--steps.*1e4"
 run "out of range" 2 "$SIVE" probe --groups 1 ckpt && expect_err "out of range" "--groups"
 run "bad format" 2 "$SIVE" probe --format xml ckpt && expect_err "bad format" "--format"
 run "bad hidden" 2 "$SIVE" train --epochs 1 --hidden 12 && expect_err "bad hidden" "--hidden"
 run "unknown option" 2 "$SIVE" trajectory --epochs 1 --bogus
 run "no checkpoint" 2 "$SIVE" probe --steps 10 && expect_err "no checkpoint" "no checkpoint"
 run "stray argument" 2 "$SIVE" demo extra
-for c in toy train probe trajectory demo; do
+for c in toy train probe trajectory demo options; do
     run "$c --help" 0 "$SIVE" $c --help
 done
+
+# --- options: the library's table is the one source of the probe flags --------
+run "options json" 0 "$SIVE" options --format json && cp "$TMP/out" "$TMP/options.json" &&
+    pycheck "options table" "$TMP/options.json" '
+assert len(d) >= 10 and len({o["name"] for o in d}) == len(d)
+for o in d:
+    assert o["flag"] == "--" + o["name"].replace("_", "-"), o
+    assert o["type"] in ("int", "double") and o["doc"], o
+    if o["type"] == "int":
+        assert o["lo"] <= o["default"] <= o["hi"], o'
+run "options table" 0 "$SIVE" options &&
+    [ "$(($(wc -l <"$TMP/out") - 1))" -eq "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TMP/options.json")" ] &&
+    ok "options: one line per option"
+# optlist FILTER: flag, type and bounds of the table's options that pass
+# FILTER (a python expression on o)
+optlist() {
+    python3 -c 'import json,sys
+for o in json.load(open(sys.argv[1])):
+    if '"$1"': print(o["flag"], o["type"], o["lo"], o["hi"])' "$TMP/options.json"
+}
+# every option of the table is a flag of probe and trajectory (all but seed,
+# which train's --seed sets), listed by --help
+"$SIVE" probe --help >"$TMP/probe_help"
+"$SIVE" trajectory --help >"$TMP/traj_help"
+missing=""
+while read -r flag type lo hi; do
+    grep -q -- "^  $flag " "$TMP/probe_help" || missing="$missing probe:$flag"
+    [ "$flag" = --seed ] || grep -q -- "^  $flag " "$TMP/traj_help" ||
+        missing="$missing trajectory:$flag"
+done < <(optlist True)
+[ -z "$missing" ] && ok "probe/trajectory --help list every option" || bad "--help lacks$missing"
+# the library's bounds are the CLI's: one below the lower bound is refused,
+# the bound itself is accepted (--help after it stops before any work)
+while read -r flag type lo hi; do
+    run "$flag below its bound" 2 "$SIVE" probe "$flag" $((lo - 1)) ckpt &&
+        expect_err "$flag below its bound" "outside"
+    run "$flag at its bound" 0 "$SIVE" probe "$flag" "$lo" --help
+done < <(optlist 'o["name"] in ("steps", "groups", "chains")')
+
+# the usage synopsis lists every flag that --help describes (it is generated
+# from the option table), the radius options as one exclusive choice
+synopsis_check() {
+    local cmd=$1 missing=""
+    "$SIVE" "$cmd" --help >"$TMP/help_$cmd"
+    # the synopsis: the "usage:" line and its continuation lines
+    awk 'NR == 1 { print; next } /^ +\[|^ +--epochs/ && !/^  --/ { print; next } { exit }' \
+        "$TMP/help_$cmd" >"$TMP/syn_$cmd"
+    while read -r flag; do
+        grep -q -- "$flag[] ]" "$TMP/syn_$cmd" || missing="$missing $flag"
+    done < <(grep -Eo -- '^  --[a-z-]+' "$TMP/help_$cmd" | sed 's/^  //')
+    if [ -z "$missing" ]; then ok "$cmd usage synopsis lists every flag"; else
+        bad "$cmd usage synopsis lacks$missing"
+        sed 's/^/  synopsis: /' "$TMP/syn_$cmd"
+    fi
+}
+for c in probe trajectory toy train; do synopsis_check $c; done
+grep -q -- "\[--h X | --c-h X\]" "$TMP/syn_probe" && ok "synopsis: --h | --c-h" ||
+    bad "synopsis lacks [--h X | --c-h X]"
+# --h and --c-h select the two radius modes: both at once is a usage error
+run "--h with --c-h" 2 "$SIVE" probe --h 0.1 --c-h 1 ckpt && expect_err "--h with --c-h" "exclude"
+run "--c-h with --h" 2 "$SIVE" trajectory --epochs 1 --c-h 1 --h 0.1 &&
+    expect_err "--c-h with --h" "exclude"
+run "--h twice" 0 "$SIVE" probe --h 0.1 --h 0.2 --help
 
 # --- toy as JSON -------------------------------------------------------------
 run "toy k1 json" 0 "$SIVE" toy --model k1 --steps 20000 --format json &&
     pycheck "toy json keys" "$TMP/out" '
-for k in ("oracle", "naive", "raw", "sive", "sive_unclipped"):
+for k in ("oracle", "online_mean", "raw_variance", "sive", "sive_unclipped"):
     assert fin(d[k]["mean"]) and fin(d[k]["std"]), k
 for k in ("ess", "noise_correction", "noise_correction_std", "mcse", "rhat"):
     assert fin(d[k]), k
-assert d["model"] == "k1"'
+assert d["model"] == "k1" and d["steps"] == 20000 and isinstance(d["flag_names"], list)'
+# the toy takes the library's bounds, not its own (0.1 refused --steps < 8
+# and --burn-in > 0.99)
+run "toy burn-in 0.995" 0 "$SIVE" toy --model k1 --steps 20000 --burn-in 0.995 --format json &&
+    pycheck "toy burn-in 0.995 ran" "$TMP/out" 'assert d["burn_in"] == 0.995 and fin(d["sive"]["mean"])'
+run "toy steps below the bound" 2 "$SIVE" toy --steps 1 && expect_err "toy steps" "--steps"
+run "toy tail too short" 1 "$SIVE" toy --model k1 --steps 4 && expect_err "toy tail" "tail"
+run "toy c-h is not a toy option" 2 "$SIVE" toy --c-h 1
+# the table is aligned by display width (λ̂, ±, ², σ are multi-byte) and
+# rounds each number to its uncertainty
+run "toy table" 0 "$SIVE" toy --steps 20000 &&
+    python3 - "$TMP/out" <<'PY' && ok "toy table: columns aligned, numbers rounded" || bad "toy table"
+import re, sys, unicodedata
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+def col(line, text):  # display column where the last text starts
+    return sum(1 for ch in line[:line.rindex(text)] if not unicodedata.combining(ch))
+head = next(l for l in lines if l.startswith("Estimator"))
+k2 = col(head, "K2")
+rows = [l for l in lines if l.startswith(("SIVE ", "noise correction C", "  theory", "MCSE", "ESS", "split"))]
+assert len(rows) == 8, rows
+for l in rows:
+    cells = re.split(r"  +", l.strip())
+    assert col(l, cells[-1]) == k2, (l, k2)
+sive = next(l for l in lines if l.startswith("SIVE "))
+assert not re.search(r"\d\.\d{4} ± ", sive), sive  # not 0.5515 ± 0.0483
+assert re.search(r"\d ± 0\.\d\d(?!\d)", sive), sive  # 2 significant digits
+PY
+# a flagged model: its SIVE cells carry the mark, the health row names the
+# flags and the library's health lines follow the table
+grep -q '^SIVE .*[0-9] !' "$TMP/out" && grep -q '^health  *! ' "$TMP/out" &&
+    grep -q '^! k1: dominant_correction: ' "$TMP/out" && ok "toy table: flags marked and explained" ||
+    bad "toy table: no marked flag"
+run "toy csv" 0 "$SIVE" toy --model k1 --steps 20000 --format csv &&
+    python3 - "$TMP/out" <<'PY' && ok "toy csv: health column" || bad "toy csv health"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 5, rows
+assert all(r["health"] == "dominant_correction" and r["flags"] == "128" for r in rows), rows
+PY
+run "toy csv healthy" 0 "$SIVE" toy --model k1 --steps 20000 --sigma 0 --format csv &&
+    python3 - "$TMP/out" <<'PY' && ok "toy csv: empty health when healthy" || bad "toy csv healthy"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert all(r["health"] == "" and r["flags"] == "0" for r in rows), rows
+PY
 
 # --- train -> probe ------------------------------------------------------------
 CK="$TMP/ck"
@@ -98,7 +208,14 @@ for k in ("mcse", "ess", "rhat", "noise_correction", "noise_correction_std"):
     assert fin(d[k]), k
 assert d["chains_ok"] == 2 and len(d["per_chain"]) == 2
 assert d["settings"]["steps"] == 200 and d["settings"]["groups"] == 8
-assert isinstance(d["health"], list)'
+assert isinstance(d["health"], list) and isinstance(d["flag_names"], list)
+assert all(c["status"] == "ok" for c in d["per_chain"])'
+# the settings are the option table (plus the CLI's blis_threads)
+python3 - "$TMP/out" "$TMP/options.json" <<'EOF' && ok "settings keys = option names" || bad "settings keys"
+import json, sys
+d, opts = (json.load(open(f)) for f in sys.argv[1:])
+assert set(d["settings"]) == {o["name"] for o in opts} | {"blis_threads"}, d["settings"]
+EOF
 cp "$TMP/out" "$TMP/probe2.json"
 
 # the thread count must not change the numbers
@@ -116,8 +233,45 @@ run "probe csv" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --format csv --a
     [ "$(wc -l <"$TMP/out")" -eq 2 ] && ok "csv: header + one row"
 run "probe table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --traces "$TMP/tr.csv" --quiet &&
     grep -q "lambda-hat (SIVE)" "$TMP/out" && ok "table has lambda-hat"
+# a tiny budget raises low_ess: the summary row carries the mark and names
+# the flag, the flags are explained below the table, the numbers are rounded
+run "probe table, tiny budget" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 40 --quiet &&
+    python3 - "$TMP/out" <<'PY' && ok "probe table: flagged row marked, flags explained" || bad "probe table flags"
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+lines = text.splitlines()
+head = next(i for i, l in enumerate(lines)
+            if "λ̂ (SIVE)" in l and "MCSE" in l and "ESS L̄" in l and "ESS λ̂" in l)
+row = lines[head + 1]
+assert row.startswith("!") and "low_ess" in row and "epoch_1.ckpt" in row, row
+legend = next(i for i in range(head, len(lines)) if lines[i].startswith("! raised flags"))
+assert any(l.startswith("  low_ess: the tail effective sample size") for l in lines[legend:])
+# the library's health text, as is, in the checkpoint's block
+assert re.search(r"^  ! health: low_ess: chain 0: tail ESS [0-9.]+ < 100: raise steps$", text, re.M)
+# lambda-hat rounded to its std: 2 significant digits of the std
+lam = re.search(r"^  lambda-hat \(SIVE\) +(\S+) ± (\S+)$", text, re.M)
+assert lam and len(lam.group(2).replace(".", "").strip("0")) <= 2, lam and lam.group(0)
+assert not re.search(r"\.\d{4} ± ", text), "4-decimal number"
+# the settings that matter are in the header
+for k in ("t", "base_lr", "c_h", "grad_batch", "burn_in", "steps", "groups", "eval_batch",
+          "eval_stride", "chains"):
+    assert re.search(r"\b%s = " % k, lines[0]), (k, lines[0])
+PY
+run "probe csv, tiny budget" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 40 \
+    --format csv --quiet &&
+    python3 - "$TMP/out" <<'PY' && ok "probe csv: health column" || bad "probe csv health"
+import csv, sys
+names = ["diverged", "negative_sive", "nonstationary", "low_ess", "high_rhat",
+         "noisy_correction", "aborted", "dominant_correction"]
+(r,) = list(csv.DictReader(open(sys.argv[1])))
+flags = int(r["flags"])
+want = "|".join(n for b, n in enumerate(names) if flags >> b & 1)
+assert flags & 8 and r["health"] == want, (flags, r["health"], want)
+PY
 [ "$(wc -l <"$TMP/tr.csv")" -eq 401 ] && ok "traces: 2 chains x 200 steps" ||
     bad "traces: $(wc -l <"$TMP/tr.csv") lines"
+head -1 "$TMP/tr.csv" | grep -q '^checkpoint,chain,step,lbar,s2,' && ok "traces header" ||
+    bad "traces header: $(head -1 "$TMP/tr.csv")"
 
 # --- broken inputs -------------------------------------------------------------
 run "missing checkpoint" 1 "$SIVE" probe "$TMP/nope.ckpt" "${TINY[@]}" --quiet &&
@@ -172,15 +326,96 @@ run "trajectory without gnuplot" 0 env SIVE_GNUPLOT="$TMP/no-gnuplot" "$SIVE" tr
     --epochs 1 --out "$TMP/tj2" "${TINY[@]}" --steps 100 &&
     expect_err "no gnuplot note" "gnuplot not found"
 [ -e "$TMP/tj2/trajectory.png" ] && bad "png without gnuplot" || ok "no png without gnuplot"
-grep -q "^Epoch" "$TMP/out" && ok "trajectory table on stdout"
+grep -Eq "^ +Epoch .*ESS L̄ +ESS λ̂" "$TMP/out" && ok "trajectory table on stdout"
+grep -Eq '^! +1 .*low_ess' "$TMP/out" && grep -q '^  low_ess: ' "$TMP/out" &&
+    ok "trajectory table: flagged rows marked, flags explained" || bad "trajectory table flags"
+grep -q 'M = 100, 2 chains, N = 8, B_{eval} = 16, B_{grad} = 64, stride 1' "$TMP/tj2/trajectory.gp" &&
+    grep -q 'health flag raised' "$TMP/tj2/trajectory.gp" &&
+    ok "plot: budget in the title, flagged points marked" || bad "plot script: budget or flags"
+python3 - "$TMP/tj2/trajectory.csv" "$TMP/tj2/trajectory.gp" <<'PY' && ok "plot: flags column" || bad "plot flags column"
+import csv, re, sys
+head = next(csv.reader(open(sys.argv[1])))
+col = int(re.search(r"\(\$(\d+) > 0 \? \$9", open(sys.argv[2]).read()).group(1))
+assert head[col - 1] == "flags" and head[col] == "health", (col, head)
+for r in csv.DictReader(open(sys.argv[1])):
+    assert (r["health"] == "") == (r["flags"] == "0"), r
+PY
 run "trajectory csv stdout" 0 "$SIVE" trajectory --epochs 1 --out "$TMP/tj3" "${TINY[@]}" \
     --steps 100 --format csv --no-plot --quiet &&
     [ "$(wc -l <"$TMP/out")" -eq 3 ] && [ ! -e "$TMP/tj3/trajectory.png" ] && ok "csv + --no-plot"
+
+# --- long runs: the estimate up front; Ctrl-C keeps what was done -------------------
+# interrupt RUN...: start it (stdout -> $TMP/int.out, stderr -> $TMP/int.err),
+# wait for the duration estimate, which a run of minutes prints once on
+# stderr (not a terminal here) ~2 s in, send SIGINT; $got is the exit
+# status and $ms the time from the signal to the exit
+interrupt() {
+    "$@" >"$TMP/int.out" 2>"$TMP/int.err" &
+    local pid=$! t0
+    for _ in $(seq 1 200); do grep -q "will take about" "$TMP/int.err" && break; sleep 0.1; done
+    t0=$(date +%s%N)
+    kill -INT $pid
+    wait $pid
+    got=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+}
+interrupt "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 2000000 --format json
+[ "$got" -eq 130 ] && ok "Ctrl-C: exit 130" || bad "Ctrl-C: exit $got"
+# the library calls the progress callback at least every 0.25 s
+[ "$ms" -lt 3000 ] && ok "Ctrl-C: stopped $ms ms after the signal" || bad "Ctrl-C: took $ms ms"
+[ "$(grep -c 'will take about' "$TMP/int.err")" -eq 1 ] &&
+    grep -Eq 'sive probe: this will take about [0-9.]+ (min|h) more \(timed from its first [0-9.]+ s: [0-9]+ chain steps/s\)' "$TMP/int.err" &&
+    ok "estimate printed once, saying how it was timed" ||
+    { bad "no estimate"; sed 's/^/  stderr: /' "$TMP/int.err"; }
+pycheck "Ctrl-C: the JSON is written with the status" "$TMP/int.out" '
+assert d["status"] == -6 and "interrupted" in d["error"], (d["status"], d["error"])
+assert "aborted" in d["flag_names"]
+for c in d["per_chain"]:
+    assert c["status"] == "aborted" and 0 < c["stop_step"] < 2000000, c'
+interrupt "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 2000000
+[ "$got" -eq 130 ] && grep -Eq '^  chain 1 +aborted at step [0-9]+ of 2000000' "$TMP/int.out" &&
+    grep -Eq '^!.*aborted' "$TMP/int.out" && ok "Ctrl-C: the table shows the aborted chains" ||
+    { bad "Ctrl-C table (exit $got)"; sed 's/^/  stdout: /' "$TMP/int.out" | head -40; }
+# a trajectory keeps the epochs probed: table, CSV and JSON, with the status
+interrupt "$SIVE" trajectory --epochs 1 --out "$TMP/tji" "${TINY[@]}" --steps 2000000 --no-plot
+[ "$got" -eq 130 ] && grep -q "^epoch 0, chain 0: aborted at step" "$TMP/int.out" &&
+    ok "Ctrl-C: trajectory table" || { bad "Ctrl-C trajectory (exit $got)"; cat "$TMP/int.err"; }
+pycheck "Ctrl-C: trajectory.json" "$TMP/tji/trajectory.json" '
+assert d["interrupted"] is True and len(d["epochs"]) == 1, d.get("interrupted")
+e = d["epochs"][0]
+assert e["status"] == -6 and len(e["stopped_chains"]) == 2 and "aborted" in e["flag_names"], e'
+python3 - "$TMP/tji/trajectory.csv" <<'PY' && ok "Ctrl-C: trajectory.csv" || bad "Ctrl-C: trajectory.csv"
+import csv, sys
+(r,) = list(csv.DictReader(open(sys.argv[1])))
+assert r["status"] == "-6" and "aborted" in r["health"], r
+PY
+# a short run says nothing
+run "no estimate for a short run" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --format json
+grep -q "will take" "$TMP/err" && bad "short run printed an estimate" || ok "short run: no estimate"
 
 # --- demo --------------------------------------------------------------------------
 run "demo --quick" 0 "$SIVE" demo --quick --out "$TMP/demo" --quiet &&
     grep -q "Table 1" "$TMP/out" && grep -q "Retrospective" "$TMP/out" &&
     [ -s "$TMP/demo/trajectory.csv" ] && [ -s "$TMP/demo/trajectory.json" ] && ok "demo output"
+# the demo's stdout shows the flags (a marked row, explained below) and
+# rounded numbers; its budget line compares with the paper's operating point
+grep -Eq '^! +[0-9]+ .*(low_ess|high_rhat|nonstationary)' "$TMP/out" &&
+    grep -q '^! raised flags' "$TMP/out" && ok "demo: flagged rows marked and explained" ||
+    bad "demo: no marked row"
+python3 - "$TMP/out" <<'PY' && ok "demo: every ± rounded to its uncertainty" || bad "demo: unrounded numbers"
+import re, sys
+pairs = re.findall(r"(-?[0-9.]+) ± ([0-9.]+)", open(sys.argv[1], encoding="utf-8").read())
+assert len(pairs) > 20, pairs
+for v, u in pairs:
+    if u == "0":
+        continue  # no spread: v keeps 4 significant digits
+    sig = u.replace(".", "").lstrip("0")
+    assert len(sig if "." in u else sig.rstrip("0")) <= 2, (v, u)
+    dv, du = (len(x.split(".")[1]) if "." in x else 0 for x in (v, u))
+    assert dv == du, (v, u)
+PY
+grep -q 'N = 16 (paper 512), B_eval = 32 (paper 64), B_grad = 128 (paper 1024)' "$TMP/out" &&
+    ok "demo --quick budget against the paper's" || bad "demo --quick budget text"
 
 echo "1..$tests"
 [ "$fails" -eq 0 ] || { echo "$fails of $tests failed"; exit 1; }

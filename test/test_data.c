@@ -8,11 +8,14 @@
 #include <sive/data.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 #ifdef SIVE_HAVE_ZLIB
@@ -349,6 +352,122 @@ START_TEST(test_save_invalid)
     ck_assert_int_eq(sive_dataset_save_idx(ds, tp("no/such/a"), tp("b"), 3),
                      SIVE_E_IO);
     ck_assert_uint_eq(files_in(tmpdir), 0);
+    sive_dataset_free(ds);
+}
+END_TEST
+
+/* Issue 14 #3: two spellings of one file must not both be written (the
+ * labels would silently replace the images). */
+START_TEST(test_save_same_file)
+{
+    sive_dataset *ds = NULL;
+    small_init();
+    ck_assert_int_eq(sive_dataset_from_memory(&ds, s_pixels, s_labels,
+                                              S_COUNT, S_ROWS, S_COLS),
+                     SIVE_OK);
+    ck_assert_int_eq(chdir(tmpdir), 0); /* the test runs in its own process */
+    /* neither file exists yet */
+    ck_assert_int_eq(sive_dataset_save_idx(ds, "x.idx", "./x.idx", 0),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "same file"));
+    ck_assert_uint_eq(files_in(tmpdir), 0);
+    ck_assert_int_eq(mkdir("d", 0755), 0);
+    ck_assert_int_eq(symlink("d", "e"), 0);
+    ck_assert_int_eq(sive_dataset_save_idx(ds, tp("d/x.idx"), "e/x.idx", 3),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_dataset_save_idx(ds, "x.idx", "d/../x.idx", 0),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_uint_eq(files_in(tmpdir), 2);
+    ck_assert_uint_eq(files_in(tp("d")), 0);
+    /* existing files: a symlink to the images, a hard link */
+    ck_assert_int_eq(sive_dataset_save_idx(ds, "x.idx", "y.idx", 0), SIVE_OK);
+    size_t n0, n1;
+    uint8_t *before = read_bytes("x.idx", &n0);
+    ck_assert_int_eq(symlink("x.idx", "l.idx"), 0);
+    ck_assert_int_eq(link("x.idx", "h.idx"), 0);
+    ck_assert_int_eq(sive_dataset_save_idx(ds, "x.idx", "l.idx", 0),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_dataset_save_idx(ds, "h.idx", "x.idx", 0),
+                     SIVE_E_INVALID_ARG);
+    uint8_t *after = read_bytes("x.idx", &n1);
+    ck_assert_uint_eq(n0, n1);
+    ck_assert_mem_eq(before, after, n0);
+    struct stat st;
+    ck_assert_int_eq(lstat("l.idx", &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    ck_assert_uint_eq(files_in(tmpdir), 6); /* d e x y l h, no temporaries */
+    free(before);
+    free(after);
+    sive_dataset_free(ds);
+}
+END_TEST
+
+static void make_aged(const char *name, long seconds)
+{
+    write_bytes(tp(name), "partial", 7);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= seconds;
+    t[1] = t[0];
+    ck_assert_int_eq(utimensat(AT_FDCWD, tp(name), t, 0), 0);
+}
+
+static int present(const char *name) { return access(tp(name), F_OK) == 0; }
+
+/* Temporaries a killed save left are removed by the next save of the same
+ * files once older than 10 minutes; nothing else is touched. */
+START_TEST(test_save_removes_stale)
+{
+    sive_dataset *ds = NULL;
+    small_init();
+    ck_assert_int_eq(sive_dataset_from_memory(&ds, s_pixels, s_labels,
+                                              S_COUNT, S_ROWS, S_COLS),
+                     SIVE_OK);
+    make_aged("img.idx.tmp.Ab12Cd", 3600);
+    make_aged("lab.idx.tmp.zZ09yY", 3600);
+    make_aged("img.idx.tmp.YoUnG1", 120);   /* may be a live writer's */
+    make_aged("other.idx.tmp.Ab12Cd", 3600); /* another target's */
+    ck_assert_int_eq(sive_dataset_save_idx(ds, tp("img.idx"), tp("lab.idx"), 1),
+                     SIVE_OK);
+    ck_assert(!present("img.idx.tmp.Ab12Cd"));
+    ck_assert(!present("lab.idx.tmp.zZ09yY"));
+    ck_assert(present("img.idx.tmp.YoUnG1"));
+    ck_assert(present("other.idx.tmp.Ab12Cd"));
+    ck_assert_uint_eq(files_in(tmpdir), 4);
+    sive_dataset_free(ds);
+}
+END_TEST
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* Issue 14 #4: a path of ~4000 bytes does not push the cause out. */
+START_TEST(test_long_path_messages)
+{
+    sive_dataset *ds = NULL;
+    small_init();
+    ck_assert_int_eq(sive_dataset_from_memory(&ds, s_pixels, s_labels,
+                                              S_COUNT, S_ROWS, S_COLS),
+                     SIVE_OK);
+    char *p = malloc(4100);
+    int n = snprintf(p, 4100, "%s", tmpdir);
+    while (n < 3980)
+        n += snprintf(p + n, 4100 - (size_t)n, "/d123456789");
+    snprintf(p + n, 4100 - (size_t)n, "/img.idx");
+    ck_assert_int_eq(sive_dataset_save_idx(ds, p, tp("lab.idx"), 0), SIVE_E_IO);
+    ck_assert_msg(ends_with(sive_last_errmsg(), strerror(ENOENT)), "%s",
+                  sive_last_errmsg());
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "img.idx"));
+    sive_dataset *back = NULL;
+    ck_assert_int_eq(sive_dataset_load_idx(&back, p, p), SIVE_E_IO);
+    ck_assert(ends_with(sive_last_errmsg(), strerror(ENOENT)));
+    ck_assert_int_eq(sive_dataset_open_dir(p, &back, &back), SIVE_E_IO);
+    ck_assert(ends_with(sive_last_errmsg(), strerror(ENOENT)));
+    ck_assert_uint_eq(files_in(tmpdir), 0);
+    free(p);
     sive_dataset_free(ds);
 }
 END_TEST
@@ -1027,6 +1146,9 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_from_memory_invalid);
     tcase_add_test(tc, test_roundtrip_raw_and_zstd);
     tcase_add_test(tc, test_save_invalid);
+    tcase_add_test(tc, test_save_same_file);
+    tcase_add_test(tc, test_save_removes_stale);
+    tcase_add_test(tc, test_long_path_messages);
     tcase_add_test(tc, test_zstd_frames);
     tcase_add_test(tc, test_gzip);
     tcase_add_test(tc, test_bundled_subset);

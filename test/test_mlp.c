@@ -5,7 +5,7 @@
 #include <sive/data.h>
 #include <sive/mlp.h>
 
-#include "mlp_internal.h" /* evaluation through distinct examples */
+#include "probe_impl.h" /* the run's distinct-example grouping (dedup.c) */
 
 #include <check.h>
 #include <math.h>
@@ -205,7 +205,7 @@ START_TEST(test_example_losses_vs_naive)
     uint64_t idx[N];
     for (size_t i = 0; i < N; i++)
         idx[i] = xs() % 40; /* repeats on purpose */
-    float loss[N];
+    double loss[N];
     const size_t blocks[] = {1, 7, 64, 0};
     for (size_t b = 0; b < 4; b++) {
         sive_mlp_work *w;
@@ -243,7 +243,7 @@ START_TEST(test_group_losses)
     uint64_t idx[G * B];
     for (size_t i = 0; i < G * B; i++)
         idx[i] = xs() % 50;
-    float el[G * B];
+    double el[G * B];
     double gl[G], gl2[G];
     const size_t blocks[] = {1, 4, 5, 256};
     for (size_t b = 0; b < 4; b++) {
@@ -258,8 +258,10 @@ START_TEST(test_group_losses)
             for (size_t j = 0; j < B; j++)
                 mean += el[g * B + j];
             mean /= B;
-            /* the example losses were rounded to float: 1e-6 relative */
-            ck_assert_msg(rel_err(gl[g], mean) < 1e-6, "group %zu", g);
+            /* the same rows in the same block positions give the same
+             * double losses, summed in the same order: exact since 0.2
+             * (0.1 rounded the example losses to float) */
+            ck_assert_msg(gl[g] == mean, "group %zu: %.17g vs %.17g", g, gl[g], mean);
         }
         if (b > 0)
             for (size_t g = 0; g < G; g++)
@@ -273,11 +275,30 @@ START_TEST(test_group_losses)
 }
 END_TEST
 
-/* The adapter's evaluation through distinct examples equals the plain
- * grouped evaluation (to float rounding: a row's logits may round
- * differently in another block position; in practice they agree exactly),
- * leaves its slot map clean, and fails cleanly on a bad index. */
-START_TEST(test_group_losses_unique)
+/* The run's grouping for per-example models (lib/dedup.c + chain.c): the
+ * distinct drawn examples, ascending, each through the network once, then
+ * the group means summed in draw order.  Both ways of finding the distinct
+ * indices (slot map, sorting) give the same answer and leave the slot map
+ * clean; the means match the plain grouped evaluation to float rounding (a
+ * row's logits may round differently in another block position; in
+ * practice they agree exactly). */
+static void dedup_check(sivei_dedup *dd, const uint64_t *idx, size_t draws,
+                        size_t *u_out)
+{
+    size_t u = sivei_dedup_run(dd, idx, draws);
+    ck_assert_uint_ge(u, 1);
+    for (size_t i = 1; i < u; i++)
+        ck_assert(dd->uniq[i - 1] < dd->uniq[i]);
+    for (size_t p = 0; p < draws; p++) {
+        ck_assert_uint_lt(dd->which[p], u);
+        ck_assert(dd->uniq[dd->which[p]] == idx[p]);
+    }
+    for (size_t e = 0; dd->slot && e < dd->n; e++)
+        ck_assert_uint_eq(dd->slot[e], UINT32_MAX);
+    *u_out = u;
+}
+
+START_TEST(test_group_losses_distinct)
 {
     sive_mlp *m;
     ck_assert_int_eq(sive_mlp_new(&m, 784, 32, 16, 10), SIVE_OK);
@@ -289,45 +310,40 @@ START_TEST(test_group_losses_unique)
     uint64_t idx[G * B];
     for (size_t i = 0; i < G * B; i++)
         idx[i] = xs() % COUNT;
-    uint32_t slot[COUNT];
-    uint64_t uniq[COUNT];
-    double loss[COUNT], gl[G], gu[G];
-    memset(slot, 0xff, sizeof slot);
-    sive_mlp_dedup dd = {COUNT, COUNT, slot, uniq, loss};
+    /* n = COUNT takes the slot map; a huge n (same indices) the sort */
+    sivei_dedup by_slot, by_sort;
+    ck_assert_int_eq(sivei_dedup_init(&by_slot, COUNT, G * B), SIVE_OK);
+    ck_assert_int_eq(sivei_dedup_init(&by_sort, (uint64_t)1 << 40, G * B), SIVE_OK);
+    ck_assert_ptr_nonnull(by_slot.slot);
+    ck_assert_ptr_null(by_sort.slot);
+    size_t u, u2;
+    dedup_check(&by_slot, idx, G * B, &u);
+    dedup_check(&by_sort, idx, G * B, &u2);
+    ck_assert_uint_eq(u, u2);
+    ck_assert_uint_lt(u, G * B); /* draws repeat: the point of it */
+    ck_assert(memcmp(by_slot.uniq, by_sort.uniq, u * sizeof *by_slot.uniq) == 0);
+    ck_assert(memcmp(by_slot.which, by_sort.which, G * B * sizeof *by_slot.which) == 0);
+    double gl[G], gu[G];
     const size_t blocks[] = {1, 4, 256};
     for (size_t b = 0; b < 3; b++) {
         sive_mlp_work *w;
         ck_assert_int_eq(sive_mlp_work_new(&w, m, blocks[b], 1), SIVE_OK);
         ck_assert_int_eq(sive_mlp_group_losses(m, w, th, ds, idx, G, B, gl), SIVE_OK);
-        ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &dd),
-                         SIVE_OK);
-        for (size_t g = 0; g < G; g++)
+        ck_assert_int_eq(sive_mlp_example_losses(m, w, th, ds, by_slot.uniq, u,
+                                                 by_slot.loss), SIVE_OK);
+        for (size_t g = 0; g < G; g++) {
+            double acc = 0.0;
+            for (size_t j = 0; j < B; j++)
+                acc += by_slot.loss[by_slot.which[g * B + j]];
+            gu[g] = acc / (double)B;
             ck_assert_msg(rel_err(gu[g], gl[g]) < 1e-6, "block %zu group %zu: %.17g %.17g",
                           blocks[b], g, gu[g], gl[g]);
-        for (size_t i = 0; i < COUNT; i++)
-            ck_assert_uint_eq(slot[i], SIVE_MLP_NO_SLOT);
+        }
         sive_mlp_work_free(w);
     }
-    sive_mlp_work *w;
-    ck_assert_int_eq(sive_mlp_work_new(&w, m, 0, 1), SIVE_OK);
-    /* an index out of range, after some distinct ones were recorded */
-    uint64_t keep = idx[G * B - 1];
-    idx[G * B - 1] = COUNT;
-    ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &dd),
-                     SIVE_E_INVALID_ARG);
-    idx[G * B - 1] = keep;
-    for (size_t i = 0; i < COUNT; i++)
-        ck_assert_uint_eq(slot[i], SIVE_MLP_NO_SLOT);
-    /* too little room for the distinct examples; scratch for another set */
-    sive_mlp_dedup small = {COUNT, 3, slot, uniq, loss};
-    ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &small),
-                     SIVE_E_INVALID_ARG);
-    for (size_t i = 0; i < COUNT; i++)
-        ck_assert_uint_eq(slot[i], SIVE_MLP_NO_SLOT);
-    sive_mlp_dedup other = {COUNT + 1, COUNT, slot, uniq, loss};
-    ck_assert_int_eq(sive_mlp_group_losses_unique(m, w, th, ds, idx, G, B, gu, &other),
-                     SIVE_E_INVALID_ARG);
-    sive_mlp_work_free(w);
+    sivei_dedup_release(&by_slot);
+    sivei_dedup_release(&by_sort);
+    sivei_dedup_release(&by_sort); /* released twice: a no-op */
     free(th);
     sive_dataset_free(ds);
     sive_mlp_free(m);
@@ -474,7 +490,7 @@ START_TEST(test_bad_arguments)
     ck_assert_int_eq(sive_dataset_from_memory(&ds_wide, px, lb, 3, 1, 6),
                      SIVE_OK);
     uint64_t ok[2] = {0, 1}, bad_label[1] = {2}, bad_index[2] = {1, 3};
-    float l[2];
+    double l[2];
     double gl[2], loss;
     ck_assert_int_eq(sive_mlp_example_losses(m, w, th, ds, ok, 2, l), SIVE_OK);
     ck_assert_int_eq(sive_mlp_example_losses(m, w, th, ds, bad_label, 1, l),
@@ -655,7 +671,7 @@ static Suite *mlp_suite(void)
     tcase_add_test(tc, test_init_ranges);
     tcase_add_test(tc, test_example_losses_vs_naive);
     tcase_add_test(tc, test_group_losses);
-    tcase_add_test(tc, test_group_losses_unique);
+    tcase_add_test(tc, test_group_losses_distinct);
     tcase_add_test(tc, test_grad_vs_finite_differences);
     tcase_add_test(tc, test_evaluate);
     tcase_add_test(tc, test_bad_arguments);

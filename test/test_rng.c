@@ -55,28 +55,28 @@ START_TEST(test_pcg32_known_answer)
     /* O'Neill's pcg32-demo: pcg32_srandom_r(&rng, 42u, 54u). */
     static const uint32_t expect[6] = {0xa15c02b7u, 0x7b47f409u, 0xba1d3330u,
                                        0x83d2f293u, 0xbfa4784bu, 0xcbed606eu};
-    sive_pcg32 g;
-    sive_pcg32_seed(&g, 42u, 54u);
+    sivei_pcg32 g;
+    sivei_pcg32_seed(&g, 42u, 54u);
     for (int i = 0; i < 6; i++)
-        ck_assert_uint_eq(sive_pcg32_next(&g), expect[i]);
+        ck_assert_uint_eq(sivei_pcg32_next(&g), expect[i]);
     ck_assert(g.inc & 1u);
 }
 END_TEST
 
 START_TEST(test_pcg32_next64_is_two_next)
 {
-    sive_pcg32 a, b;
-    sive_pcg32_seed(&a, 42u, 54u);
+    sivei_pcg32 a, b;
+    sivei_pcg32_seed(&a, 42u, 54u);
     b = a;
-    uint64_t first = sive_pcg32_next64(&b);
+    uint64_t first = sivei_pcg32_next64(&b);
     ck_assert_uint_eq(first, 0xa15c02b77b47f409ull);
     for (int i = 0; i < 10000; i++) {
-        uint64_t hi = sive_pcg32_next(&a);
-        uint64_t lo = sive_pcg32_next(&a);
+        uint64_t hi = sivei_pcg32_next(&a);
+        uint64_t lo = sivei_pcg32_next(&a);
         if (i == 0)
             ck_assert_uint_eq((hi << 32) | lo, first);
         else
-            ck_assert_uint_eq((hi << 32) | lo, sive_pcg32_next64(&b));
+            ck_assert_uint_eq((hi << 32) | lo, sivei_pcg32_next64(&b));
         ck_assert_uint_eq(a.state, b.state);
     }
 }
@@ -85,21 +85,21 @@ END_TEST
 START_TEST(test_splitmix64_known_answer)
 {
     /* Vigna's splitmix64 seeded with 0 returns these two values first;
-     * sive_splitmix64(x) is the output for state x. */
-    ck_assert_uint_eq(sive_splitmix64(0u), 0xe220a8397b1dcdafull);
-    ck_assert_uint_eq(sive_splitmix64(0x9e3779b97f4a7c15ull),
+     * sivei_splitmix64(x) is the output for state x. */
+    ck_assert_uint_eq(sivei_splitmix64(0u), 0xe220a8397b1dcdafull);
+    ck_assert_uint_eq(sivei_splitmix64(0x9e3779b97f4a7c15ull),
                       0x6e789e6aa1b965f4ull);
 }
 END_TEST
 
 START_TEST(test_uniform_range_and_bits)
 {
-    sive_pcg32 g;
-    sive_pcg32_seed(&g, 1u, 2u);
+    sivei_pcg32 g;
+    sivei_pcg32_seed(&g, 1u, 2u);
     double lo = 1.0, hi = 0.0, sum = 0.0;
     const int n = 1000000;
     for (int i = 0; i < n; i++) {
-        double u = sive_pcg32_uniform(&g);
+        double u = sivei_pcg32_uniform(&g);
         ck_assert(u >= 0.0 && u < 1.0);
         /* 53 random bits: u * 2^53 is an integer. */
         ck_assert(u * 0x1p53 == floor(u * 0x1p53));
@@ -123,20 +123,20 @@ START_TEST(test_streams_reproducible_and_distinct)
      * different roles, so e.g. (seed 0, chain 1) and (seed 1, chain 0) must
      * differ too (a symmetric mix once made them collide). */
     enum { NSEED = 4, NCHAIN = 8, NPURP = 8, NS = NSEED * NCHAIN * NPURP };
-    static sive_pcg32 gen[NS];
+    static sivei_pcg32 gen[NS];
     static uint64_t first[NS][4];
     int k = 0;
     for (uint64_t seed = 0; seed < NSEED; seed++)
         for (uint64_t chain = 0; chain < NCHAIN; chain++)
             for (uint64_t purpose = 0; purpose < NPURP; purpose++, k++) {
-                sive_pcg32 g, h;
-                sive_pcg32_stream(&g, seed, chain, purpose);
-                sive_pcg32_stream(&h, seed, chain, purpose);
+                sivei_pcg32 g, h;
+                sivei_pcg32_stream(&g, seed, chain, purpose);
+                sivei_pcg32_stream(&h, seed, chain, purpose);
                 ck_assert_uint_eq(g.state, h.state);
                 ck_assert_uint_eq(g.inc, h.inc);
                 gen[k] = g;
                 for (int j = 0; j < 4; j++)
-                    first[k][j] = sive_pcg32_next(&g);
+                    first[k][j] = sivei_pcg32_next(&g);
             }
     for (int a = 0; a < NS; a++)
         for (int b = a + 1; b < NS; b++) {
@@ -156,13 +156,13 @@ START_TEST(test_streams_uncorrelated)
     const uint64_t args[4][3] = {{7, 0, 0}, {7, 0, 1}, {7, 1, 0}, {8, 0, 0}};
     for (int a = 0; a < 4; a++)
         for (int b = a + 1; b < 4; b++) {
-            sive_pcg32 g, h;
-            sive_pcg32_stream(&g, args[a][0], args[a][1], args[a][2]);
-            sive_pcg32_stream(&h, args[b][0], args[b][1], args[b][2]);
+            sivei_pcg32 g, h;
+            sivei_pcg32_stream(&g, args[a][0], args[a][1], args[a][2]);
+            sivei_pcg32_stream(&h, args[b][0], args[b][1], args[b][2]);
             double sxy = 0.0;
             for (int i = 0; i < n; i++) {
-                double u = sive_pcg32_uniform(&g) - 0.5;
-                double v = sive_pcg32_uniform(&h) - 0.5;
+                double u = sivei_pcg32_uniform(&g) - 0.5;
+                double v = sivei_pcg32_uniform(&h) - 0.5;
                 sxy += u * v;
             }
             double r = sxy / n * 12.0; /* Var(U) = 1/12 */
@@ -178,20 +178,20 @@ END_TEST
 
 START_TEST(test_below_edge_bounds)
 {
-    sive_pcg32 g;
-    sive_pcg32_seed(&g, 3u, 4u);
+    sivei_pcg32 g;
+    sivei_pcg32_seed(&g, 3u, 4u);
     for (int i = 0; i < 1000; i++) {
-        ck_assert_uint_eq(sive_pcg32_below(&g, 1u), 0u);
-        ck_assert_uint_lt(sive_pcg32_below(&g, 2u), 2u);
-        ck_assert_uint_lt(sive_pcg32_below(&g, UINT32_MAX), UINT32_MAX);
-        ck_assert_uint_le(sive_pcg32_below(&g, 1ull << 32), UINT32_MAX);
-        ck_assert_uint_lt(sive_pcg32_below(&g, (1ull << 32) + 1u),
+        ck_assert_uint_eq(sivei_pcg32_below(&g, 1u), 0u);
+        ck_assert_uint_lt(sivei_pcg32_below(&g, 2u), 2u);
+        ck_assert_uint_lt(sivei_pcg32_below(&g, UINT32_MAX), UINT32_MAX);
+        ck_assert_uint_le(sivei_pcg32_below(&g, 1ull << 32), UINT32_MAX);
+        ck_assert_uint_lt(sivei_pcg32_below(&g, (1ull << 32) + 1u),
                           (1ull << 32) + 1u);
-        ck_assert_uint_lt(sive_pcg32_below(&g, UINT64_MAX), UINT64_MAX);
+        ck_assert_uint_lt(sivei_pcg32_below(&g, UINT64_MAX), UINT64_MAX);
     }
     /* bound 2^32 consumes exactly one 32-bit draw and returns it. */
-    sive_pcg32 a = g, b = g;
-    ck_assert_uint_eq(sive_pcg32_below(&a, 1ull << 32), sive_pcg32_next(&b));
+    sivei_pcg32 a = g, b = g;
+    ck_assert_uint_eq(sivei_pcg32_below(&a, 1ull << 32), sivei_pcg32_next(&b));
     ck_assert_uint_eq(a.state, b.state);
 }
 END_TEST
@@ -201,10 +201,10 @@ START_TEST(test_below_small_bound_chi_square)
     const uint64_t bound = 10;
     const int n = 2000000;
     uint64_t count[10] = {0};
-    sive_pcg32 g;
-    sive_pcg32_stream(&g, 11u, 0u, 0u);
+    sivei_pcg32 g;
+    sivei_pcg32_stream(&g, 11u, 0u, 0u);
     for (int i = 0; i < n; i++)
-        count[sive_pcg32_below(&g, bound)]++;
+        count[sivei_pcg32_below(&g, bound)]++;
     double x2 = chi2_stat(count, bound, (double)n / bound);
     ck_assert_msg(x2 < chi2_crit(bound - 1.0), "chi2 = %g", x2);
 }
@@ -217,10 +217,10 @@ END_TEST
 static void check_thirds(uint64_t bound, uint64_t third, int n)
 {
     uint64_t coarse[3] = {0}, fine[3] = {0};
-    sive_pcg32 g;
-    sive_pcg32_stream(&g, 12u, 0u, bound);
+    sivei_pcg32 g;
+    sivei_pcg32_stream(&g, 12u, 0u, bound);
     for (int i = 0; i < n; i++) {
-        uint64_t y = sive_pcg32_below(&g, bound);
+        uint64_t y = sivei_pcg32_below(&g, bound);
         ck_assert_uint_lt(y, bound);
         coarse[y / third]++;
         fine[y % 3]++;
@@ -312,16 +312,16 @@ START_TEST(test_normals_equal_repeated_normal)
     double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
     float *c = malloc(N * sizeof *c);
     ck_assert(a && b && c);
-    sive_pcg32 g, h, q;
-    sive_pcg32_stream(&g, 5u, 1u, 2u);
+    sivei_pcg32 g, h, q;
+    sivei_pcg32_stream(&g, 5u, 1u, 2u);
     h = q = g;
     for (size_t i = 0; i < N; i++)
-        a[i] = sive_pcg32_normal(&g);
+        a[i] = sivei_pcg32_normal(&g);
     /* Uneven pieces, including an empty one. */
     size_t cuts[] = {0, 0, 1, 7, 1000, 65537, N};
     for (size_t j = 0; j + 1 < sizeof cuts / sizeof cuts[0]; j++) {
-        sive_pcg32_normals(&h, b + cuts[j], cuts[j + 1] - cuts[j]);
-        sive_pcg32_normals_f32(&q, c + cuts[j], cuts[j + 1] - cuts[j]);
+        sivei_pcg32_normals(&h, b + cuts[j], cuts[j + 1] - cuts[j]);
+        sivei_pcg32_normals_f32(&q, c + cuts[j], cuts[j + 1] - cuts[j]);
     }
     ck_assert(memcmp(a, b, N * sizeof *a) == 0);
     for (size_t i = 0; i < N; i++)
@@ -340,9 +340,9 @@ static double *draw_normals(uint64_t purpose)
 {
     double *z = malloc(NNORM * sizeof *z);
     ck_assert_ptr_nonnull(z);
-    sive_pcg32 g;
-    sive_pcg32_stream(&g, 2024u, 0u, purpose);
-    sive_pcg32_normals(&g, z, NNORM);
+    sivei_pcg32 g;
+    sivei_pcg32_stream(&g, 2024u, 0u, purpose);
+    sivei_pcg32_normals(&g, z, NNORM);
     return z;
 }
 

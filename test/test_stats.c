@@ -11,6 +11,7 @@
 #include "stats.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,9 +22,9 @@
 /* Stationary AR(1) of length n from stream (seed, chain, 7). */
 static void ar1(double *x, size_t n, double phi, uint64_t seed, uint64_t chain)
 {
-    sive_pcg32 g;
-    sive_pcg32_stream(&g, seed, chain, 7u);
-    sive_pcg32_normals(&g, x, n);
+    sivei_pcg32 g;
+    sivei_pcg32_stream(&g, seed, chain, 7u);
+    sivei_pcg32_normals(&g, x, n);
     x[0] /= sqrt(1.0 - phi * phi);
     for (size_t k = 1; k < n; k++)
         x[k] += phi * x[k - 1];
@@ -40,7 +41,7 @@ static double *alloc_series(size_t n)
 static void summary(const double *v, size_t r, double *mean, double *sd)
 {
     double var;
-    sive_mean_var(v, r, mean, &var);
+    sivei_mean_var(v, r, mean, &var);
     *sd = sqrt(var);
 }
 
@@ -52,23 +53,23 @@ START_TEST(test_mean_var_small)
 {
     const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
     double m, v;
-    sive_mean_var(x, 8, &m, &v);
+    sivei_mean_var(x, 8, &m, &v);
     ck_assert_double_eq_tol(m, 5.0, 1e-15);
     ck_assert_double_eq_tol(v, 32.0 / 7.0, 1e-14);
     /* A large offset must not cost precision (two-pass). */
     double y[8];
     for (int i = 0; i < 8; i++)
         y[i] = 1e9 + x[i];
-    sive_mean_var(y, 8, &m, &v);
+    sivei_mean_var(y, 8, &m, &v);
     ck_assert_double_eq_tol(m, 1e9 + 5.0, 1e-6);
     ck_assert_double_eq_tol(v, 32.0 / 7.0, 1e-6);
     /* Outputs are optional; n = 1 has no ddof-1 variance, n = 0 nothing. */
-    sive_mean_var(x, 8, NULL, &v);
-    sive_mean_var(x, 8, &m, NULL);
-    sive_mean_var(x, 1, &m, &v);
+    sivei_mean_var(x, 8, NULL, &v);
+    sivei_mean_var(x, 8, &m, NULL);
+    sivei_mean_var(x, 1, &m, &v);
     ck_assert_double_eq(m, 2.0);
     ck_assert(isnan(v));
-    sive_mean_var(x, 0, &m, &v);
+    sivei_mean_var(x, 0, &m, &v);
     ck_assert(isnan(m) && isnan(v));
 }
 END_TEST
@@ -106,7 +107,7 @@ START_TEST(test_autocorr_matches_direct)
         ar1(x, n, 0.7, 1u, s);
         for (size_t t = 0; t < n; t++)
             x[t] += 100.0; /* a mean far from 0 */
-        ck_assert_int_eq(sive_autocorr(x, n, a, maxlag), SIVE_OK);
+        ck_assert_int_eq(sivei_autocorr(x, n, a, maxlag), SIVE_OK);
         autocorr_direct(x, n, b, n - 1);
         for (size_t k = 0; k <= maxlag; k++) {
             double want = k < n ? b[k] : 0.0;
@@ -125,16 +126,16 @@ START_TEST(test_autocorr_edge_cases)
 {
     double rho[4];
     const double c[3] = {2.0, 2.0, 2.0};
-    ck_assert_int_eq(sive_autocorr(c, 3, rho, 3), SIVE_OK);
+    ck_assert_int_eq(sivei_autocorr(c, 3, rho, 3), SIVE_OK);
     ck_assert(rho[0] == 1.0 && rho[1] == 0.0 && rho[2] == 0.0 && rho[3] == 0.0);
     const double one = 5.0;
-    ck_assert_int_eq(sive_autocorr(&one, 1, rho, 0), SIVE_OK);
+    ck_assert_int_eq(sivei_autocorr(&one, 1, rho, 0), SIVE_OK);
     ck_assert(rho[0] == 1.0);
-    ck_assert_int_eq(sive_autocorr(NULL, 3, rho, 1), SIVE_E_INVALID_ARG);
-    ck_assert_int_eq(sive_autocorr(c, 0, rho, 1), SIVE_E_INVALID_ARG);
-    ck_assert_int_eq(sive_autocorr(c, 3, NULL, 1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sivei_autocorr(NULL, 3, rho, 1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sivei_autocorr(c, 0, rho, 1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sivei_autocorr(c, 3, NULL, 1), SIVE_E_INVALID_ARG);
     const double bad[3] = {1.0, NAN, 2.0};
-    ck_assert_int_eq(sive_autocorr(bad, 3, rho, 2), SIVE_OK);
+    ck_assert_int_eq(sivei_autocorr(bad, 3, rho, 2), SIVE_OK);
     ck_assert(isnan(rho[1]));
 }
 END_TEST
@@ -162,7 +163,7 @@ START_TEST(test_ess_ar1)
     double *x = alloc_series(n);
     for (size_t r = 0; r < R; r++) {
         ar1(x, n, phi, 100u, r);
-        q[r] = sive_ess_geyer(x, n) * tau / (double)n;
+        q[r] = sivei_ess_geyer(x, n) * tau / (double)n;
         ck_assert(q[r] > 0.5 && q[r] < 2.0);
     }
     double mean, sd;
@@ -189,10 +190,10 @@ START_TEST(test_ess_iid)
     double q[R];
     double *x = alloc_series(n);
     for (size_t r = 0; r < R; r++) {
-        sive_pcg32 g;
-        sive_pcg32_stream(&g, 200u, r, 0u);
-        sive_pcg32_normals(&g, x, n);
-        q[r] = sive_ess_geyer(x, n) / (double)n;
+        sivei_pcg32 g;
+        sivei_pcg32_stream(&g, 200u, r, 0u);
+        sivei_pcg32_normals(&g, x, n);
+        q[r] = sivei_ess_geyer(x, n) / (double)n;
         ck_assert_msg(q[r] > 0.7 && q[r] <= 1.0, "ESS / n = %g", q[r]);
     }
     double mean, sd;
@@ -207,15 +208,15 @@ END_TEST
 START_TEST(test_ess_special_inputs)
 {
     double x[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    ck_assert_double_eq(sive_ess_geyer(x, 8), 8.0);
-    ck_assert(isnan(sive_ess_geyer(x, 3)));
-    ck_assert(isnan(sive_ess_geyer(NULL, 8)));
+    ck_assert_double_eq(sivei_ess_geyer(x, 8), 8.0);
+    ck_assert(isnan(sivei_ess_geyer(x, 3)));
+    ck_assert(isnan(sivei_ess_geyer(NULL, 8)));
     x[3] = INFINITY;
-    ck_assert(isnan(sive_ess_geyer(x, 8)));
+    ck_assert(isnan(sivei_ess_geyer(x, 8)));
     /* Alternating series: tau-hat < 1 (even negative); capped at n. */
     for (int i = 0; i < 8; i++)
         x[i] = i % 2 ? 1.0 : -1.0;
-    ck_assert_double_eq(sive_ess_geyer(x, 8), 8.0);
+    ck_assert_double_eq(sivei_ess_geyer(x, 8), 8.0);
 }
 END_TEST
 
@@ -228,12 +229,12 @@ START_TEST(test_batch_means_by_hand)
     /* n = 10: b = 3, a = 3, the first value is dropped; batch means 2, 5, 8
      * have variance 9, so Var(mean) = 9 / 3 = 3. */
     const double x[10] = {100, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-    ck_assert_double_eq_tol(sive_batch_means_var(x, 10), 3.0, 1e-14);
+    ck_assert_double_eq_tol(sivei_batch_means_var(x, 10), 3.0, 1e-14);
     /* n = 4: b = 2, a = 2: means 0 and 1, variance 1/2, over 2. */
     const double y[4] = {0, 0, 1, 1};
-    ck_assert_double_eq_tol(sive_batch_means_var(y, 4), 0.25, 1e-15);
-    ck_assert(isnan(sive_batch_means_var(y, 3)));
-    ck_assert(isnan(sive_batch_means_var(NULL, 4)));
+    ck_assert_double_eq_tol(sivei_batch_means_var(y, 4), 0.25, 1e-15);
+    ck_assert(isnan(sivei_batch_means_var(y, 3)));
+    ck_assert(isnan(sivei_batch_means_var(NULL, 4)));
 }
 END_TEST
 
@@ -281,7 +282,7 @@ START_TEST(test_mcse_ar1)
     double *x = alloc_series(n);
     for (size_t r = 0; r < R; r++) {
         ar1(x, n, phi, 300u, r);
-        v[r] = sive_batch_means_var(x, n);
+        v[r] = sivei_batch_means_var(x, n);
         se[r] = sive_stats_mcse(x, n);
         ck_assert_double_eq_tol(se[r], sqrt(v[r]), 1e-15);
     }
@@ -297,6 +298,155 @@ START_TEST(test_mcse_ar1)
                   "mean MCSE %g vs sqrt(sigma^2 tau / n) = %g", ms,
                   sqrt(target));
     free(x);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Variance of a mean for slow, noisy series (the SIVE MCSE)          */
+/* ------------------------------------------------------------------ */
+
+/* The definition of sivei_var_of_mean written out directly (O(n W)):
+ * moving averages of width b = floor(sqrt n), their biased
+ * autocovariances c_k, the window W (the smallest W >= b with
+ * W >= b + 5 (tau(W) - b), tau(W) = 1 + 2 sum_{k<=W} c_k/c_0, W <= (m-1)/4),
+ * sigma2 = c_0 tau / (1 - (2W+1)/m), at least the ddof-1 variance of x. */
+static double var_of_mean_ref(const double *x, size_t n)
+{
+    double mean = 0.0, var = 0.0;
+    for (size_t t = 0; t < n; t++)
+        mean += x[t] / (double)n;
+    for (size_t t = 0; t < n; t++)
+        var += (x[t] - mean) * (x[t] - mean) / (double)(n - 1);
+    if (!(var > 0.0))
+        return 0.0;
+    size_t b = 1;
+    while ((b + 1) * (b + 1) <= n)
+        b++;
+    size_t m = n - b + 1, wmax = (m - 1) / 4;
+    double *z = alloc_series(m), zbar = 0.0;
+    for (size_t j = 0; j < m; j++) {
+        double s = 0.0;
+        for (size_t t = j; t < j + b; t++)
+            s += x[t];
+        z[j] = s / (double)b;
+        zbar += z[j] / (double)m;
+    }
+    double *c = alloc_series(wmax + 1);
+    for (size_t k = 0; k <= wmax; k++) {
+        c[k] = 0.0;
+        for (size_t t = 0; t + k < m; t++)
+            c[k] += (z[t] - zbar) * (z[t + k] - zbar) / (double)m;
+    }
+    free(z);
+    double tau = 1.0;
+    size_t w = 0;
+    while (w < wmax) {
+        w++;
+        tau += 2.0 * c[w] / c[0];
+        if (w >= b && (double)w >= (double)b + 5.0 * (tau - (double)b))
+            break;
+    }
+    double sigma2 = c[0] * tau / (1.0 - (2.0 * (double)w + 1.0) / (double)m);
+    free(c);
+    return fmax(sigma2, var) / (double)n;
+}
+
+START_TEST(test_var_of_mean_definition)
+{
+    /* The FFT path equals the definition, on white, fast and slow series
+     * (the slow ones reach the window bound (m-1)/4), short and long. */
+    const double phis[] = {0.0, 0.5, 0.9, 0.99, 0.999};
+    const size_t sizes[] = {4, 5, 17, 500, 3000};
+    for (size_t i = 0; i < sizeof phis / sizeof phis[0]; i++)
+        for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+            size_t n = sizes[j];
+            double *x = alloc_series(n), got;
+            ar1(x, n, phis[i], 1000u + i, j);
+            for (size_t t = 0; t < n; t++)
+                x[t] += 50.0; /* a mean far from 0 */
+            ck_assert_int_eq(sivei_var_of_mean(x, n, &got), SIVE_OK);
+            double want = var_of_mean_ref(x, n);
+            ck_assert_msg(fabs(got - want) <= 1e-9 * want, "phi %g n %zu: %.15g vs %.15g",
+                          phis[i], n, got, want);
+            free(x);
+        }
+}
+END_TEST
+
+START_TEST(test_var_of_mean_special_inputs)
+{
+    double x[8] = {1, 1, 1, 1, 1, 1, 1, 1}, v;
+    ck_assert_int_eq(sivei_var_of_mean(x, 8, &v), SIVE_OK);
+    ck_assert_double_eq(v, 0.0);
+    ck_assert_int_eq(sivei_var_of_mean(x, 3, &v), SIVE_OK);
+    ck_assert(isnan(v));
+    ck_assert_int_eq(sivei_var_of_mean(NULL, 8, &v), SIVE_OK);
+    ck_assert(isnan(v));
+    x[5] = NAN;
+    ck_assert_int_eq(sivei_var_of_mean(x, 8, &v), SIVE_OK);
+    ck_assert(isnan(v));
+    /* Alternating series: the window finds tau < 1; the result is the iid
+     * value s^2/n, never less. */
+    for (int i = 0; i < 8; i++)
+        x[i] = i % 2 ? 1.0 : -1.0;
+    ck_assert_int_eq(sivei_var_of_mean(x, 8, &v), SIVE_OK);
+    ck_assert_double_eq_tol(v, 8.0 / 7.0 / 8.0, 1e-15);
+}
+END_TEST
+
+/* Mean over R series of q = Vhat / V, V = (sigma2_inf + w s2) / n the
+ * asymptotic variance of the mean of a stationary AR(1) (innovation
+ * variance 1, stationary variance s2 = 1/(1 - phi^2),
+ * sigma2_inf = 1/(1 - phi)^2) plus white noise of variance w s2; and the
+ * same for batch means with b = sqrt(n). */
+static void var_of_mean_mc(double phi, double w, size_t n, size_t R, uint64_t seed,
+                           double *mean, double *sd, double *bm_mean)
+{
+    double *x = alloc_series(n), *e = alloc_series(n), q[64], bm = 0.0;
+    const double s2 = 1.0 / (1.0 - phi * phi);
+    const double V = (1.0 / ((1.0 - phi) * (1.0 - phi)) + w * s2) / (double)n;
+    ck_assert(R <= 64);
+    for (size_t r = 0; r < R; r++) {
+        ar1(x, n, phi, seed, r);
+        sivei_pcg32 g;
+        sivei_pcg32_stream(&g, seed, r, 8u);
+        sivei_pcg32_normals(&g, e, n);
+        for (size_t t = 0; t < n; t++)
+            x[t] += sqrt(w * s2) * e[t];
+        double v;
+        ck_assert_int_eq(sivei_var_of_mean(x, n, &v), SIVE_OK);
+        q[r] = v / V;
+        bm += sivei_batch_means_var(x, n) / V / (double)R;
+    }
+    summary(q, R, mean, sd);
+    *bm_mean = bm;
+    free(x);
+    free(e);
+}
+
+START_TEST(test_var_of_mean_ar1)
+{
+    /* Two series, R = 50 each, n = 1e5: an AR(1) with phi = 0.9 (tau 19),
+     * and the case the estimator is for: a slow AR(1) (phi = 0.995, tau
+     * 399) under white noise 30 times its variance, so that its
+     * autocorrelation is ~3 % at lag 1 and the slow part still makes 93 %
+     * of sigma2_inf (the SIVE influence series under evaluation noise looks
+     * like this).  The mean of Vhat / V must lie within 5 standard errors
+     * of 1, plus 0.10 above: the estimate is conservative by design (the
+     * floor at the iid value clips the lower tail when tau ~ 1, the window
+     * extends past noise dips), by 4-7 % measured here.  Batch means with
+     * b = sqrt(n) = 316 < tau miss half of the slow series' variance. */
+    double mean, sd, bm;
+    var_of_mean_mc(0.9, 0.0, 100000, 50, 1100u, &mean, &sd, &bm);
+    printf("var_of_mean AR(1) phi 0.9: E[Vhat/V] %.3f (sd %.3f), batch means %.3f\n", mean, sd, bm);
+    ck_assert_msg(mean > 1.0 - Z5 * sd / sqrt(50.0) && mean < 1.10 + Z5 * sd / sqrt(50.0),
+                  "phi 0.9: E[Vhat / V] = %g (sd %g)", mean, sd);
+    var_of_mean_mc(0.995, 30.0, 100000, 50, 1200u, &mean, &sd, &bm);
+    printf("var_of_mean AR(1) phi 0.995 + 30x white noise: E[Vhat/V] %.3f (sd %.3f), "
+           "batch means %.3f\n", mean, sd, bm);
+    ck_assert_msg(mean > 1.0 - Z5 * sd / sqrt(50.0) && mean < 1.10 + Z5 * sd / sqrt(50.0),
+                  "slow + noise: E[Vhat / V] = %g (sd %g)", mean, sd);
+    ck_assert_msg(bm < 0.7, "batch means %g", bm);
 }
 END_TEST
 
@@ -324,18 +474,18 @@ START_TEST(test_ess_multi_one_chain)
     const size_t n = 20000;
     double *x = alloc_series(n), *rho = alloc_series(n);
     ar1(x, n, 0.9, 400u, 0u);
-    ck_assert_int_eq(sive_autocorr(x, n, rho, n - 1), SIVE_OK);
+    ck_assert_int_eq(sivei_autocorr(x, n, rho, n - 1), SIVE_OK);
     for (size_t t = 0; t < n; t++)
         rho[t] = ((double)n * rho[t] - 1.0) / (double)(n - 1);
     double want = (double)n / ref_geyer_tau(rho, n);
     const double *chains[1] = {x};
-    double got = sive_ess_multi(chains, 1, n);
+    double got = sivei_ess_multi(chains, 1, n);
     ck_assert_msg(fabs(got / want - 1.0) < 1e-9, "%g vs %g", got, want);
     /* ... which is close to the single-chain estimate: each rho_t drops by
      * (1 - rho_t)/(n - 1), so tau-hat drops by ~ 2 * 2L / n ~ 0.008 (L ~ 40
      * lags kept), i.e. 0.04 % of tau = 19; the truncation point may move
      * by one pair (a pair near the cut is ~ 0.05, 0.3 % of tau). */
-    double single = sive_ess_geyer(x, n);
+    double single = sivei_ess_geyer(x, n);
     ck_assert_msg(fabs(got / single - 1.0) < 0.01, "%g vs %g", got, single);
     free(x);
     free(rho);
@@ -351,12 +501,12 @@ START_TEST(test_ess_multi_iid)
     const size_t n = 10000;
     double *x[M];
     for (size_t c = 0; c < M; c++) {
-        sive_pcg32 g;
+        sivei_pcg32 g;
         x[c] = alloc_series(n);
-        sive_pcg32_stream(&g, 500u, c, 0u);
-        sive_pcg32_normals(&g, x[c], n);
+        sivei_pcg32_stream(&g, 500u, c, 0u);
+        sivei_pcg32_normals(&g, x[c], n);
     }
-    double ess = sive_ess_multi((const double *const *)x, M, n);
+    double ess = sivei_ess_multi((const double *const *)x, M, n);
     ck_assert_msg(ess > 0.925 * M * n && ess <= (double)(M * n), "ESS %g", ess);
     for (size_t c = 0; c < M; c++)
         free(x[c]);
@@ -379,13 +529,13 @@ START_TEST(test_ess_chains_matches_single)
             x[c] = alloc_series(n);
             ar1(x[c], n, phis[k], 900u + (uint64_t)k, c);
         }
-        ck_assert_int_eq(sive_ess_chains((const double *const *)x, M, n, each, &multi), SIVE_OK);
+        ck_assert_int_eq(sivei_ess_chains((const double *const *)x, M, n, each, &multi), SIVE_OK);
         for (size_t c = 0; c < M; c++) {
-            double single = sive_ess_geyer(x[c], n);
+            double single = sivei_ess_geyer(x[c], n);
             ck_assert_msg(fabs(each[c] - single) <= 1e-9 * single, "phi %g chain %zu: %.12g vs %.12g",
                           phis[k], c, each[c], single);
         }
-        ck_assert_msg(fabs(multi - sive_ess_multi((const double *const *)x, M, n)) <= 1e-9 * multi,
+        ck_assert_msg(fabs(multi - sivei_ess_multi((const double *const *)x, M, n)) <= 1e-9 * multi,
                       "multi");
         for (size_t c = 0; c < M; c++)
             free(x[c]);
@@ -407,14 +557,14 @@ START_TEST(test_ess_multi_ar1_and_shift)
         ar1(x[c], n, phi, 600u, c);
     }
     const double *const *cx = (const double *const *)x;
-    double q = sive_ess_multi(cx, M, n) * tau / (double)(M * n);
+    double q = sivei_ess_multi(cx, M, n) * tau / (double)(M * n);
     ck_assert_msg(fabs(q - 1.0) < 0.13, "ESS tau / (m n) = %g", q);
     /* Chains that disagree: between-chain variance enters var_plus and the
      * combined autocorrelation stays high, so the ESS collapses. */
     double sx = 1.0 / sqrt(1.0 - phi * phi);
     for (size_t t = 0; t < n; t++)
         x[0][t] += 3.0 * sx;
-    double shifted = sive_ess_multi(cx, M, n);
+    double shifted = sivei_ess_multi(cx, M, n);
     ck_assert_msg(shifted < 0.2 * q * M * n / tau, "shifted ESS %g", shifted);
     for (size_t c = 0; c < M; c++)
         free(x[c]);
@@ -425,14 +575,14 @@ START_TEST(test_ess_multi_special_inputs)
 {
     double a[6] = {1, 1, 1, 1, 1, 1}, b[6] = {1, 1, 1, 1, 1, 1};
     const double *ab[2] = {a, b};
-    ck_assert_double_eq(sive_ess_multi(ab, 2, 6), 12.0);
-    ck_assert(isnan(sive_ess_multi(ab, 2, 3)));
-    ck_assert(isnan(sive_ess_multi(ab, 0, 6)));
-    ck_assert(isnan(sive_ess_multi(NULL, 2, 6)));
+    ck_assert_double_eq(sivei_ess_multi(ab, 2, 6), 12.0);
+    ck_assert(isnan(sivei_ess_multi(ab, 2, 3)));
+    ck_assert(isnan(sivei_ess_multi(ab, 0, 6)));
+    ck_assert(isnan(sivei_ess_multi(NULL, 2, 6)));
     const double *an[2] = {a, NULL};
-    ck_assert(isnan(sive_ess_multi(an, 2, 6)));
+    ck_assert(isnan(sivei_ess_multi(an, 2, 6)));
     b[2] = NAN;
-    ck_assert(isnan(sive_ess_multi(ab, 2, 6)));
+    ck_assert(isnan(sivei_ess_multi(ab, 2, 6)));
 }
 END_TEST
 
@@ -440,26 +590,118 @@ END_TEST
 /* Split-Rhat                                                         */
 /* ------------------------------------------------------------------ */
 
+/* Phi^-1(p) by bisection on Phi(z) = erfc(-z/sqrt 2)/2: slow, independent
+ * of the library's rational approximation. */
+static double normal_quantile_ref(double p)
+{
+    double lo = -40.0, hi = 40.0;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (0.5 * erfc(-mid / sqrt(2.0)) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* BDA3 Rhat of k sequences of h draws, written out again. */
+static double classic_rhat_ref(const double *const *s, size_t k, size_t h)
+{
+    double mean_of_means = 0.0, W = 0.0, means[16];
+    for (size_t j = 0; j < k; j++) {
+        double m, v;
+        sivei_mean_var(s[j], h, &m, &v);
+        means[j] = m;
+        mean_of_means += m / (double)k;
+        W += v / (double)k;
+    }
+    double B = 0.0;
+    for (size_t j = 0; j < k; j++)
+        B += (means[j] - mean_of_means) * (means[j] - mean_of_means) / (double)(k - 1);
+    return sqrt(((double)(h - 1) / (double)h * W + B) / W);
+}
+
 START_TEST(test_split_rhat_by_hand)
 {
-    /* n = 5 (middle dropped): halves [1,2] [3,4] [2,4] [6,8]; means 1.5,
-     * 3.5, 3, 7; variances .5, .5, 2, 2 -> W = 1.25; variance of the means
-     * 16.25/3; h = 2: var_plus = W/2 + 16.25/3; Rhat = sqrt(var_plus / W). */
+    /* The classic building block.  n = 5 (middle dropped): halves [1,2]
+     * [3,4] [2,4] [6,8]; means 1.5, 3.5, 3, 7; variances .5, .5, 2, 2 ->
+     * W = 1.25; variance of the means 16.25/3; h = 2:
+     * var_plus = W/2 + 16.25/3; Rhat = sqrt(var_plus / W). */
     double a[5] = {1, 2, 99, 3, 4}, b[5] = {2, 4, -7, 6, 8};
     const double *ab[2] = {a, b};
     double want = sqrt((1.25 / 2 + 16.25 / 3) / 1.25);
-    ck_assert_double_eq_tol(sive_split_rhat(ab, 2, 5), want, 1e-14);
+    ck_assert_double_eq_tol(sivei_split_rhat_basic(ab, 2, 5), want, 1e-14);
     a[2] = 1e6; /* the middle value plays no part */
-    ck_assert_double_eq_tol(sive_split_rhat(ab, 2, 5), want, 1e-14);
-    ck_assert(isnan(sive_split_rhat(ab, 2, 3)));
-    ck_assert(isnan(sive_split_rhat(ab, 0, 5)));
-    ck_assert(isnan(sive_split_rhat(NULL, 2, 5)));
-    /* Constant halves: agreeing -> 1, disagreeing -> +inf. */
-    double c[4] = {3, 3, 3, 3}, d[4] = {3, 3, 3, 3};
-    const double *cd[2] = {c, d};
-    ck_assert_double_eq(sive_split_rhat(cd, 2, 4), 1.0);
-    d[0] = d[1] = 4;
-    ck_assert(isinf(sive_split_rhat(cd, 2, 4)));
+    ck_assert_double_eq_tol(sivei_split_rhat_basic(ab, 2, 5), want, 1e-14);
+    /* Rank-normalised: the 8 pooled draws 1 2 3 4 2 4 6 8 have average
+     * ranks 1 2.5 4 5.5 2.5 5.5 7 8, so the bulk Rhat is the classic one
+     * on their normal scores; the middle value plays no part either. */
+    const double r[8] = {1, 2.5, 4, 5.5, 2.5, 5.5, 7, 8};
+    double zs[8];
+    for (int i = 0; i < 8; i++)
+        zs[i] = normal_quantile_ref((r[i] - 0.375) / 8.25);
+    const double *zh[4] = {zs, zs + 2, zs + 4, zs + 6};
+    double bulk = classic_rhat_ref(zh, 4, 2);
+    double got = sivei_split_rhat(ab, 2, 5);
+    ck_assert_msg(got >= bulk - 1e-12, "rank Rhat %.15g < bulk %.15g", got, bulk);
+    a[2] = -1e6;
+    ck_assert_double_eq(sivei_split_rhat(ab, 2, 5), got);
+    for (int f = 0; f < 2; f++) {
+        double (*rh)(const double *const *, size_t, size_t) =
+            f ? sivei_split_rhat : sivei_split_rhat_basic;
+        ck_assert(isnan(rh(ab, 2, 3)));
+        ck_assert(isnan(rh(ab, 0, 5)));
+        ck_assert(isnan(rh(NULL, 2, 5)));
+        /* Constant halves: agreeing -> 1, disagreeing -> +inf. */
+        double c[4] = {3, 3, 3, 3}, d[4] = {3, 3, 3, 3};
+        const double *cd[2] = {c, d};
+        ck_assert_double_eq(rh(cd, 2, 4), 1.0);
+        d[0] = d[1] = 4;
+        ck_assert(isinf(rh(cd, 2, 4)));
+        d[1] = NAN;
+        ck_assert(isnan(rh(cd, 2, 4)));
+    }
+}
+END_TEST
+
+START_TEST(test_rank_normalise)
+{
+    /* Ties share the average rank; scores are Phi^-1((r - 3/8)/(s + 1/4)). */
+    const double x[5] = {3.0, -1.0, 2.0, 2.0, 10.0};
+    const double r[5] = {4, 1, 2.5, 2.5, 5};
+    double z[5];
+    ck_assert_int_eq(sivei_rank_normalise(x, 5, z), SIVE_OK);
+    for (int i = 0; i < 5; i++) {
+        double p = (r[i] - 0.375) / 5.25;
+        ck_assert_msg(fabs(z[i] - normal_quantile_ref(p)) < 1e-13, "z[%d] = %.17g", i, z[i]);
+    }
+    ck_assert(z[2] == z[3]);
+    /* Phi(z) = p to a few ulp over the whole range, tails included
+     * (s = 1e5: p from 6e-6 to 1 - 6e-6). */
+    const size_t s = 100000;
+    double *u = alloc_series(s), *zz = alloc_series(s);
+    for (size_t i = 0; i < s; i++)
+        u[i] = (double)((i * 7919) % s); /* a permutation of 0 .. s-1 */
+    ck_assert_int_eq(sivei_rank_normalise(u, s, zz), SIVE_OK);
+    double worst = 0.0;
+    for (size_t i = 0; i < s; i++) {
+        double p = (u[i] + 1.0 - 0.375) / ((double)s + 0.25);
+        double q = p < 0.5 ? 0.5 * erfc(-zz[i] / sqrt(2.0))
+                           : 1.0 - 0.5 * erfc(zz[i] / sqrt(2.0));
+        double rel = fabs(q - p) / fmin(p, 1.0 - p);
+        worst = rel > worst ? rel : worst;
+    }
+    ck_assert_msg(worst < 1e-12, "worst relative error of Phi(z) %g", worst);
+    /* Known quantiles. */
+    double k2[2] = {0.0, 1.0}, kz[2];
+    ck_assert_int_eq(sivei_rank_normalise(k2, 2, kz), SIVE_OK);
+    ck_assert_double_eq_tol(kz[1], -kz[0], 1e-15);
+    ck_assert_double_eq_tol(normal_quantile_ref(0.975), 1.959963984540054, 1e-13);
+    ck_assert(sivei_rank_normalise(NULL, 2, kz) == SIVE_E_INVALID_ARG);
+    ck_assert(sivei_rank_normalise(k2, 0, kz) == SIVE_E_INVALID_ARG);
+    free(u);
+    free(zz);
 }
 END_TEST
 
@@ -478,16 +720,65 @@ START_TEST(test_split_rhat_ar1)
         ar1(x[c], n, phi, 700u, c);
     }
     const double *const *cx = (const double *const *)x;
-    double r = sive_split_rhat(cx, M, n);
+    double r = sivei_split_rhat(cx, M, n);
     ck_assert_msg(r > 0.99 && r < 1.01, "Rhat %g", r);
     /* One chain alone: its two halves agree too. */
-    r = sive_split_rhat(cx, 1, n);
+    r = sivei_split_rhat(cx, 1, n);
     ck_assert_msg(r > 0.99 && r < 1.01, "Rhat (1 chain) %g", r);
     double sx = 1.0 / sqrt(1.0 - phi * phi);
     for (size_t t = 0; t < n; t++)
         x[1][t] += 2.0 * sx;
-    r = sive_split_rhat(cx, M, n);
+    r = sivei_split_rhat(cx, M, n);
     ck_assert_msg(r > 1.1, "shifted Rhat %g", r);
+    for (size_t c = 0; c < M; c++)
+        free(x[c]);
+}
+END_TEST
+
+START_TEST(test_split_rhat_rank)
+{
+    /* Identical laws -> ~1 (bulk and folded alike: the normal scores of
+     * draws from one law are one law).  A chain with twice the spread and
+     * the same centre leaves the chain means alone, so the bulk and the
+     * classic Rhat stay ~1, but its folded draws |x - median| are larger:
+     * their normal scores have a mean ~0.5 above the others', which gives
+     * a folded Rhat of ~1.07, above the 1.05 of SIVE_FLAG_HIGH_RHAT.  A shifted
+     * chain is seen by both.  Invariance: a strictly increasing affine map
+     * of every draw changes no rank, hence no score and no Rhat.  (With
+     * n = 1e5 and tau = 19 the sampling spread of these Rhat is ~1e-3.) */
+    enum { M = 4 };
+    const size_t n = 100000;
+    const double phi = 0.9, sx = 1.0 / sqrt(1.0 - phi * phi);
+    double *x[M];
+    for (size_t c = 0; c < M; c++) {
+        x[c] = alloc_series(n);
+        ar1(x[c], n, phi, 710u, c);
+    }
+    const double *const *cx = (const double *const *)x;
+    double same = sivei_split_rhat(cx, M, n);
+    ck_assert_msg(same > 0.99 && same < 1.01, "identical chains: Rhat %g", same);
+
+    for (size_t t = 0; t < n; t++)
+        x[2][t] *= 2.0;
+    double scaled = sivei_split_rhat(cx, M, n), classic = sivei_split_rhat_basic(cx, M, n);
+    ck_assert_msg(classic < 1.01, "classic Rhat sees the scale: %g", classic);
+    ck_assert_msg(scaled > 1.05, "folded Rhat misses the scale: %g", scaled);
+
+    for (size_t c = 0; c < M; c++)
+        for (size_t t = 0; t < n; t++)
+            x[c][t] = 3.0 * x[c][t] - 7.0;
+    /* Exact up to the few draws nearest the median, whose distances
+     * |x - median| rounding may order the other way (2 of 4e5 here): they
+     * hold the lowest folded ranks, where adjacent normal scores differ by
+     * ~0.3, so a swap moves a half's mean score by ~1e-5 and Rhat by ~1e-7. */
+    ck_assert_double_eq_tol(sivei_split_rhat(cx, M, n), scaled, 1e-6);
+
+    for (size_t t = 0; t < n; t++)
+        x[0][t] += 3.0 * 2.0 * sx; /* 2 sd on the transformed scale */
+    double shifted = sivei_split_rhat(cx, M, n);
+    ck_assert_msg(shifted > 1.1, "shifted Rhat %g", shifted);
+    printf("rank split-Rhat: identical %.4f, one chain x2 spread %.4f (classic %.4f), "
+           "shifted %.4f\n", same, scaled, classic, shifted);
     for (size_t c = 0; c < M; c++)
         free(x[c]);
 }
@@ -502,9 +793,9 @@ START_TEST(test_public_wrappers)
     const size_t n = 20000;
     double *x = alloc_series(n);
     ar1(x, n, 0.5, 800u, 0u);
-    ck_assert_double_eq(sive_stats_ess(x, n), sive_ess_geyer(x, n));
+    ck_assert_double_eq(sive_stats_ess(x, n), sivei_ess_geyer(x, n));
     ck_assert_double_eq(sive_stats_mcse(x, n),
-                        sqrt(sive_batch_means_var(x, n)));
+                        sqrt(sivei_batch_means_var(x, n)));
 
     ck_assert(isnan(sive_stats_ess(NULL, n)));
     ck_assert(strstr(sive_last_errmsg(), "NULL") != NULL);
@@ -536,6 +827,9 @@ static Suite *stats_suite(void)
     tcase_add_test(basic, test_ess_special_inputs);
     tcase_add_test(basic, test_ess_multi_special_inputs);
     tcase_add_test(basic, test_split_rhat_by_hand);
+    tcase_add_test(basic, test_rank_normalise);
+    tcase_add_test(basic, test_var_of_mean_definition);
+    tcase_add_test(basic, test_var_of_mean_special_inputs);
     tcase_add_test(basic, test_public_wrappers);
     suite_add_tcase(s, basic);
 
@@ -548,6 +842,8 @@ static Suite *stats_suite(void)
     tcase_add_test(mc, test_ess_chains_matches_single);
     tcase_add_test(mc, test_ess_multi_ar1_and_shift);
     tcase_add_test(mc, test_split_rhat_ar1);
+    tcase_add_test(mc, test_split_rhat_rank);
+    tcase_add_test(mc, test_var_of_mean_ar1);
     suite_add_tcase(s, mc);
     return s;
 }

@@ -89,10 +89,12 @@ static double qk(const qmodel *q, const double *th)
     return k;
 }
 
-static int q_grad(const double *th, size_t d, const sive_batch *b, double *g, double *loss,
-                  void *user)
+static int q_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                  double *loss, void *user)
 {
     const qmodel *q = user;
+    const double *th = theta;
+    double *g = grad;
     (void)d;
     (void)b;
     for (int i = 0; i < QD; i++)
@@ -101,9 +103,11 @@ static int q_grad(const double *th, size_t d, const sive_batch *b, double *g, do
     return 0;
 }
 
-static int q_eval(const double *th, size_t d, const sive_batch *b, double *gl, void *user)
+static int q_eval(const void *theta, size_t d, const sive_batch *b, double *gl,
+                  void *user)
 {
     const qmodel *q = user;
+    const double *th = theta;
     (void)d;
     double k = qk(q, th);
     sive_rng r;
@@ -127,9 +131,15 @@ START_TEST(quadratic_exact_ula)
     }
     const double t = 1000.0, a = 0.05, h = 0.1, eta = a / t;
     const int64_t N = 16, K = 4;
+    sive_model m;
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    m.dtype = SIVE_F64;
+    m.dim = QD;
+    m.grad = q_grad;
+    m.group_loss = q_eval;
+    m.user = &q;
     sive_probe *p = NULL;
-    ck_assert_int_eq(sive_probe_new(&p, QD), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_callbacks_f64(p, q_grad, q_eval, &q), SIVE_OK);
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, t), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BASE_LR, a), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
@@ -140,7 +150,8 @@ START_TEST(quadratic_exact_ula)
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, 2), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 11), SIVE_OK);
     sive_result *r = NULL;
-    ck_assert_int_eq(sive_probe_run_f64(p, q.centre, &r), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, q.centre, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
 
     double e_sum = 0.0, v_sum = 0.0;
     for (int i = 0; i < QD; i++) {

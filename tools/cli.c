@@ -1,5 +1,6 @@
 /* Argument parsing and printing helpers for the `sive` program. */
 #include "cli.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <math.h>
@@ -54,13 +55,57 @@ int cli_format(const char *s, int *out)
 
 void cli_pm(FILE *f, double mean, double sd, int width)
 {
-    char buf[64];
-    if (isnan(sd))
-        snprintf(buf, sizeof buf, "%.4f", mean);
-    else
-        snprintf(buf, sizeof buf, "%.4f ± %.4f", mean, sd);
-    /* "±" is two bytes but one column */
-    fprintf(f, "%-*s", width + (strstr(buf, "±") ? 1 : 0), buf);
+    char buf[96];
+    cli_cell(f, cli_round_pm(buf, sizeof buf, mean, sd, 1), width);
+}
+
+char *cli_flag_names(char *buf, size_t len, uint32_t flags)
+{
+    size_t n = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int b = 0; b < 32 && n < len; b++) {
+        const char *name = (flags >> b & 1u) ? sive_flag_name(1u << b) : NULL;
+        if (name)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "|" : "", name);
+    }
+    return buf;
+}
+
+void cli_flags_legend(FILE *f, uint32_t flags, const char *indent)
+{
+    for (int b = 0; b < 32; b++) {
+        const char *name = (flags >> b & 1u) ? sive_flag_name(1u << b) : NULL;
+        if (name)
+            fprintf(f, "%s%s: %s\n", indent, name, sive_flag_string(1u << b));
+    }
+}
+
+int cli_chain_note(char *buf, size_t len, const sive_result *r, int32_t k)
+{
+    int64_t step = 0;
+    sive_chain_status s = sive_result_chain_status(r, k, &step);
+    if (s == SIVE_CHAIN_OK || s == SIVE_CHAIN_INVALID)
+        return 0;
+    int n = snprintf(buf, len, "%s at step %lld of %lld", sive_chain_status_string(s),
+                     (long long)step, (long long)sive_result_steps(r));
+    double lam = sive_result_stat(r, SIVE_STAT_SIVE, k), mcse = sive_result_stat(r, SIVE_STAT_MCSE, k);
+    char a[96], b[96];
+    if (isfinite(lam) && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ": lambda-hat %s, MCSE %s, ESS %.0f, from the steps it ran",
+                 cli_round_pm(a, sizeof a, lam, mcse, 0), cli_round_pm(b, sizeof b, mcse, mcse, 0),
+                 sive_result_stat(r, SIVE_STAT_ESS, k));
+    return 1;
+}
+
+void cli_print_lines(FILE *f, const char *text, const char *prefix)
+{
+    while (text && *text) {
+        size_t len = strcspn(text, "\n");
+        if (len)
+            fprintf(f, "%s%.*s\n", prefix, (int)len, text);
+        text += len + (text[len] == '\n');
+    }
 }
 
 int cli_hidden(const char *s, int64_t *h1, int64_t *h2)
@@ -88,18 +133,56 @@ void cli_json_num(FILE *f, double v)
         fputs("null", f);
 }
 
+/* s as a JSON string that is valid for any bytes (a path may hold any):
+ * '"' and '\\' escaped, '\n' as \n, the other control characters as
+ * \u00XX, well-formed UTF-8 copied as is (Unicode's table 3-7: no overlong
+ * form, surrogate or code point above U+10FFFF), and every other byte -
+ * each byte of an invalid, overlong or truncated sequence, one by one -
+ * replaced by \ufffd.  The output always parses; the replaced bytes are
+ * not recoverable from it (docs/reliability.md). */
 void cli_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f); /* UTF-8 passes through */
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            if (c == '"' || c == '\\')
+                fprintf(f, "\\%c", (int)c);
+            else if (c == '\n')
+                fputs("\\n", f);
+            else if (c < 0x20)
+                fprintf(f, "\\u%04x", c);
+            else
+                fputc((int)c, f);
+            p++;
+            continue;
+        }
+        /* sequence length, and the range of its second byte (table 3-7) */
+        int n = 0;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) {
+            n = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 3;
+            lo = c == 0xE0 ? 0xA0 : 0x80; /* overlong */
+            hi = c == 0xED ? 0x9F : 0xBF; /* surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 4;
+            lo = c == 0xF0 ? 0x90 : 0x80; /* overlong */
+            hi = c == 0xF4 ? 0x8F : 0xBF; /* above U+10FFFF */
+        }
+        /* stops at the terminating NUL, which is never in range */
+        int ok = n > 0 && p[1] >= lo && p[1] <= hi;
+        for (int i = 2; ok && i < n; i++)
+            ok = p[i] >= 0x80 && p[i] <= 0xBF;
+        if (ok) {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+        } else {
+            fputs("\\ufffd", f);
+            p++;
+        }
     }
     fputc('"', f);
 }
@@ -145,6 +228,47 @@ struct option *cli_opts_cat(struct option *dst, size_t cap, const struct option 
             dst[n++] = *o;
     memset(&dst[n], 0, sizeof dst[n]);
     return dst;
+}
+
+struct cli_out {
+    sivei_atomic a;
+    const char *prefix;
+};
+
+FILE *cli_out_open(cli_out **o, const char *prefix, const char *path)
+{
+    char err[SIVE_ERRMSG_LEN];
+    *o = malloc(sizeof **o);
+    if (!*o) {
+        fprintf(stderr, "%s: %s: out of memory\n", prefix, path);
+        return NULL;
+    }
+    (*o)->prefix = prefix;
+    if (sivei_atomic_open(&(*o)->a, path, err) != SIVE_OK) {
+        fprintf(stderr, "%s: %s\n", prefix, err);
+        free(*o);
+        *o = NULL;
+        return NULL;
+    }
+    return (*o)->a.f;
+}
+
+int cli_out_commit(cli_out *o)
+{
+    char err[SIVE_ERRMSG_LEN];
+    int rc = sivei_atomic_commit(&o->a, err);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", o->prefix, err);
+    free(o);
+    return rc ? -1 : 0;
+}
+
+void cli_out_abort(cli_out *o)
+{
+    if (!o)
+        return;
+    sivei_atomic_abort(&o->a);
+    free(o);
 }
 
 int cli_mkdirs(const char *path)
@@ -263,4 +387,263 @@ int cli_open_data(const char *prefix, const char *dir, sive_dataset **train,
                 dir, sive_dataset_count(*train), sive_dataset_count(*test),
                 sive_dataset_rows(*train), sive_dataset_cols(*train));
     return SIVE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Probe options: the library's table is the one source of their flags, */
+/* bounds, defaults, parsing and --help lines                          */
+/* ------------------------------------------------------------------ */
+
+static int in_list(const char *name, const char *const *list)
+{
+    for (; list && *list; list++)
+        if (!strcmp(name, *list))
+            return 1;
+    return 0;
+}
+
+static int wanted(const sive_option_info *in, const cli_optset *set)
+{
+    if (!set)
+        return 1;
+    return (!set->only || in_list(in->name, set->only)) && !in_list(in->name, set->skip);
+}
+
+const char *cli_opt_flag(const sive_option_info *in)
+{
+    /* built once per option; getopt keeps pointers to them (a table of
+     * more than 64 options would need more room: the name is then used) */
+    static char flags[64][32];
+    for (size_t i = 0; i < 64; i++) {
+        const sive_option_info *at = sive_option_at(i);
+        if (!at)
+            break;
+        if (at != in)
+            continue;
+        if (!flags[i][0]) {
+            snprintf(flags[i], sizeof flags[i], "%s", in->name);
+            for (char *c = flags[i]; *c; c++)
+                if (*c == '_')
+                    *c = '-';
+        }
+        return flags[i];
+    }
+    return in->name;
+}
+
+struct option *cli_opts_add(struct option *dst, size_t cap, const cli_optset *set)
+{
+    size_t n = 0;
+    while (n < cap && dst[n].name)
+        n++;
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)) && n + 1 < cap; i++)
+        if (wanted(in, set))
+            dst[n++] = (struct option){cli_opt_flag(in), required_argument, 0,
+                                       CLI_OPT_CODE + (int)i};
+    memset(&dst[n], 0, sizeof *dst);
+    return dst;
+}
+
+int cli_opt_apply(sive_probe *p, int code, const char *arg)
+{
+    const sive_option_info *in = code >= CLI_OPT_CODE
+                                     ? sive_option_at((size_t)(code - CLI_OPT_CODE))
+                                     : NULL;
+    if (!in)
+        return 0;
+    if (sive_probe_set_text(p, in->name, arg)) {
+        fprintf(stderr, "sive: --%s: %s\n", cli_opt_flag(in), sive_probe_errmsg(p));
+        return -1;
+    }
+    return 1;
+}
+
+void cli_wrap_start(cli_wrap *w, FILE *f, const char *cmd)
+{
+    w->f = f;
+    w->col = fprintf(f, "usage: %s", cmd);
+    w->indent = w->col + 1;
+}
+
+void cli_wrap_word(cli_wrap *w, const char *word)
+{
+    int len = (int)cli_width(word);
+    if (w->col + 1 + len > 79 && w->col > w->indent) {
+        fprintf(w->f, "\n%*s", w->indent - 1, "");
+        w->col = w->indent - 1;
+    }
+    w->col += fprintf(w->f, " %s", word) - (int)(strlen(word) - (size_t)len);
+}
+
+void cli_wrap_words(cli_wrap *w, const char *const *words)
+{
+    for (; words && *words; words++)
+        cli_wrap_word(w, *words);
+}
+
+/* "--name INT" or "--name X". */
+static void opt_synopsis(char *buf, size_t len, const sive_option_info *in)
+{
+    snprintf(buf, len, "--%s %s", cli_opt_flag(in), in->type == SIVE_TYPE_INT ? "INT" : "X");
+}
+
+void cli_wrap_opts(cli_wrap *w, const cli_optset *set)
+{
+    const sive_option_info *in, *h = sive_option_info_get(SIVE_OPT_H),
+                                *c_h = sive_option_info_get(SIVE_OPT_C_H);
+    int both = h && c_h && wanted(h, set) && wanted(c_h, set);
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        char a[48], b[48], word[100];
+        if (!wanted(in, set) || (both && in == c_h))
+            continue;
+        opt_synopsis(a, sizeof a, in);
+        if (both && in == h) {
+            opt_synopsis(b, sizeof b, c_h);
+            snprintf(word, sizeof word, "[%s | %s]", a, b); /* exclusive */
+        } else {
+            snprintf(word, sizeof word, "[%s]", a);
+        }
+        cli_wrap_word(w, word);
+    }
+}
+
+void cli_wrap_end(cli_wrap *w) { fputc('\n', w->f); }
+
+int64_t cli_opt_int(const sive_probe *p, sive_option opt)
+{
+    int64_t v = 0;
+    sive_probe_get_int(p, opt, &v);
+    return v;
+}
+
+double cli_opt_double(const sive_probe *p, sive_option opt)
+{
+    double v = NAN;
+    sive_probe_get_double(p, opt, &v);
+    return v;
+}
+
+/* An option's value held by p as text: %lld or %g (JSON: %.10g, null for
+ * NaN); "" for an unset double (NaN) outside JSON. */
+static void opt_value(char *buf, size_t len, const sive_probe *p, const sive_option_info *in,
+                      int json)
+{
+    if (in->type == SIVE_TYPE_INT) {
+        snprintf(buf, len, "%lld", (long long)cli_opt_int(p, in->id));
+        return;
+    }
+    double v = cli_opt_double(p, in->id);
+    if (!isfinite(v))
+        snprintf(buf, len, "%s", json ? "null" : "");
+    else
+        snprintf(buf, len, json ? "%.10g" : "%g", v);
+}
+
+/* "default 0.05, in (0, 1]"; full 64-bit and infinite ranges are left out. */
+static void opt_facts(char *buf, size_t len, const sive_probe *defaults,
+                      const sive_option_info *in, const cli_opt_note *notes)
+{
+    char def[64] = "", range[96] = "";
+    for (; notes && notes->name; notes++)
+        if (!strcmp(notes->name, in->name))
+            snprintf(def, sizeof def, "%s", notes->text);
+    if (!def[0])
+        opt_value(def, sizeof def, defaults, in, 0);
+    if (in->type == SIVE_TYPE_INT && !(in->int_lo == INT64_MIN && in->int_hi == INT64_MAX))
+        snprintf(range, sizeof range, ", in [%lld, %lld]", (long long)in->int_lo,
+                 (long long)in->int_hi);
+    else if (in->type == SIVE_TYPE_DOUBLE && isfinite(in->double_lo) && isfinite(in->double_hi))
+        snprintf(range, sizeof range, ", in %c%g, %g%c", in->lo_open ? '(' : '[', in->double_lo,
+                 in->double_hi, in->hi_open ? ')' : ']');
+    snprintf(buf, len, "default %s%s", def[0] ? def : "none", range);
+}
+
+void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
+                    const cli_opt_note *notes)
+{
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        if (!wanted(in, set))
+            continue;
+        char flag[48], facts[200];
+        snprintf(flag, sizeof flag, "--%s %s", cli_opt_flag(in),
+                 in->type == SIVE_TYPE_INT ? "INT" : "X");
+        opt_facts(facts, sizeof facts, defaults, in, notes);
+        fprintf(f, "  %-19s %s\n  %-19s (%s)\n", flag, in->doc, "", facts);
+    }
+}
+
+void cli_opts_print(FILE *f, const sive_probe *p, const cli_optset *set, int json)
+{
+    const sive_option_info *in;
+    int first = 1;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        char v[64];
+        opt_value(v, sizeof v, p, in, json);
+        if (!wanted(in, set) || !v[0])
+            continue;
+        if (json)
+            fprintf(f, "%s\"%s\":%s", first ? "" : ",", in->name, v);
+        else
+            fprintf(f, "%s%s = %s", first ? "" : ", ", in->name, v);
+        first = 0;
+    }
+}
+
+const char *cli_key_name(cli_key k)
+{
+    switch (k) {
+    case CLI_KEY_ONLINE: return "online";
+    case CLI_KEY_RETROSPECTIVE: return "retrospective";
+    case CLI_KEY_ORACLE: return "oracle";
+    case CLI_KEY_ORACLE_VARIANCE: return "oracle_variance";
+    case CLI_KEY_ORACLE_MCSE: return "oracle_mcse";
+    case CLI_KEY_NOISE_CORRECTION_THEORY: return "noise_correction_theory";
+    }
+    return "?";
+}
+
+int cli_stat_count(void)
+{
+    int n = 0;
+    while (sive_stat_name((sive_stat)n))
+        n++;
+    return n;
+}
+
+int cli_stat_pooled(sive_stat s)
+{
+    switch (s) {
+    case SIVE_STAT_NOISE_CORRECTION:
+    case SIVE_STAT_NOISE_CORRECTION_STD:
+    case SIVE_STAT_NOISE_CORRECTION_STD_GAUSS:
+    case SIVE_STAT_MCSE:
+    case SIVE_STAT_ESS:
+    case SIVE_STAT_SIVE_ESS:
+    case SIVE_STAT_RHAT: return 1;
+    default: return 0;
+    }
+}
+
+int cli_stat_summary_only(sive_stat s) { return s == SIVE_STAT_RHAT; }
+
+void cli_json_member(FILE *f, const char *key, double v)
+{
+    fprintf(f, ",\"%s\":", key);
+    cli_json_num(f, v);
+}
+
+void cli_json_flags(FILE *f, uint32_t flags)
+{
+    fputc('[', f);
+    const char *sep = "";
+    for (int b = 0; b < 32; b++) {
+        const char *name = (flags >> b & 1u) ? sive_flag_name(1u << b) : NULL;
+        if (name) {
+            fprintf(f, "%s\"%s\"", sep, name);
+            sep = ",";
+        }
+    }
+    fputc(']', f);
 }

@@ -2,6 +2,7 @@
 #ifndef SIVE_TOOLS_CLI_H
 #define SIVE_TOOLS_CLI_H
 
+#include "fmt.h"
 #include "progress.h"
 #include "toy.h"
 
@@ -24,8 +25,25 @@ int cli_double(const char *opt, const char *s, double lo, double hi, double *out
 int cli_format(const char *s, int *out);
 /* "H1,H2" hidden layer widths. */
 int cli_hidden(const char *s, int64_t *h1, int64_t *h2);
-/* "1.2345 ± 0.0123" style cell with a fixed number of decimals. */
+/* "4519 ± 10": mean rounded to sd (cli_round_pm()), padded to width
+ * display columns (cli_cell()). */
 void cli_pm(FILE *f, double mean, double sd, int width);
+
+/* ---- health, wherever a number is shown ---- */
+
+/* The mark of a table row whose result raised a health flag. */
+#define CLI_FLAG_MARK "!"
+/* The raised flags' machine names joined by '|' ("" when healthy), e.g.
+ * "low_ess|high_rhat"; the CSV health column.  Returns buf. */
+char *cli_flag_names(char *buf, size_t len, uint32_t flags);
+/* One line per raised flag, "<indent>name: sive_flag_string()". */
+void cli_flags_legend(FILE *f, uint32_t flags, const char *indent);
+/* How chain k of r ended when it did not finish: "aborted at step 812 of
+ * 3000", with its estimates from the steps it ran when the library has
+ * them (not NaN); returns 0 (buf untouched) for a finished chain. */
+int cli_chain_note(char *buf, size_t len, const sive_result *r, int32_t k);
+/* Each non-empty line of text after prefix (e.g. sive_result_health()). */
+void cli_print_lines(FILE *f, const char *text, const char *prefix);
 
 /* JSON and CSV output: non-finite numbers become null (JSON) or "nan" (CSV);
  * strings are escaped / quoted as needed. */
@@ -39,6 +57,106 @@ void cli_json_lines(FILE *f, const char *s);
  * holds cap entries.  Returns dst. */
 struct option *cli_opts_cat(struct option *dst, size_t cap, const struct option *a,
                             const struct option *b);
+
+/* ,"key":v -- a member after the first of a JSON object. */
+void cli_json_member(FILE *f, const char *key, double v);
+/* The health flags as a JSON array of their machine names
+ * (sive_flag_name()), e.g. ["low_ess","high_rhat"]. */
+void cli_json_flags(FILE *f, uint32_t flags);
+
+/* ---- names: every JSON/CSV key of a statistic, trace, chain status or
+ * flag is the library's (sive_stat_name(), ...).  What the program shows
+ * beyond that is decided here, in one place. ---- */
+
+/* The program's own keys, for what the library does not compute: the
+ * paper's operational estimators along a trajectory (Online is
+ * SIVE_STAT_ONLINE_MEAN under the paper's name, Retrospective needs every
+ * checkpoint) and the toy's oracle (the noiseless loss along the chain). */
+typedef enum cli_key {
+    CLI_KEY_ONLINE, CLI_KEY_RETROSPECTIVE, CLI_KEY_ORACLE, CLI_KEY_ORACLE_VARIANCE,
+    CLI_KEY_ORACLE_MCSE, CLI_KEY_NOISE_CORRECTION_THEORY
+} cli_key;
+const char *cli_key_name(cli_key k);
+/* Number of statistics the library names (sive_stat_name() until NULL). */
+int cli_stat_count(void);
+/* 1 for a pooled statistic: an error or diagnostic whose spread over
+ * chains means nothing, shown as the library's one summary number rather
+ * than mean ± std over chains. */
+int cli_stat_pooled(sive_stat s);
+/* 1 for a statistic without per-chain values (split-Rhat). */
+int cli_stat_summary_only(sive_stat s);
+
+/* ---- probe options: the library's table (sive_option_at()) is the one
+ * source of their flags (name with '_' -> '-'), bounds, defaults, parsing
+ * and --help text; the CLI only chooses which a command offers. ---- */
+
+/* getopt codes of the table's options are CLI_OPT_CODE + their index in the
+ * table; commands number their own options below it. */
+enum { CLI_OPT_CODE = 1000 };
+
+/* A selection of the table's options (lists end with NULL). */
+typedef struct cli_optset {
+    const char *const *only; /* names offered; NULL: every option        */
+    const char *const *skip; /* names left out; NULL: none               */
+} cli_optset;
+
+/* A default the CLI picks itself, shown instead of the probe's value. */
+typedef struct cli_opt_note {
+    const char *name, *text;
+} cli_opt_note;
+
+/* "--base-lr" without the dashes: the option's name, '_' -> '-'. */
+const char *cli_opt_flag(const sive_option_info *in);
+/* Append one getopt entry per option of set (NULL: all) to the
+ * zero-terminated table dst of cap entries.  Returns dst. */
+struct option *cli_opts_add(struct option *dst, size_t cap, const cli_optset *set);
+/* For a table option's code: set it on p from arg with sive_probe_set_text()
+ * (the library parses and checks the bounds) and return 1, or print the
+ * library's message and return -1.  Other codes: 0. */
+int cli_opt_apply(sive_probe *p, int code, const char *arg);
+/* --help lines of the options of set: flag, the table's doc line, the
+ * default as held by `defaults` (or a note's text) and the bounds. */
+void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
+                    const cli_opt_note *notes);
+/* The options of set held by p as "name = value, ..." (json 0; unset
+ * doubles left out) or JSON members "name":value,... (json 1; NaN null). */
+void cli_opts_print(FILE *f, const sive_probe *p, const cli_optset *set, int json);
+/* A usage synopsis, generated so that it lists every flag, wrapped at 79
+ * columns under its first word:
+ *   usage: sive probe CKPT... [--data DIR] [--t X] [--base-lr X]
+ *                     [--h X | --c-h X] ...
+ * cli_wrap_opts() adds "[--flag INT]" / "[--flag X]" for each option of
+ * set (NULL: all), the two radius options as one exclusive choice. */
+typedef struct cli_wrap {
+    FILE *f;
+    int col, indent;
+} cli_wrap;
+void cli_wrap_start(cli_wrap *w, FILE *f, const char *cmd);
+void cli_wrap_word(cli_wrap *w, const char *word);
+/* The words of a NULL-terminated list (NULL: none). */
+void cli_wrap_words(cli_wrap *w, const char *const *words);
+void cli_wrap_opts(cli_wrap *w, const cli_optset *set);
+void cli_wrap_end(cli_wrap *w);
+/* An option's value held by p (0 / NaN if the type is wrong). */
+int64_t cli_opt_int(const sive_probe *p, sive_option opt);
+double cli_opt_double(const sive_probe *p, sive_option opt);
+
+/* Output files, written atomically with the library's own code (lib/fileio.c
+ * is compiled into the program): cli_out_open() creates path.tmp.XXXXXX
+ * beside path and returns a stream on it, or prints "prefix: <why>" and
+ * returns NULL.  cli_out_commit() flushes and fsyncs the file, renames it
+ * over path and fsyncs the directory; cli_out_abort() removes it.  Readers
+ * never see a partial file, a failed write leaves the old one in place, and
+ * a temporary left by a kill is removed by a later write of the same path
+ * once it is 10 minutes old.  path must stay valid until the commit or the
+ * abort; both free o (the stream included). */
+typedef struct cli_out cli_out;
+FILE *cli_out_open(cli_out **o, const char *prefix, const char *path);
+/* 0, or -1 after printing the message (a write to the stream that failed
+ * earlier is caught here too). */
+int cli_out_commit(cli_out *o);
+/* NULL is a no-op. */
+void cli_out_abort(cli_out *o);
 
 /* mkdir -p; prints a message and returns -1 on failure. */
 int cli_mkdirs(const char *path);
@@ -82,6 +200,8 @@ void train_defaults(train_cfg *c);
  * bad value (message printed). */
 extern const struct option train_longopts[];
 extern const char train_usage_opts[];
+/* Their synopsis words, "--epochs E", "[--every K]", ... (NULL-terminated). */
+extern const char *const train_synopsis[];
 int train_option(train_cfg *c, int code, const char *arg);
 /* Train c->epochs epochs, writing checkpoints epoch_0, epoch_K, epoch_2K, ...
  * and epoch_E (K = c->every) into c->out_dir (which must exist), one row per
@@ -95,21 +215,33 @@ int cmd_train(int argc, char **argv);
 /* ---- probing (cmd_probe.c) ---- */
 
 typedef struct probe_cfg {
-    double t, base_lr, c_h, h, burn_in, anchor; /* h, anchor: NaN = unset */
-    int64_t steps, groups, eval_batch, grad_batch, chains, threads, blis_threads,
-        stride;
-    uint64_t seed;
+    sive_probe *p;         /* the library options, set from the table's flags */
+    int threads_set;       /* --threads given; else min(chains, cpus)        */
+    int64_t blis_threads;  /* BLIS threads per chain; 0: cpus / parallel chains */
     int quiet;
+    const char *radius;    /* "--h" or "--c-h" once one was given: the two
+                              radius modes exclude each other             */
 } probe_cfg;
 
-void probe_defaults(probe_cfg *c);
-extern const struct option probe_longopts[];
-extern const char probe_usage_opts[];
+/* A probe with the library's defaults (message printed on failure; returns
+ * a libsive status).  probe_cfg_free() releases it. */
+int probe_cfg_init(probe_cfg *c);
+void probe_cfg_free(probe_cfg *c);
+/* The probe flags: every option of the library's table, plus
+ * --blis-threads.  probe_option() returns 1 when it handled code, 0 when
+ * code is not one of them, -1 on a bad value (message printed). */
+struct option *probe_opts_add(struct option *dst, size_t cap, const cli_optset *set);
 int probe_option(probe_cfg *c, int code, const char *arg);
+void probe_usage_opts(FILE *f, const cli_optset *set);
+/* Their synopsis words (cli_wrap_opts() and [--blis-threads INT]). */
+void probe_synopsis(cli_wrap *w, const cli_optset *set);
+/* After the options: the CLI's own default for threads, min(chains, cpus). */
+void probe_cfg_finish(probe_cfg *c);
 /* Probe one parameter vector of model m on data set train.  *out receives
- * the result whenever the library produced one (also for SIVE_E_DIVERGED
- * and friends); the status is the run's.  err receives the message of a
- * non-OK status.  pg (may be NULL) draws the progress under label. */
+ * the result whenever the library produced one; the status is the run's
+ * (sive_result_status()) or, without a result, the failure's.  err
+ * receives the message of a non-OK status.  pg (may be NULL) draws the
+ * progress under label; its callback is registered on c->p. */
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
               const sive_dataset *train, progress *pg, const char *label,
               sive_result **out, double *seconds, char *err, size_t errlen);
@@ -118,6 +250,8 @@ void probe_print_settings(FILE *f, const probe_cfg *c);
 /* The settings as JSON object members (without braces). */
 void probe_json_settings(FILE *f, const probe_cfg *c);
 int cmd_probe(int argc, char **argv);
+/* `sive options`: the library's option table (cmd_probe.c). */
+int cmd_options(int argc, char **argv);
 
 /* ---- the rest ---- */
 
@@ -138,8 +272,11 @@ int cmd_demo(int argc, char **argv);
 
 /* Draw the trajectory figure (plot.c): writes dir/trajectory.gp and runs
  * gnuplot in dir to render dir/trajectory.png from dir/trajectory.csv.
- * Returns 0 when the PNG was written, 1 when gnuplot is not installed
- * (nothing done but the script), -1 when gnuplot failed (message printed). */
-int plot_trajectory(const char *dir, int quiet);
+ * budget (gnuplot enhanced text, e.g. "M = 4000, 2 chains, ...") is the
+ * title's second line; flags_col (1-based, 0: none) is the CSV column of
+ * the health flags, whose raised points are circled.  Returns 0 when the
+ * PNG was written, 1 when gnuplot is not installed (nothing done but the
+ * script), -1 when gnuplot failed (message printed). */
+int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col);
 
 #endif

@@ -4,6 +4,7 @@
  *     budget (see DEMO_* below), written to --out with its plot. */
 #include "cli.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@
  * Probe: t, base_lr, c_h, N and B_eval stay at the paper's values.  A step
  * costs the gradient batch (~1.8 ms on one core at B_grad = 256, ~6 ms at
  * the paper's 1024) plus the evaluation of N*B_eval = 32 768 draws (~20 ms;
- * the MLP adapter runs each distinct example of the 8000 once).  Evaluating
+ * the library evaluates each distinct example of the 8000 once).  Evaluating
  * only every 8th step brings a step to ~4.5 ms; the tail still holds 125
  * evaluations per chain, and with N = 512 the noise correction SIVE
  * subtracts is small (C ~ 1800 vs ~14 000 at N = 64), so the estimate is
@@ -51,15 +52,16 @@ static const char demo_usage[] =
     "writing DIR/trajectory.csv, .json and .png (default DIR: demo-out).\n"
     "  --quick             a much smaller budget (seconds; for smoke tests)\n";
 
-int cmd_demo(int argc, char **argv)
+/* Parse argv; returns -1 to go on, else the exit status. */
+static int demo_parse(int argc, char **argv, const char **out, const char **data, int *quick,
+                      int *quiet, int *plot)
 {
     static const struct option opts[] = {
         {"out", required_argument, 0, DM_OUT}, {"quick", no_argument, 0, DM_QUICK},
         {"data", required_argument, 0, DM_DATA}, {"no-plot", no_argument, 0, DM_NO_PLOT},
         {"quiet", no_argument, 0, DM_QUIET},     {"help", no_argument, 0, DM_HELP},
         {0, 0, 0, 0}};
-    const char *out = "demo-out", *data = NULL;
-    int quick = 0, quiet = 0, plot = 1, o;
+    int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -68,12 +70,12 @@ int cmd_demo(int argc, char **argv)
                 fprintf(stderr, "sive demo: --out expects a directory\n");
                 return EXIT_USAGE;
             }
-            out = optarg;
+            *out = optarg;
             break;
-        case DM_QUICK: quick = 1; break;
-        case DM_DATA: data = optarg; break;
-        case DM_NO_PLOT: plot = 0; break;
-        case DM_QUIET: quiet = 1; break;
+        case DM_QUICK: *quick = 1; break;
+        case DM_DATA: *data = optarg; break;
+        case DM_NO_PLOT: *plot = 0; break;
+        case DM_QUIET: *quiet = 1; break;
         case DM_HELP: fputs(demo_usage, stdout); return 0;
         default: fputs(demo_usage, stderr); return EXIT_USAGE;
         }
@@ -82,10 +84,12 @@ int cmd_demo(int argc, char **argv)
         fprintf(stderr, "sive demo: unexpected argument '%s'\n%s", argv[optind], demo_usage);
         return EXIT_USAGE;
     }
-    double t0 = cli_now();
-    int cpus = cli_cpus();
+    return -1;
+}
 
-    /* 1. toy Table 1 */
+/* 1. the toy Table 1; returns an exit status. */
+static int demo_toy(int quick, int cpus)
+{
     printf("=== 1. Toy models: the paper's Table 1%s ===\n\n",
            quick ? " (--quick: 20 000 steps instead of 100 000)" : "");
     fflush(stdout);
@@ -109,43 +113,119 @@ int cmd_demo(int argc, char **argv)
     toy_print_table(stdout, cfg, rep, 2);
     toy_report_free(&rep[0]);
     toy_report_free(&rep[1]);
-    printf("(%.1f s)\n\n", cli_now() - t0);
+    return 0;
+}
 
-    /* 2. a short trajectory on the bundled digits */
-    trajectory_cfg c;
-    memset(&c, 0, sizeof c);
-    train_defaults(&c.train);
-    probe_defaults(&c.probe);
-    c.train.out_dir = out;
-    c.train.data_dir = data;
-    c.train.quiet = c.probe.quiet = quiet;
-    c.plot = plot;
-    c.format = FMT_TABLE;
-    c.train.epochs = quick ? 2 : DEMO_EPOCHS;
-    c.train.every = quick ? 1 : DEMO_EVERY;
-    c.probe.steps = quick ? 300 : DEMO_STEPS;
-    c.probe.burn_in = DEMO_BURN_IN;
-    c.probe.stride = quick ? 1 : DEMO_STRIDE;
-    c.probe.groups = quick ? 16 : DEMO_GROUPS;
-    c.probe.eval_batch = quick ? 32 : DEMO_EVAL_BATCH;
-    c.probe.grad_batch = quick ? 128 : DEMO_GRAD_BATCH;
-    c.probe.chains = quick ? 2 : DEMO_CHAINS;
-    c.probe.threads = cpus < c.probe.chains ? cpus : c.probe.chains;
-    c.probe.blis_threads = 1;
-    char note[512];
-    snprintf(note, sizeof note,
-             "demo%s: %lld epochs, a checkpoint every %lld; M = %lld steps (paper 100000), "
-             "burn-in %g (paper 0.3), eval stride %lld (paper 1), B_grad = %lld (paper 1024), "
-             "%lld chains (paper 5); t, base_lr, c_h, N = %lld and B_eval = %lld as in the paper",
-             quick ? " --quick" : "", (long long)c.train.epochs, (long long)c.train.every,
-             (long long)c.probe.steps, c.probe.burn_in, (long long)c.probe.stride,
-             (long long)c.probe.grad_batch, (long long)c.probe.chains, (long long)c.probe.groups,
-             (long long)c.probe.eval_batch);
-    c.budget_note = note;
+/* The demo's probe budget (the rest is the library's defaults, the paper's
+ * DNN operating point: t, base_lr, c_h). */
+static const struct {
+    sive_option opt;
+    const char *label;
+    double full, quick;
+} demo_budget[] = {
+    {SIVE_OPT_STEPS, "M", DEMO_STEPS, 300},
+    {SIVE_OPT_BURN_IN, "burn-in", DEMO_BURN_IN, DEMO_BURN_IN},
+    {SIVE_OPT_EVAL_STRIDE, "eval stride", DEMO_STRIDE, 1},
+    {SIVE_OPT_GROUPS, "N", DEMO_GROUPS, 16},
+    {SIVE_OPT_EVAL_BATCH, "B_eval", DEMO_EVAL_BATCH, 32},
+    {SIVE_OPT_GRAD_BATCH, "B_grad", DEMO_GRAD_BATCH, 128},
+    {SIVE_OPT_CHAINS, "chains", DEMO_CHAINS, 2},
+    /* not set: printed against the paper too */
+    {SIVE_OPT_T, "t", NAN, NAN},
+    {SIVE_OPT_BASE_LR, "base_lr", NAN, NAN},
+    {SIVE_OPT_C_H, "c_h", NAN, NAN}};
+enum { DEMO_BUDGET_N = sizeof demo_budget / sizeof demo_budget[0] };
+
+/* The demo's probe budget, set through the library's setters so that the
+ * library checks it like any user's value; returns 0 or -1 (message
+ * printed). */
+static int demo_probe(probe_cfg *p, int quick, int cpus)
+{
+    for (size_t i = 0; i < DEMO_BUDGET_N; i++) {
+        double v = quick ? demo_budget[i].quick : demo_budget[i].full;
+        if (isnan(v))
+            continue;
+        int rc = sive_option_info_get(demo_budget[i].opt)->type == SIVE_TYPE_INT
+                     ? sive_probe_set_int(p->p, demo_budget[i].opt, (int64_t)v)
+                     : sive_probe_set_double(p->p, demo_budget[i].opt, v);
+        if (rc) {
+            fprintf(stderr, "sive demo: %s\n", sive_probe_errmsg(p->p));
+            return -1;
+        }
+    }
+    int64_t chains = cli_opt_int(p->p, SIVE_OPT_CHAINS);
+    sive_probe_set_int(p->p, SIVE_OPT_THREADS, cpus < chains ? cpus : chains);
+    p->threads_set = 1;
+    p->blis_threads = 1;
+    return 0;
+}
+
+/* "M = 4000 (paper 100000), ...; as in the paper: N = 512, ...": each
+ * budget setting against the library's default, which is the paper's DNN
+ * operating point (N = 512, B_eval = 64, B_grad = 1024, ...). */
+static void demo_note(char *buf, size_t len, const sive_probe *p)
+{
+    char same[256] = "";
+    size_t n = 0, m = 0;
+    for (size_t i = 0; i < DEMO_BUDGET_N && n < len; i++) {
+        const sive_option_info *in = sive_option_info_get(demo_budget[i].opt);
+        int is_int = in->type == SIVE_TYPE_INT;
+        double v = is_int ? (double)cli_opt_int(p, in->id) : cli_opt_double(p, in->id);
+        double paper = is_int ? (double)in->int_default : in->double_default;
+        if (v == paper)
+            m += (size_t)snprintf(same + m, m < sizeof same ? sizeof same - m : 0, "%s%s = %g",
+                                  m ? ", " : "", demo_budget[i].label, v);
+        else
+            n += (size_t)snprintf(buf + n, len - n, "%s%s = %g (paper %g)", n ? ", " : "",
+                                  demo_budget[i].label, v, paper);
+    }
+    if (n < len && m)
+        snprintf(buf + n, len - n, "; as in the paper: %s", same);
+}
+
+/* 2. a short trajectory on the bundled digits; returns an exit status. */
+static int demo_trajectory(trajectory_cfg *c, int quick, int cpus)
+{
+    c->train.epochs = quick ? 2 : DEMO_EPOCHS;
+    c->train.every = quick ? 1 : DEMO_EVERY;
+    if (demo_probe(&c->probe, quick, cpus))
+        return EXIT_RUN;
+    char budget[512], note[700];
+    demo_note(budget, sizeof budget, c->probe.p);
+    snprintf(note, sizeof note, "demo%s: %lld epochs, a checkpoint every %lld; %s",
+             quick ? " --quick" : "", (long long)c->train.epochs, (long long)c->train.every,
+             budget);
+    c->budget_note = note;
     printf("=== 2. MNIST: LLC along an SGD trajectory (the paper's Section 4.2, reduced "
            "budget) ===\n\n");
     fflush(stdout);
-    int status = trajectory_run(&c);
+    return trajectory_run(c);
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    trajectory_cfg c;
+    memset(&c, 0, sizeof c);
+    train_defaults(&c.train);
+    c.train.out_dir = "demo-out";
+    c.format = FMT_TABLE;
+    c.plot = 1;
+    int quick = 0, quiet = 0;
+    int status = demo_parse(argc, argv, &c.train.out_dir, &c.train.data_dir, &quick, &quiet,
+                            &c.plot);
+    if (status >= 0)
+        return status;
+    c.train.quiet = quiet;
+    double t0 = cli_now();
+    int cpus = cli_cpus();
+    if ((status = demo_toy(quick, cpus)))
+        return status;
+    printf("(%.1f s)\n\n", cli_now() - t0);
+    if (probe_cfg_init(&c.probe))
+        return EXIT_RUN;
+    c.probe.quiet = quiet;
+    status = demo_trajectory(&c, quick, cpus);
+    probe_cfg_free(&c.probe);
     printf("\ndemo finished in %.0f s\n", cli_now() - t0);
     return status;
 }

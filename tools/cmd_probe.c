@@ -1,135 +1,137 @@
-/* `sive probe`: lambda-hat and diagnostics for saved checkpoints. */
+/* `sive probe`: lambda-hat and diagnostics for saved checkpoints; `sive
+ * options`: the library's option table. */
 #include "cli.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { PO_STEPS = 300, PO_GROUPS, PO_EVAL_BATCH, PO_GRAD_BATCH, PO_C_H, PO_H, PO_BASE_LR,
-       PO_T, PO_BURN_IN, PO_CHAINS, PO_THREADS, PO_BLIS_THREADS, PO_STRIDE, PO_SEED,
-       PO_ANCHOR, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES };
+/* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
+enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES };
 
-const struct option probe_longopts[] = {
-    {"steps", required_argument, 0, PO_STEPS},
-    {"groups", required_argument, 0, PO_GROUPS},
-    {"eval-batch", required_argument, 0, PO_EVAL_BATCH},
-    {"grad-batch", required_argument, 0, PO_GRAD_BATCH},
-    {"c-h", required_argument, 0, PO_C_H},
-    {"h", required_argument, 0, PO_H},
-    {"base-lr", required_argument, 0, PO_BASE_LR},
-    {"t", required_argument, 0, PO_T},
-    {"burn-in", required_argument, 0, PO_BURN_IN},
-    {"chains", required_argument, 0, PO_CHAINS},
-    {"threads", required_argument, 0, PO_THREADS},
-    {"blis-threads", required_argument, 0, PO_BLIS_THREADS},
-    {"eval-stride", required_argument, 0, PO_STRIDE},
-    {"anchor", required_argument, 0, PO_ANCHOR},
-    {0, 0, 0, 0}};
+/* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
+enum { BLIS_MAX = 1024 };
 
-const char probe_usage_opts[] =
-    "probe (defaults: the paper's DNN operating point):\n"
-    "  --t T               inverse temperature t = n*beta (1e4)\n"
-    "  --base-lr A         base step a = eta*t (0.05)\n"
-    "  --c-h C             adaptive radius h = C*||theta*||/sqrt(d) (1)\n"
-    "  --h H               absolute radius instead of --c-h\n"
-    "  --steps M           Langevin steps per chain (100000)\n"
-    "  --burn-in F         burn-in fraction alpha of the steps (0.3)\n"
-    "  --groups N          evaluation groups per step (512)\n"
-    "  --eval-batch B      examples per evaluation group (64)\n"
-    "  --grad-batch B      examples per gradient batch (1024)\n"
-    "  --chains K          independent chains (5)\n"
-    "  --threads J         chains run in parallel (default: min(K, cpus))\n"
-    "  --blis-threads J    BLIS threads per chain (default: cpus / threads)\n"
-    "  --eval-stride k     evaluate every k-th step (1)\n"
-    "  --anchor L          also report t*(mean tail loss - L)\n";
+/* ------------------------------------------------------------------ */
+/* Settings                                                           */
+/* ------------------------------------------------------------------ */
 
-void probe_defaults(probe_cfg *c)
+int probe_cfg_init(probe_cfg *c)
 {
     memset(c, 0, sizeof *c);
-    c->t = 1e4;
-    c->base_lr = 0.05;
-    c->c_h = 1.0;
-    c->h = NAN;
-    c->burn_in = 0.3;
-    c->anchor = NAN;
-    c->steps = 100000;
-    c->groups = 512;
-    c->eval_batch = 64;
-    c->grad_batch = 1024;
-    c->chains = 5;
-    c->threads = 0;      /* auto */
-    c->blis_threads = 0; /* auto */
-    c->stride = 1;
+    int rc = sive_probe_new(&c->p);
+    if (rc)
+        fprintf(stderr, "sive: cannot create a probe: %s (%s)\n", sive_last_errmsg(),
+                sive_strerror(rc));
+    return rc;
+}
+
+void probe_cfg_free(probe_cfg *c)
+{
+    sive_probe_free(c->p);
+    c->p = NULL;
+}
+
+struct option *probe_opts_add(struct option *dst, size_t cap, const cli_optset *set)
+{
+    static const struct option own[] = {
+        {"blis-threads", required_argument, 0, PO_BLIS_THREADS}, {0, 0, 0, 0}};
+    cli_opts_add(dst, cap, set);
+    return cli_opts_cat(dst, cap, dst, own);
 }
 
 int probe_option(probe_cfg *c, int code, const char *arg)
 {
-    int64_t iv;
-    double dv;
-    switch (code) {
-    case PO_STEPS: if (cli_int("--steps", arg, 2, (int64_t)1 << 40, &iv)) return -1; c->steps = iv; return 1;
-    case PO_GROUPS: if (cli_int("--groups", arg, 2, 1 << 20, &iv)) return -1; c->groups = iv; return 1;
-    case PO_EVAL_BATCH: if (cli_int("--eval-batch", arg, 1, 1 << 24, &iv)) return -1; c->eval_batch = iv; return 1;
-    case PO_GRAD_BATCH: if (cli_int("--grad-batch", arg, 1, 1 << 24, &iv)) return -1; c->grad_batch = iv; return 1;
-    case PO_C_H: if (cli_double("--c-h", arg, 1e-12, 1e12, &dv)) return -1; c->c_h = dv; c->h = NAN; return 1;
-    case PO_H: if (cli_double("--h", arg, 1e-12, 1e12, &dv)) return -1; c->h = dv; return 1;
-    case PO_BASE_LR: if (cli_double("--base-lr", arg, 1e-12, 1.0, &dv)) return -1; c->base_lr = dv; return 1;
-    case PO_T: if (cli_double("--t", arg, 1e-12, 1e12, &dv)) return -1; c->t = dv; return 1;
-    case PO_BURN_IN: if (cli_double("--burn-in", arg, 0.0, 0.99, &dv)) return -1; c->burn_in = dv; return 1;
-    case PO_CHAINS: if (cli_int("--chains", arg, 1, 4096, &iv)) return -1; c->chains = iv; return 1;
-    case PO_THREADS: if (cli_int("--threads", arg, 1, 1024, &iv)) return -1; c->threads = iv; return 1;
-    case PO_BLIS_THREADS: if (cli_int("--blis-threads", arg, 1, 1024, &iv)) return -1; c->blis_threads = iv; return 1;
-    case PO_STRIDE: if (cli_int("--eval-stride", arg, 1, 1 << 20, &iv)) return -1; c->stride = iv; return 1;
-    case PO_ANCHOR: if (cli_double("--anchor", arg, -1e300, 1e300, &dv)) return -1; c->anchor = dv; return 1;
-    default: return 0;
+    if (code == PO_BLIS_THREADS) {
+        if (cli_int("--blis-threads", arg, 1, BLIS_MAX, &c->blis_threads))
+            return -1;
+        return 1;
     }
+    int h = cli_opt_apply(c->p, code, arg);
+    if (h <= 0)
+        return h;
+    const sive_option_info *in = sive_option_at((size_t)(code - CLI_OPT_CODE));
+    if (in->id == SIVE_OPT_THREADS)
+        c->threads_set = 1;
+    if (in->id == SIVE_OPT_H || in->id == SIVE_OPT_C_H) {
+        const char *flag = in->id == SIVE_OPT_H ? "--h" : "--c-h";
+        if (c->radius && strcmp(c->radius, flag)) {
+            fprintf(stderr, "sive: --h (absolute radius) and --c-h (adaptive radius "
+                            "c_h*|theta*|/sqrt(d)) exclude each other: give one\n");
+            return -1;
+        }
+        c->radius = flag;
+    }
+    return 1;
 }
 
-/* Probe threads and BLIS threads per chain: chains in parallel first (they
- * scale perfectly), the remaining cores go to each chain's matrix products. */
-static void thread_plan(const probe_cfg *c, int64_t *threads, int64_t *blis)
+/* The CLI's defaults where they are not the library's. */
+static const cli_opt_note probe_notes[] = {
+    {"threads", "min(chains, cpus): chains run in parallel"}, {NULL, NULL}};
+
+void probe_usage_opts(FILE *f, const cli_optset *set)
 {
-    int64_t cpus = cli_cpus();
-    int64_t t = c->threads > 0 ? c->threads : (c->chains < cpus ? c->chains : cpus);
-    int64_t par = t < c->chains ? t : c->chains;
-    *threads = t;
-    *blis = c->blis_threads > 0 ? c->blis_threads : (cpus / par > 0 ? cpus / par : 1);
+    sive_probe *defaults = NULL;
+    sive_probe_new(&defaults);
+    fputs("probe (from the library's option table; defaults: the paper's DNN\n"
+          "operating point):\n",
+          f);
+    if (defaults)
+        cli_opts_usage(f, defaults, set, probe_notes);
+    fprintf(f, "  --blis-threads INT  BLIS threads per chain\n"
+               "                      (default cpus / parallel chains, in [1, %d])\n",
+            BLIS_MAX);
+    sive_probe_free(defaults);
+}
+
+/* Chains in parallel first (they scale perfectly); the remaining cores go
+ * to each chain's matrix products. */
+void probe_cfg_finish(probe_cfg *c)
+{
+    if (c->threads_set)
+        return;
+    int64_t t = cli_opt_int(c->p, SIVE_OPT_CHAINS), cpus = cli_cpus();
+    int64_t most = sive_option_info_get(SIVE_OPT_THREADS)->int_hi;
+    t = t < cpus ? t : cpus;
+    sive_probe_set_int(c->p, SIVE_OPT_THREADS, t < most ? t : most);
+}
+
+static int64_t probe_blis(const probe_cfg *c)
+{
+    if (c->blis_threads > 0)
+        return c->blis_threads;
+    int64_t t = cli_opt_int(c->p, SIVE_OPT_THREADS), k = cli_opt_int(c->p, SIVE_OPT_CHAINS);
+    int64_t par = t < k ? t : k, b = cli_cpus() / (par > 0 ? par : 1);
+    return b < 1 ? 1 : b > BLIS_MAX ? BLIS_MAX : b;
 }
 
 void probe_print_settings(FILE *f, const probe_cfg *c)
 {
-    int64_t th, bl;
-    thread_plan(c, &th, &bl);
-    fprintf(f, "t = %g, base_lr = %g, ", c->t, c->base_lr);
-    if (isnan(c->h))
-        fprintf(f, "h = %g*||theta*||/sqrt(d)", c->c_h);
-    else
-        fprintf(f, "h = %g", c->h);
-    fprintf(f, ", M = %lld, burn-in %g, N = %lld, B_eval = %lld, B_grad = %lld, "
-               "chains %lld, eval stride %lld, seed %llu, threads %lld x BLIS %lld",
-            (long long)c->steps, c->burn_in, (long long)c->groups, (long long)c->eval_batch,
-            (long long)c->grad_batch, (long long)c->chains, (long long)c->stride,
-            (unsigned long long)c->seed, (long long)th, (long long)bl);
-    if (isfinite(c->anchor))
-        fprintf(f, ", anchor %.10g", c->anchor);
+    cli_opts_print(f, c->p, NULL, 0);
+    fprintf(f, ", blis_threads = %lld", (long long)probe_blis(c));
 }
 
 void probe_json_settings(FILE *f, const probe_cfg *c)
 {
-    int64_t th, bl;
-    thread_plan(c, &th, &bl);
-    fprintf(f, "\"t\":%.10g,\"base_lr\":%.10g,\"c_h\":", c->t, c->base_lr);
-    cli_json_num(f, isnan(c->h) ? c->c_h : NAN);
-    fputs(",\"h_abs\":", f);
-    cli_json_num(f, c->h);
-    fprintf(f, ",\"steps\":%lld,\"burn_in\":%.10g,\"groups\":%lld,\"eval_batch\":%lld,"
-               "\"grad_batch\":%lld,\"chains\":%lld,\"eval_stride\":%lld,\"seed\":%llu,"
-               "\"threads\":%lld,\"blis_threads\":%lld,\"anchor\":",
-            (long long)c->steps, c->burn_in, (long long)c->groups, (long long)c->eval_batch,
-            (long long)c->grad_batch, (long long)c->chains, (long long)c->stride,
-            (unsigned long long)c->seed, (long long)th, (long long)bl);
-    cli_json_num(f, c->anchor);
+    cli_opts_print(f, c->p, NULL, 1);
+    fprintf(f, ",\"blis_threads\":%lld", (long long)probe_blis(c));
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                            */
+/* ------------------------------------------------------------------ */
+
+/* The message of a run that ended with status rc. */
+static void run_message(const sive_result *r, int rc, char *err, size_t errlen)
+{
+    int code = sive_result_callback_code(r);
+    if (rc == SIVE_E_CANCELLED && progress_interrupted())
+        snprintf(err, errlen, "interrupted");
+    else if (rc == SIVE_E_CALLBACK && code)
+        snprintf(err, errlen, "%s (callback status %d: %s)", sive_result_errmsg(r), code,
+                 sive_strerror(code));
+    else
+        snprintf(err, errlen, "%s", sive_result_errmsg(r));
 }
 
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
@@ -138,56 +140,26 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
 {
     *out = NULL;
     *seconds = 0.0;
-    int64_t threads, blis;
-    thread_plan(c, &threads, &blis);
-    sive_probe *p = NULL;
-    sive_mlp_binding *b = NULL;
-    int rc = sive_probe_new(&p, sive_mlp_dim(m));
+    sive_model model;
+    sive_model_init(&model, sizeof model);
+    int rc = sive_mlp_model(&model, m, train, (int)probe_blis(c));
     if (rc) {
         snprintf(err, errlen, "%s", sive_last_errmsg());
         return rc;
     }
-    if ((rc = sive_probe_set_double(p, SIVE_OPT_T, c->t)) ||
-        (rc = sive_probe_set_double(p, SIVE_OPT_BASE_LR, c->base_lr)) ||
-        (rc = isnan(c->h) ? sive_probe_set_double(p, SIVE_OPT_C_H, c->c_h)
-                          : sive_probe_set_double(p, SIVE_OPT_H, c->h)) ||
-        (rc = sive_probe_set_double(p, SIVE_OPT_BURN_IN, c->burn_in)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_STEPS, c->steps)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_GROUPS, c->groups)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, c->eval_batch)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, c->grad_batch)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_CHAINS, c->chains)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_THREADS, threads)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_SEED, (int64_t)c->seed)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, c->stride)) ||
-        (isfinite(c->anchor) && (rc = sive_probe_set_double(p, SIVE_OPT_ANCHOR, c->anchor)))) {
-        snprintf(err, errlen, "%s", sive_probe_errmsg(p));
-        goto out;
-    }
-    if ((rc = sive_mlp_probe_bind(&b, p, m, train, (int32_t)c->chains, (int)blis))) {
-        snprintf(err, errlen, "%s", sive_last_errmsg());
-        goto out;
-    }
     /* registered even without a bar: it is how Ctrl-C stops a run */
-    sive_probe_set_progress(p, progress_cb, pg);
-    progress_start(pg, label, (int32_t)c->chains, c->steps);
+    sive_probe_set_progress(c->p, progress_cb, pg);
+    progress_start(pg, label, (int32_t)cli_opt_int(c->p, SIVE_OPT_CHAINS),
+                   cli_opt_int(c->p, SIVE_OPT_STEPS));
     double t0 = cli_now();
-    rc = sive_probe_run_f32(p, theta, out);
+    rc = sive_probe_run(c->p, &model, theta, out);
     *seconds = cli_now() - t0;
     progress_done(pg);
-    if (rc) {
-        int code = sive_probe_callback_code(p);
-        if (rc == SIVE_E_CALLBACK && code)
-            snprintf(err, errlen, "%s (callback status %d: %s)", sive_probe_errmsg(p), code,
-                     sive_strerror(code));
-        else if (rc == SIVE_E_CANCELLED && progress_interrupted())
-            snprintf(err, errlen, "interrupted");
-        else
-            snprintf(err, errlen, "%s", sive_probe_errmsg(p));
-    }
-out:
-    sive_probe_free(p);
-    sive_mlp_binding_free(b);
+    if (rc)
+        snprintf(err, errlen, "%s", sive_probe_errmsg(c->p));
+    else if ((rc = sive_result_status(*out)))
+        run_message(*out, rc, err, errlen);
+    sive_model_destroy(&model);
     return rc;
 }
 
@@ -201,44 +173,85 @@ typedef struct ckpt_info {
     size_t sizes[4], dim;
 } ckpt_info;
 
-static const char *chain_status_str(sive_chain_status s)
-{
-    switch (s) {
-    case SIVE_CHAIN_OK: return "ok";
-    case SIVE_CHAIN_DIVERGED: return "diverged";
-    case SIVE_CHAIN_CALLBACK: return "callback error";
-    case SIVE_CHAIN_ABORTED: return "aborted";
-    default: return "invalid";
-    }
-}
+/* One checkpoint's outcome, for the three formats. */
+typedef struct probe_out {
+    const ckpt_info *ci;
+    const probe_cfg *cfg;
+    const sive_result *r; /* NULL when the run (or the load) failed */
+    double seconds;
+    int rc;
+    const char *err;
+} probe_out;
 
 static double summ(const sive_result *r, sive_stat s) { return sive_result_stat(r, s, SIVE_SUMMARY); }
 
+/* "  name                      value": the value rounded to its
+ * uncertainty. */
+static void row_num(FILE *f, const char *name, double v, double u, int show_u)
+{
+    char buf[96];
+    fprintf(f, "  %-26s%s\n", name, cli_round_pm(buf, sizeof buf, v, u, show_u));
+}
+
+/* An estimator: mean ± std over chains, or with one chain the mean rounded
+ * to the MCSE of SIVE (the only error the library gives for one chain). */
 static void row_pm(FILE *f, const char *name, const sive_result *r, sive_stat s)
 {
-    fprintf(f, "  %-26s", name);
-    cli_pm(f, summ(r, s), sive_result_stat_std(r, s), 0);
-    fputc('\n', f);
+    double sd = sive_result_stat_std(r, s);
+    int show = isfinite(sd);
+    row_num(f, name, summ(r, s), show ? sd : sive_result_mcse(r), show);
 }
 
-static void print_health_lines(FILE *f, const char *h, const char *prefix)
+/* A chain that did not finish: where it stopped and, when the library has
+ * them, its estimates from the steps it ran. */
+static void print_unfinished(FILE *f, const sive_result *r, int32_t k)
 {
-    if (!*h) {
-        fprintf(f, "%shealthy (no flag raised)\n", prefix);
+    char label[32], note[300];
+    if (!cli_chain_note(note, sizeof note, r, k))
         return;
-    }
-    while (*h) {
-        const char *nl = strchr(h, '\n');
-        int len = nl ? (int)(nl - h) : (int)strlen(h);
-        if (len)
-            fprintf(f, "%s%.*s\n", prefix, len, h);
-        h += len + (nl ? 1 : 0);
-    }
+    snprintf(label, sizeof label, "chain %d", (int)k);
+    fprintf(f, "  %-26s%s\n", label, note);
 }
 
-static void print_table(FILE *f, const ckpt_info *ci, const probe_cfg *c, const sive_result *r,
-                        double seconds, int rc, const char *err)
+/* "chains ok 1/2", a line per chain that did not finish, the time. */
+static void print_chains(FILE *f, const sive_result *r, double seconds)
 {
+    int32_t K = sive_result_chains(r);
+    int64_t steps = 0;
+    fprintf(f, "  %-26s%d/%d\n", "chains ok", (int)sive_result_chains_ok(r), (int)K);
+    for (int32_t k = 0; k < K; k++) {
+        int64_t step = 0;
+        sive_result_chain_status(r, k, &step);
+        steps += step;
+        print_unfinished(f, r, k);
+    }
+    fprintf(f, "  %-26s%.1f s (%.0f chain steps/s)\n", "time", seconds,
+            seconds > 0 ? (double)steps / seconds : NAN);
+}
+
+/* The diagnostics of a result, rounded: errors to 2 significant digits,
+ * ESS whole, split-Rhat to 3 decimals. */
+static void print_diagnostics(FILE *f, const sive_result *r)
+{
+    fprintf(f, "  %-26s%.6f (min %.6f)\n", "tail mean loss", summ(r, SIVE_STAT_TAIL_MEAN_LOSS),
+            summ(r, SIVE_STAT_TAIL_MIN_LOSS));
+    double mcse = sive_result_mcse(r);
+    row_num(f, "MCSE (SIVE, chain mean)", mcse, mcse, 0);
+    fprintf(f, "  %-26s%.0f\n", "ESS of Lbar (all chains)", sive_result_ess(r));
+    fprintf(f, "  %-26s%.0f\n", "ESS of SIVE (sive_ess)", summ(r, SIVE_STAT_SIVE_ESS));
+    fprintf(f, "  %-26s%.3f\n", "split-Rhat", sive_result_rhat(r));
+    row_num(f, "noise correction C", sive_result_noise_correction(r),
+            sive_result_noise_correction_std(r), 1);
+    fprintf(f, "  %-26s%.6g (tether step eta/h^2 %.3g)\n", "h", summ(r, SIVE_STAT_H),
+            summ(r, SIVE_STAT_TETHER_STEP));
+    fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
+    fprintf(f, "  %-26s%.3f\n", "RMS displacement / h", summ(r, SIVE_STAT_RMS_DISP_REL_H));
+}
+
+static void print_table(FILE *f, const probe_out *o)
+{
+    const ckpt_info *ci = o->ci;
+    const sive_result *r = o->r;
     fprintf(f, "== %s", ci->path);
     if (ci->dim)
         fprintf(f, ": epoch %lld, %zu-%zu-%zu-%zu (d = %zu), train loss %.4f, test loss %.4f",
@@ -246,71 +259,87 @@ static void print_table(FILE *f, const ckpt_info *ci, const probe_cfg *c, const 
                 ci->sizes[3], ci->dim, ci->meta.train_loss, ci->meta.test_loss);
     fputc('\n', f);
     if (!r) {
-        fprintf(f, "  error: %s (%s)\n\n", err, sive_strerror(rc));
+        fprintf(f, "  error: %s (%s)\n\n", o->err, sive_strerror(o->rc));
         return;
     }
-    int32_t K = sive_result_chains(r), ok = sive_result_chains_ok(r);
-    fprintf(f, "  (mean ± std over %d chains)\n", (int)ok);
+    fprintf(f, "  (mean ± std over %d chains, rounded to the std)\n", (int)sive_result_chains_ok(r));
     row_pm(f, "lambda-hat (SIVE)", r, SIVE_STAT_SIVE);
     row_pm(f, "SIVE unclipped", r, SIVE_STAT_SIVE_UNCLIPPED);
     row_pm(f, "raw variance t^2 Var(L)", r, SIVE_STAT_RAW_VARIANCE);
     row_pm(f, "online mean (naive)", r, SIVE_STAT_ONLINE_MEAN);
-    if (isfinite(c->anchor))
+    double anchor = NAN; /* as the run used it */
+    sive_result_option_double(r, SIVE_OPT_ANCHOR, &anchor);
+    if (isfinite(anchor))
         row_pm(f, "anchored mean", r, SIVE_STAT_ANCHORED_MEAN);
-    fprintf(f, "  %-26s%.6f (min %.6f)\n", "tail mean loss", summ(r, SIVE_STAT_TAIL_MEAN_LOSS),
-            summ(r, SIVE_STAT_TAIL_MIN_LOSS));
-    fprintf(f, "  %-26s%.4f\n", "MCSE (SIVE, chain mean)", sive_result_mcse(r));
-    fprintf(f, "  %-26s%.0f\n", "ESS (all chains)", sive_result_ess(r));
-    fprintf(f, "  %-26s%.4f\n", "split-Rhat", sive_result_rhat(r));
-    fprintf(f, "  %-26s%.4f ± %.4f\n", "noise correction C", sive_result_noise_correction(r),
-            sive_result_noise_correction_std(r));
-    fprintf(f, "  %-26s%.6g (tether step eta/h^2 %.3g)\n", "h", summ(r, SIVE_STAT_H),
-            summ(r, SIVE_STAT_TETHER_STEP));
-    fprintf(f, "  %-26s%.6g\n", "slope proxy t^2 h^2 |g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
-    fprintf(f, "  %-26s%.4f\n", "RMS displacement / h", summ(r, SIVE_STAT_RMS_DISP_REL_H));
-    fprintf(f, "  %-26s%d/%d", "chains ok", (int)ok, (int)K);
-    for (int32_t k = 0; k < K; k++) {
-        int64_t step = 0;
-        sive_chain_status s = sive_result_chain_status(r, k, &step);
-        if (s != SIVE_CHAIN_OK)
-            fprintf(f, "; chain %d %s at step %lld", (int)k, chain_status_str(s), (long long)step);
-    }
-    fputc('\n', f);
-    int64_t steps = 0;
-    for (int32_t k = 0; k < K; k++) {
-        int64_t s = 0;
-        sive_result_chain_status(r, k, &s);
-        steps += s;
-    }
-    fprintf(f, "  %-26s%.1f s (%.0f chain steps/s)\n", "time", seconds,
-            seconds > 0 ? (double)steps / seconds : NAN);
-    if (rc)
-        fprintf(f, "  error: %s (%s)\n", err, sive_strerror(rc));
-    print_health_lines(f, sive_result_health(r), "  health: ");
+    print_diagnostics(f, r);
+    print_chains(f, r, o->seconds);
+    if (o->rc)
+        fprintf(f, "  error: %s (%s)\n", o->err, sive_strerror(o->rc));
+    if (*sive_result_health(r))
+        cli_print_lines(f, sive_result_health(r), "  " CLI_FLAG_MARK " health: ");
+    else
+        fputs("  health: healthy (no flag raised)\n", f);
     fputc('\n', f);
 }
 
-static const struct {
-    const char *key;
-    sive_stat stat;
-} json_pm[] = {
-    {"sive", SIVE_STAT_SIVE},
-    {"sive_unclipped", SIVE_STAT_SIVE_UNCLIPPED},
-    {"raw_variance", SIVE_STAT_RAW_VARIANCE},
-    {"online_mean", SIVE_STAT_ONLINE_MEAN},
-    {"anchored_mean", SIVE_STAT_ANCHORED_MEAN},
-    {"tail_mean_loss", SIVE_STAT_TAIL_MEAN_LOSS},
-    {"tail_min_loss", SIVE_STAT_TAIL_MIN_LOSS},
-    {"h", SIVE_STAT_H},
-    {"tether_step", SIVE_STAT_TETHER_STEP},
-    {"slope_proxy", SIVE_STAT_SLOPE_PROXY},
-    {"grad_norm2_start", SIVE_STAT_GRAD_NORM2_START},
-    {"rms_disp_rel_h", SIVE_STAT_RMS_DISP_REL_H},
-};
+/* The summary table of every checkpoint probed: one row each, marked when
+ * a flag was raised. */
+enum { SUM_MARK, SUM_EPOCH, SUM_LAMBDA, SUM_MCSE, SUM_ESS, SUM_SIVE_ESS, SUM_RHAT, SUM_CHAINS,
+       SUM_FLAGS, SUM_PATH, SUM_COLS };
 
-static void print_json(FILE *f, const ckpt_info *ci, const probe_cfg *c, const sive_result *r,
-                       double seconds, int rc, const char *err)
+static void summary_init(cli_table *t)
 {
+    static const char *const head[SUM_COLS] = {
+        "", "epoch", "λ̂ (SIVE)", "MCSE", "ESS L̄", "ESS λ̂", "R̂", "chains", "flags", "checkpoint"};
+    static const int right[SUM_COLS] = {[SUM_EPOCH] = 1, [SUM_MCSE] = 1, [SUM_ESS] = 1,
+                                        [SUM_SIVE_ESS] = 1, [SUM_RHAT] = 1, [SUM_CHAINS] = 1};
+    cli_table_init(t, SUM_COLS, head, right);
+}
+
+static void summary_row(cli_table *t, const probe_out *o)
+{
+    const sive_result *r = o->r;
+    char buf[256];
+    cli_table_row(t);
+    cli_table_set(t, SUM_PATH, "%s", o->ci->path);
+    if (o->ci->dim)
+        cli_table_set(t, SUM_EPOCH, "%lld", (long long)o->ci->meta.epoch);
+    if (!r) {
+        cli_table_set(t, SUM_LAMBDA, "error: %s", sive_strerror(o->rc));
+        return;
+    }
+    double sd = sive_result_lambda_std(r), mcse = sive_result_mcse(r);
+    cli_table_set(t, SUM_LAMBDA, "%s",
+                  cli_round_pm(buf, sizeof buf, sive_result_lambda(r),
+                               isfinite(sd) ? sd : mcse, isfinite(sd)));
+    cli_table_set(t, SUM_MCSE, "%s", cli_round_pm(buf, sizeof buf, mcse, mcse, 0));
+    cli_table_set(t, SUM_ESS, "%.0f", sive_result_ess(r));
+    cli_table_set(t, SUM_SIVE_ESS, "%.0f", summ(r, SIVE_STAT_SIVE_ESS));
+    cli_table_set(t, SUM_RHAT, "%.3f", sive_result_rhat(r));
+    cli_table_set(t, SUM_CHAINS, "%d/%d", (int)sive_result_chains_ok(r), (int)sive_result_chains(r));
+    uint32_t flags = sive_result_flags(r);
+    if (flags) {
+        cli_table_set(t, SUM_MARK, CLI_FLAG_MARK);
+        cli_table_set(t, SUM_FLAGS, "%s", cli_flag_names(buf, sizeof buf, flags));
+    }
+}
+
+static void summary_print(FILE *f, const cli_table *t, uint32_t flags)
+{
+    fputs("Summary: λ̂ mean ± std over chains (rounded to the std), its MCSE, the ESS of L̄ "
+          "(all chains)\nand of the SIVE series (sive_ess), split-R̂; "
+          CLI_FLAG_MARK " marks a raised health flag.\n\n", f);
+    cli_table_print(f, t, "");
+    if (!flags)
+        return;
+    fputs("\n" CLI_FLAG_MARK " raised flags (each checkpoint's health lines above give the "
+          "numbers):\n", f);
+    cli_flags_legend(f, flags, "  ");
+}
+
+static void json_head(FILE *f, const probe_out *o)
+{
+    const ckpt_info *ci = o->ci;
     fputs("{\"checkpoint\":", f);
     cli_json_str(f, ci->path);
     if (ci->dim) {
@@ -319,125 +348,171 @@ static void print_json(FILE *f, const ckpt_info *ci, const probe_cfg *c, const s
                 (long long)ci->meta.epoch, (unsigned long long)ci->meta.seed, ci->sizes[0],
                 ci->sizes[1], ci->sizes[2], ci->sizes[3], ci->dim);
         cli_json_num(f, ci->meta.train_loss);
-        fputs(",\"test_loss\":", f);
-        cli_json_num(f, ci->meta.test_loss);
+        cli_json_member(f, "test_loss", ci->meta.test_loss);
     }
     fputs(",\"settings\":{", f);
-    probe_json_settings(f, c);
-    fprintf(f, "},\"status\":%d,\"error\":", rc);
-    if (rc) {
+    probe_json_settings(f, o->cfg);
+    fprintf(f, "},\"status\":%d,\"error\":", o->rc);
+    if (o->rc) {
         char buf[1200];
-        snprintf(buf, sizeof buf, "%s (%s)", err, sive_strerror(rc));
+        snprintf(buf, sizeof buf, "%s (%s)", o->err, sive_strerror(o->rc));
         cli_json_str(f, buf);
     } else {
         fputs("null", f);
     }
-    if (r) {
-        for (size_t i = 0; i < sizeof json_pm / sizeof json_pm[0]; i++) {
-            fprintf(f, ",\"%s\":{\"mean\":", json_pm[i].key);
-            cli_json_num(f, summ(r, json_pm[i].stat));
-            fputs(",\"std\":", f);
-            cli_json_num(f, sive_result_stat_std(r, json_pm[i].stat));
-            fputc('}', f);
-        }
-        fputs(",\"mcse\":", f);
-        cli_json_num(f, sive_result_mcse(r));
-        fputs(",\"ess\":", f);
-        cli_json_num(f, sive_result_ess(r));
-        fputs(",\"rhat\":", f);
-        cli_json_num(f, sive_result_rhat(r));
-        fputs(",\"noise_correction\":", f);
-        cli_json_num(f, sive_result_noise_correction(r));
-        fputs(",\"noise_correction_std\":", f);
-        cli_json_num(f, sive_result_noise_correction_std(r));
-        int32_t K = sive_result_chains(r);
-        fprintf(f, ",\"chains\":%d,\"chains_ok\":%d,\"flags\":%u,\"health\":", (int)K,
-                (int)sive_result_chains_ok(r), (unsigned)sive_result_flags(r));
-        cli_json_lines(f, sive_result_health(r));
-        fputs(",\"per_chain\":[", f);
-        static const struct { const char *key; sive_stat stat; } pc[] = {
-            {"sive", SIVE_STAT_SIVE}, {"sive_unclipped", SIVE_STAT_SIVE_UNCLIPPED},
-            {"raw_variance", SIVE_STAT_RAW_VARIANCE}, {"online_mean", SIVE_STAT_ONLINE_MEAN},
-            {"tail_mean_loss", SIVE_STAT_TAIL_MEAN_LOSS},
-            {"tail_min_loss", SIVE_STAT_TAIL_MIN_LOSS},
-            {"noise_correction", SIVE_STAT_NOISE_CORRECTION},
-            {"noise_correction_std", SIVE_STAT_NOISE_CORRECTION_STD},
-            {"mcse", SIVE_STAT_MCSE}, {"ess", SIVE_STAT_ESS}};
-        for (int32_t k = 0; k < K; k++) {
-            int64_t step = 0;
-            sive_chain_status s = sive_result_chain_status(r, k, &step);
-            fprintf(f, "%s{\"status\":\"%s\",\"stop_step\":%lld", k ? "," : "",
-                    chain_status_str(s), (long long)step);
-            for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
-                fprintf(f, ",\"%s\":", pc[i].key);
-                cli_json_num(f, sive_result_stat(r, pc[i].stat, k));
-            }
-            fputc('}', f);
-        }
-        fputc(']', f);
-    }
-    fputs(",\"seconds\":", f);
-    cli_json_num(f, seconds);
+}
+
+/* Every statistic of chain k as JSON members. */
+static void json_chain(FILE *f, const sive_result *r, int32_t k)
+{
+    int64_t step = 0;
+    sive_chain_status s = sive_result_chain_status(r, k, &step);
+    fprintf(f, "{\"status\":\"%s\",\"stop_step\":%lld", sive_chain_status_string(s),
+            (long long)step);
+    const char *name;
+    for (int i = 0; (name = sive_stat_name((sive_stat)i)); i++)
+        if (!cli_stat_summary_only((sive_stat)i))
+            cli_json_member(f, name, sive_result_stat(r, (sive_stat)i, k));
     fputc('}', f);
+}
+
+/* Every statistic of the library under its name (new ones appear by
+ * themselves): {mean, std} over chains, or one pooled number
+ * (cli_stat_pooled()); then the chains, flags, health and per-chain
+ * values. */
+static void json_result(FILE *f, const sive_result *r)
+{
+    const char *name;
+    for (int i = 0; (name = sive_stat_name((sive_stat)i)); i++) {
+        sive_stat s = (sive_stat)i;
+        fprintf(f, ",\"%s\":", name);
+        if (cli_stat_pooled(s)) {
+            cli_json_num(f, summ(r, s));
+            continue;
+        }
+        fputs("{\"mean\":", f);
+        cli_json_num(f, summ(r, s));
+        fputs(",\"std\":", f);
+        cli_json_num(f, sive_result_stat_std(r, s));
+        fputc('}', f);
+    }
+    int32_t K = sive_result_chains(r);
+    fprintf(f, ",\"chains\":%d,\"chains_ok\":%d,\"flags\":%u,\"flag_names\":", (int)K,
+            (int)sive_result_chains_ok(r), (unsigned)sive_result_flags(r));
+    cli_json_flags(f, sive_result_flags(r));
+    fputs(",\"health\":", f);
+    cli_json_lines(f, sive_result_health(r));
+    fputs(",\"per_chain\":[", f);
+    for (int32_t k = 0; k < K; k++) {
+        if (k)
+            fputc(',', f);
+        json_chain(f, r, k);
+    }
+    fputc(']', f);
+}
+
+static void print_json(FILE *f, const probe_out *o)
+{
+    json_head(f, o);
+    if (o->r)
+        json_result(f, o->r);
+    cli_json_member(f, "seconds", o->seconds);
+    fputc('}', f);
+}
+
+/* CSV: the header and the rows come from the same walk over the
+ * statistics, so they cannot disagree. */
+static void csv_stats(FILE *f, const sive_result *r, int header)
+{
+    const char *name;
+    for (int i = 0; (name = sive_stat_name((sive_stat)i)); i++) {
+        sive_stat s = (sive_stat)i;
+        int pooled = cli_stat_pooled(s);
+        if (header)
+            fprintf(f, ",%s%s%s", name, pooled ? "" : ",", pooled ? "" : name);
+        if (header && !pooled)
+            fputs("_std", f);
+        if (!header)
+            fprintf(f, ",%.10g", summ(r, s));
+        if (!header && !pooled)
+            fprintf(f, ",%.10g", sive_result_stat_std(r, s));
+    }
 }
 
 static void print_csv_header(FILE *f)
 {
-    fputs("checkpoint,epoch,train_loss,test_loss,status,sive,sive_std,sive_unclipped,"
-          "sive_unclipped_std,raw_variance,raw_variance_std,online_mean,online_mean_std,"
-          "anchored_mean,anchored_mean_std,tail_mean_loss,tail_min_loss,mcse,ess,rhat,"
-          "noise_correction,noise_correction_std,h,slope_proxy,rms_disp_rel_h,chains,"
-          "chains_ok,flags,seconds\n",
-          f);
+    fputs("checkpoint,epoch,train_loss,test_loss,status", f);
+    csv_stats(f, NULL, 1);
+    fputs(",chains,chains_ok,flags,health,seconds\n", f);
 }
 
-static void csv_num(FILE *f, double v) { fprintf(f, ",%.10g", v); }
-
-static void print_csv_row(FILE *f, const ckpt_info *ci, const sive_result *r, double seconds,
-                          int rc)
+static void print_csv_row(FILE *f, const probe_out *o)
 {
+    const ckpt_info *ci = o->ci;
     cli_csv_str(f, ci->path);
     if (ci->dim)
         fprintf(f, ",%lld", (long long)ci->meta.epoch);
     else
         fputs(",", f);
-    csv_num(f, ci->dim ? ci->meta.train_loss : NAN);
-    csv_num(f, ci->dim ? ci->meta.test_loss : NAN);
-    fprintf(f, ",%d", rc);
-    static const sive_stat pm[] = {SIVE_STAT_SIVE, SIVE_STAT_SIVE_UNCLIPPED,
-                                   SIVE_STAT_RAW_VARIANCE, SIVE_STAT_ONLINE_MEAN,
-                                   SIVE_STAT_ANCHORED_MEAN};
-    for (size_t i = 0; i < sizeof pm / sizeof pm[0]; i++) {
-        csv_num(f, summ(r, pm[i]));
-        csv_num(f, sive_result_stat_std(r, pm[i]));
-    }
-    csv_num(f, summ(r, SIVE_STAT_TAIL_MEAN_LOSS));
-    csv_num(f, summ(r, SIVE_STAT_TAIL_MIN_LOSS));
-    csv_num(f, sive_result_mcse(r));
-    csv_num(f, sive_result_ess(r));
-    csv_num(f, sive_result_rhat(r));
-    csv_num(f, sive_result_noise_correction(r));
-    csv_num(f, sive_result_noise_correction_std(r));
-    csv_num(f, summ(r, SIVE_STAT_H));
-    csv_num(f, summ(r, SIVE_STAT_SLOPE_PROXY));
-    csv_num(f, summ(r, SIVE_STAT_RMS_DISP_REL_H));
-    fprintf(f, ",%d,%d,%u", (int)sive_result_chains(r), (int)sive_result_chains_ok(r),
-            (unsigned)sive_result_flags(r));
-    csv_num(f, seconds);
+    fprintf(f, ",%.10g,%.10g,%d", ci->dim ? ci->meta.train_loss : NAN,
+            ci->dim ? ci->meta.test_loss : NAN, o->rc);
+    csv_stats(f, o->r, 0);
+    char names[256];
+    uint32_t flags = sive_result_flags(o->r);
+    fprintf(f, ",%d,%d,%u,", (int)sive_result_chains(o->r), (int)sive_result_chains_ok(o->r),
+            (unsigned)flags);
+    cli_csv_str(f, cli_flag_names(names, sizeof names, flags));
+    fprintf(f, ",%.10g\n", o->seconds);
+}
+
+/* Per-step traces of every chain, for looking at burn-in and stationarity;
+ * one column per trace of the library, named by sive_trace_name(). */
+static void traces_header(FILE *f)
+{
+    fputs("checkpoint,chain,step", f);
+    const char *name;
+    for (int j = 0; (name = sive_trace_name((sive_trace)j)); j++)
+        fprintf(f, ",%s", name);
     fputc('\n', f);
 }
 
+static void write_traces(FILE *f, int ckpt, const sive_result *r)
+{
+    enum { MAX_TRACES = 32 };
+    const double *tr[MAX_TRACES];
+    int n_tr = 0;
+    while (n_tr < MAX_TRACES && sive_trace_name((sive_trace)n_tr))
+        n_tr++;
+    for (int32_t k = 0; k < sive_result_chains(r); k++) {
+        size_t len = 0, n = 0;
+        for (int j = 0; j < n_tr; j++) {
+            tr[j] = sive_result_trace(r, (sive_trace)j, k, &len);
+            if (j == 0 || len < n)
+                n = len;
+        }
+        for (size_t m = 0; m < n; m++) {
+            fprintf(f, "%d,%d,%zu", ckpt, (int)k, m);
+            for (int j = 0; j < n_tr; j++)
+                fprintf(f, ",%.10g", tr[j][m]);
+            fputc('\n', f);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The command                                                        */
 /* ------------------------------------------------------------------ */
 
-static const char probe_usage_head[] =
-    "usage: sive probe CKPT... [--data DIR] [--steps M] [--groups N] [--eval-batch B]\n"
-    "                  [--grad-batch B] [--c-h C] [--base-lr A] [--t T] [--chains K]\n"
-    "                  [--threads J] [--eval-stride k] [--seed S] [--anchor L]\n"
-    "                  [--format table|json|csv] [--quiet]\n"
+void probe_synopsis(cli_wrap *w, const cli_optset *set)
+{
+    cli_wrap_opts(w, set);
+    cli_wrap_word(w, "[--blis-threads INT]");
+}
+
+static const char probe_usage_text[] =
     "Runs the SIVE probe on each checkpoint (made by 'sive train') over the\n"
     "training set and prints lambda-hat with its diagnostics.\n"
     "  --data DIR          MNIST directory (default: $SIVE_DATA_DIR or the bundled data)\n"
-    "  --seed S            seed of the chains (0)\n"
     "  --format F          table (default), json (one object per checkpoint, an\n"
     "                      array when several) or csv\n"
     "  --traces FILE       write the per-step traces as CSV (chain, step, Lbar, s2,\n"
@@ -445,151 +520,286 @@ static const char probe_usage_head[] =
     "                      several checkpoints FILE gets a column for each's index\n"
     "  --quiet             no progress bar or notes on stderr\n";
 
-/* Per-step traces of every chain, for looking at burn-in and stationarity. */
-static int write_traces(FILE *f, int ckpt, const sive_result *r)
+/* The synopsis, then (full) the description of the command's own flags. */
+static void probe_usage(FILE *f, int full)
 {
-    int32_t K = sive_result_chains(r);
-    for (int32_t k = 0; k < K; k++) {
-        const double *tr[SIVE_TRACE_COUNT_];
-        size_t len = 0, n = 0;
-        for (int j = 0; j < SIVE_TRACE_COUNT_; j++) {
-            tr[j] = sive_result_trace(r, (sive_trace)j, k, &len);
-            if (j == 0 || len < n)
-                n = len;
-        }
-        for (size_t m = 0; m < n; m++)
-            fprintf(f, "%d,%d,%zu,%.10g,%.10g,%.10g,%.10g,%.10g\n", ckpt, (int)k, m, tr[0][m],
-                    tr[1][m], tr[2][m], tr[3][m], tr[4][m]);
-    }
-    return ferror(f) ? -1 : 0;
+    static const char *const pre[] = {"CKPT...", "[--data DIR]", NULL};
+    static const char *const post[] = {"[--format table|json|csv]", "[--traces FILE]",
+                                       "[--quiet]", NULL};
+    cli_wrap w;
+    cli_wrap_start(&w, f, "sive probe");
+    cli_wrap_words(&w, pre);
+    probe_synopsis(&w, NULL);
+    cli_wrap_words(&w, post);
+    cli_wrap_end(&w);
+    if (full)
+        fputs(probe_usage_text, f);
 }
 
-int cmd_probe(int argc, char **argv)
+typedef struct probe_args {
+    probe_cfg cfg;
+    const char *data_dir, *traces;
+    int fmt;
+    char **ckpts;
+    int n_ckpt;
+    const sive_dataset *train;
+    progress *pg;
+    FILE *tf; /* --traces, or NULL */
+    cli_out *tout;
+    cli_table summary; /* table format: a row per checkpoint */
+    uint32_t flags;    /* every flag raised by a checkpoint  */
+} probe_args;
+
+/* Parse argv into a; returns -1 to go on, else the exit status. */
+static int probe_parse(probe_args *a, int argc, char **argv)
 {
     static const struct option own[] = {
-        {"data", required_argument, 0, PO_DATA},   {"seed", required_argument, 0, PO_SEED},
-        {"format", required_argument, 0, PO_FORMAT}, {"quiet", no_argument, 0, PO_QUIET},
-        {"help", no_argument, 0, PO_HELP},           {"traces", required_argument, 0, PO_TRACES},
-        {0, 0, 0, 0}};
-    struct option opts[40];
-    cli_opts_cat(opts, 40, probe_longopts, own);
-    probe_cfg c;
-    probe_defaults(&c);
-    const char *data_dir = NULL, *traces = NULL;
-    int fmt = FMT_TABLE, o;
-    int64_t iv;
+        {"data", required_argument, 0, PO_DATA},   {"format", required_argument, 0, PO_FORMAT},
+        {"quiet", no_argument, 0, PO_QUIET},       {"help", no_argument, 0, PO_HELP},
+        {"traces", required_argument, 0, PO_TRACES}, {0, 0, 0, 0}};
+    struct option opts[64] = {{0}};
+    cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
+    int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int h = probe_option(&c, o, optarg);
+        int h = probe_option(&a->cfg, o, optarg);
         if (h < 0)
             return EXIT_USAGE;
         if (h)
             continue;
         switch (o) {
-        case PO_DATA: data_dir = optarg; break;
-        case PO_SEED:
-            if (cli_int("--seed", optarg, 0, INT64_MAX, &iv))
-                return EXIT_USAGE;
-            c.seed = (uint64_t)iv;
-            break;
-        case PO_FORMAT: if (cli_format(optarg, &fmt)) return EXIT_USAGE; break;
-        case PO_QUIET: c.quiet = 1; break;
-        case PO_TRACES: traces = optarg; break;
+        case PO_DATA: a->data_dir = optarg; break;
+        case PO_FORMAT: if (cli_format(optarg, &a->fmt)) return EXIT_USAGE; break;
+        case PO_QUIET: a->cfg.quiet = 1; break;
+        case PO_TRACES: a->traces = optarg; break;
         case PO_HELP:
-            fputs(probe_usage_head, stdout);
-            fputs(probe_usage_opts, stdout);
+            probe_usage(stdout, 1);
+            probe_usage_opts(stdout, NULL);
             return 0;
-        default: fputs(probe_usage_head, stderr); return EXIT_USAGE;
+        default: probe_usage(stderr, 0); return EXIT_USAGE;
         }
     }
-    int n_ckpt = argc - optind;
-    if (n_ckpt < 1) {
-        fprintf(stderr, "sive probe: no checkpoint given\n%s", probe_usage_head);
+    a->ckpts = argv + optind;
+    a->n_ckpt = argc - optind;
+    if (a->n_ckpt < 1) {
+        fprintf(stderr, "sive probe: no checkpoint given\n");
+        probe_usage(stderr, 0);
         return EXIT_USAGE;
     }
-    char **ckpts = argv + optind;
+    probe_cfg_finish(&a->cfg);
+    return -1;
+}
 
-    sive_dataset *train = NULL, *test = NULL;
-    if (cli_open_data("sive probe", data_dir, &train, &test, c.quiet))
-        return EXIT_RUN;
-    sive_dataset_free(test);
-    FILE *tf = NULL;
-    if (traces) {
-        if (!(tf = fopen(traces, "w"))) {
-            fprintf(stderr, "sive probe: cannot write %s: %s\n", traces, strerror(errno));
-            sive_dataset_free(train);
-            return EXIT_RUN;
-        }
-        fputs("checkpoint,chain,step,lbar,s2,grad_loss,grad_norm,disp\n", tf);
+/* Say on stderr why checkpoint path failed; returns the exit status. */
+static int report_failure(const char *path, int rc, const char *err)
+{
+    /* the loader's messages already name the file */
+    if (strncmp(err, path, strlen(path)))
+        fprintf(stderr, "sive probe: %s: %s (%s)\n", path, err, sive_strerror(rc));
+    else
+        fprintf(stderr, "sive probe: %s (%s)\n", err, sive_strerror(rc));
+    return rc == SIVE_E_CANCELLED && progress_interrupted() ? EXIT_INTERRUPTED : EXIT_RUN;
+}
+
+static void emit(probe_args *a, int i, const probe_out *o)
+{
+    if (a->fmt == FMT_TABLE) {
+        print_table(stdout, o);
+        summary_row(&a->summary, o);
+        a->flags |= sive_result_flags(o->r);
+    } else if (a->fmt == FMT_JSON) {
+        if (i)
+            fputs(",\n", stdout);
+        print_json(stdout, o);
+    } else {
+        print_csv_row(stdout, o);
     }
-    progress_catch_sigint();
-    progress *pg = progress_new(!c.quiet);
-    if (!c.quiet) {
+    fflush(stdout);
+}
+
+/* Load and probe checkpoint i and print the outcome; returns its exit
+ * status. */
+static int probe_one(probe_args *a, int i)
+{
+    ckpt_info ci = {.path = a->ckpts[i]};
+    sive_mlp *m = NULL;
+    float *theta = NULL;
+    sive_result *r = NULL;
+    char err[1024] = "";
+    probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err};
+    if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta))) {
+        snprintf(err, sizeof err, "%s", sive_last_errmsg());
+    } else {
+        sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
+        ci.dim = sive_mlp_dim(m);
+        char label[64];
+        snprintf(label, sizeof label, "probe %d/%d", i + 1, a->n_ckpt);
+        o.rc = probe_run(&a->cfg, m, theta, a->train, a->pg, label, &r, &o.seconds, err,
+                         sizeof err);
+    }
+    o.r = r;
+    int status = o.rc ? report_failure(ci.path, o.rc, err) : 0;
+    emit(a, i, &o);
+    if (a->tf && r) /* a failed write is reported by the commit */
+        write_traces(a->tf, i, r);
+    sive_result_free(r);
+    sive_free(theta);
+    sive_mlp_free(m);
+    return status;
+}
+
+static void print_preamble(const probe_args *a)
+{
+    if (!a->cfg.quiet) {
         fputs("sive probe: ", stderr);
-        probe_print_settings(stderr, &c);
+        probe_print_settings(stderr, &a->cfg);
         fputc('\n', stderr);
     }
-    if (fmt == FMT_TABLE) {
+    if (a->fmt == FMT_TABLE) {
         fputs("SIVE probe: ", stdout);
-        probe_print_settings(stdout, &c);
+        probe_print_settings(stdout, &a->cfg);
         fputs("\n\n", stdout);
-    } else if (fmt == FMT_CSV) {
+    } else if (a->fmt == FMT_CSV) {
         print_csv_header(stdout);
-    } else if (n_ckpt > 1) {
+    } else if (a->n_ckpt > 1) {
         fputs("[", stdout);
     }
+}
+
+/* Probe every checkpoint (a bad one does not stop the others). */
+static int probe_all(probe_args *a)
+{
+    sive_dataset *train = NULL, *test = NULL;
+    if (cli_open_data("sive probe", a->data_dir, &train, &test, a->cfg.quiet))
+        return EXIT_RUN;
+    sive_dataset_free(test);
+    a->train = train;
+    if (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces))) {
+        sive_dataset_free(train);
+        return EXIT_RUN;
+    }
+    if (a->tf)
+        traces_header(a->tf);
+    progress_catch_sigint();
+    a->pg = progress_new(!a->cfg.quiet);
+    progress_plan(a->pg, "sive probe", "checkpoints", a->n_ckpt);
+    print_preamble(a);
+    summary_init(&a->summary);
     int status = 0;
-    for (int i = 0; i < n_ckpt && !progress_interrupted(); i++) {
-        ckpt_info ci = {.path = ckpts[i]};
-        sive_mlp *m = NULL;
-        float *theta = NULL;
-        sive_result *r = NULL;
-        double secs = 0.0;
-        char err[1024] = "";
-        int rc = sive_checkpoint_load(ckpts[i], &m, &theta, &ci.meta);
-        if (rc) {
-            snprintf(err, sizeof err, "%s", sive_last_errmsg());
-        } else {
-            sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
-            ci.dim = sive_mlp_dim(m);
-            char label[64];
-            snprintf(label, sizeof label, "probe %d/%d", i + 1, n_ckpt);
-            rc = probe_run(&c, m, theta, train, pg, label, &r, &secs, err, sizeof err);
-        }
-        if (rc) {
-            status = rc == SIVE_E_CANCELLED && progress_interrupted() ? EXIT_INTERRUPTED
-                                                                      : EXIT_RUN;
-            /* the loader's messages already name the file */
-            if (strncmp(err, ckpts[i], strlen(ckpts[i])))
-                fprintf(stderr, "sive probe: %s: %s (%s)\n", ckpts[i], err, sive_strerror(rc));
-            else
-                fprintf(stderr, "sive probe: %s (%s)\n", err, sive_strerror(rc));
-        }
-        if (fmt == FMT_TABLE) {
-            print_table(stdout, &ci, &c, r, secs, rc, err);
-        } else if (fmt == FMT_JSON) {
-            if (i)
-                fputs(",\n", stdout);
-            print_json(stdout, &ci, &c, r, secs, rc, err);
-        } else {
-            print_csv_row(stdout, &ci, r, secs, rc);
-        }
-        fflush(stdout);
-        if (tf && r && write_traces(tf, i, r)) {
-            fprintf(stderr, "sive probe: writing %s failed\n", traces);
-            status = EXIT_RUN;
-        }
-        sive_result_free(r);
-        sive_free(theta);
-        sive_mlp_free(m);
+    for (int i = 0; i < a->n_ckpt && !progress_interrupted(); i++) {
+        int s = probe_one(a, i);
+        status = s > status ? s : status;
     }
-    if (fmt == FMT_JSON)
-        fputs(n_ckpt > 1 ? "]\n" : "\n", stdout);
-    if (tf && fclose(tf) != 0) {
-        fprintf(stderr, "sive probe: writing %s failed: %s\n", traces, strerror(errno));
-        status = EXIT_RUN;
-    }
-    progress_free(pg);
+    if (a->fmt == FMT_JSON)
+        fputs(a->n_ckpt > 1 ? "]\n" : "\n", stdout);
+    else if (a->fmt == FMT_TABLE) /* also after an interrupt: what was done */
+        summary_print(stdout, &a->summary, a->flags);
+    cli_table_free(&a->summary);
+    /* the traces of the checkpoints probed, also after an interrupt */
+    if (a->tout && cli_out_commit(a->tout))
+        status = status ? status : EXIT_RUN;
+    progress_free(a->pg);
     sive_dataset_free(train);
     return status;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+    probe_args a;
+    memset(&a, 0, sizeof a);
+    a.fmt = FMT_TABLE;
+    if (probe_cfg_init(&a.cfg))
+        return EXIT_RUN;
+    int status = probe_parse(&a, argc, argv);
+    if (status < 0)
+        status = probe_all(&a);
+    probe_cfg_free(&a.cfg);
+    return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* `sive options`: the library's option table, for people and scripts */
+/* ------------------------------------------------------------------ */
+
+/* Default and bounds of an option as text ("nan" for no default); exact:
+ * every digit of a double (for scripts), else %g (for people). */
+static void option_texts(const sive_option_info *in, int exact, char *def, char *lo, char *hi,
+                         size_t len)
+{
+    const char *g = exact ? "%.17g" : "%g";
+    if (in->type == SIVE_TYPE_INT) {
+        snprintf(def, len, "%lld", (long long)in->int_default);
+        snprintf(lo, len, "%lld", (long long)in->int_lo);
+        snprintf(hi, len, "%lld", (long long)in->int_hi);
+    } else {
+        snprintf(def, len, g, in->double_default);
+        snprintf(lo, len, g, in->double_lo);
+        snprintf(hi, len, g, in->double_hi);
+    }
+}
+
+static void option_row(FILE *f, const sive_option_info *in, int fmt, int first)
+{
+    char def[40], lo[40], hi[40], range[100];
+    option_texts(in, fmt != FMT_TABLE, def, lo, hi, sizeof def);
+    const char *type = in->type == SIVE_TYPE_INT ? "int" : "double";
+    if (fmt == FMT_JSON) {
+        fprintf(f, "%s\n{\"name\":\"%s\",\"id\":%d,\"flag\":\"--%s\",\"type\":\"%s\",",
+                first ? "" : ",", in->name, (int)in->id, cli_opt_flag(in), type);
+        /* the integers as written (2^63 is not a double); NaN and the
+         * infinite bounds of a double as null */
+        const char *txt[3] = {def, lo, hi}, *key[3] = {"default", "lo", "hi"};
+        for (int j = 0; j < 3; j++)
+            fprintf(f, "%s\"%s\":%s", j ? "," : "", key[j],
+                    in->type == SIVE_TYPE_INT || isfinite(strtod(txt[j], NULL)) ? txt[j] : "null");
+        fprintf(f, ",\"lo_open\":%s,\"hi_open\":%s,\"doc\":", in->lo_open ? "true" : "false",
+                in->hi_open ? "true" : "false");
+        cli_json_str(f, in->doc);
+        fputc('}', f);
+    } else if (fmt == FMT_CSV) {
+        fprintf(f, "%s,%d,--%s,%s,%s,%s,%s,%d,%d,", in->name, (int)in->id, cli_opt_flag(in), type,
+                def, lo, hi, in->lo_open, in->hi_open);
+        cli_csv_str(f, in->doc);
+        fputc('\n', f);
+    } else {
+        snprintf(range, sizeof range, "%c%s, %s%c", in->lo_open ? '(' : '[', lo, hi,
+                 in->hi_open ? ')' : ']');
+        fprintf(f, "%-12s %-6s %-8s %-28s %s\n", in->name, type, def, range, in->doc);
+    }
+}
+
+static const char options_usage[] =
+    "usage: sive options [--format table|json|csv]\n"
+    "Prints the library's probe options (sive_option_at()): name, type,\n"
+    "default, bounds and description.  The probe, trajectory and toy flags\n"
+    "are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
+
+int cmd_options(int argc, char **argv)
+{
+    static const struct option opts[] = {{"format", required_argument, 0, PO_FORMAT},
+                                         {"help", no_argument, 0, PO_HELP}, {0, 0, 0, 0}};
+    int fmt = FMT_TABLE, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (o == PO_FORMAT && !cli_format(optarg, &fmt))
+            continue;
+        fputs(options_usage, o == PO_HELP ? stdout : stderr);
+        return o == PO_HELP ? 0 : EXIT_USAGE;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sive options: unexpected argument '%s'\n%s", argv[optind], options_usage);
+        return EXIT_USAGE;
+    }
+    if (fmt == FMT_TABLE)
+        printf("%-12s %-6s %-8s %-28s %s\n", "name", "type", "default", "bounds", "description");
+    else if (fmt == FMT_CSV)
+        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc");
+    else
+        putchar('[');
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++)
+        option_row(stdout, in, fmt, i == 0);
+    if (fmt == FMT_JSON)
+        puts("]");
+    return 0;
 }

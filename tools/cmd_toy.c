@@ -8,174 +8,373 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *toy_usage =
-    "usage: sive toy [--model k1|k2|both] [--chains K] [--seed S] [--steps M]\n"
-    "                [--groups N] [--h H] [--base-lr A] [--sigma S] [--t T]\n"
-    "                [--burn-in F] [--threads J] [--eval-stride k]\n"
-    "                [--format table|json|csv]\n"
+static const char toy_usage_text[] =
     "Probes K1 = u^2 and/or K2 = u^2 v^2 with a hidden floor L0 = 100 and\n"
-    "Gaussian evaluation noise (defaults: the paper's Table 1 settings).\n";
+    "Gaussian evaluation noise (defaults: the paper's Table 1 settings).\n"
+    "  --model M           k1, k2 or both (default both)\n"
+    "  --sigma S           evaluation noise std (default 0.002, in [0, 1e6])\n"
+    "  --format F          table (default), json or csv\n";
 
-static const char *est_key[TOY_EST_COUNT] = {
-    "oracle", "naive", "raw", "sive", "sive_unclipped", "oracle_variance", "noise_correction_chains"};
-
-static void print_json(FILE *f, const toy_config *c, const toy_report *r)
+/* The synopsis (every flag: the toy's probe options are set), then (full)
+ * the description of the command's own flags. */
+static void toy_usage(FILE *f, const cli_optset *set, int full)
 {
-    fprintf(f, "{\"model\":\"k%d\",\"chains\":%d,\"chains_ok\":%d,\"seed\":%llu,\"steps\":%lld,"
-               "\"groups\":%lld,\"h\":%.17g,\"base_lr\":%.17g,\"sigma\":%.17g,\"t\":%.17g",
-            c->model, (int)r->chains, (int)r->chains_ok, (unsigned long long)c->seed,
-            (long long)c->steps, (long long)c->groups, c->h, c->base_lr, c->sigma, c->t);
+    static const char *const pre[] = {"[--model k1|k2|both]", "[--sigma S]", NULL};
+    cli_wrap w;
+    cli_wrap_start(&w, f, "sive toy");
+    cli_wrap_words(&w, pre);
+    cli_wrap_opts(&w, set);
+    cli_wrap_word(&w, "[--format table|json|csv]");
+    cli_wrap_end(&w);
+    if (full)
+        fputs(toy_usage_text, f);
+}
+
+/* The toy_config field behind each probe option the toy offers.  The toy
+ * keeps its own defaults (toy_defaults(): h 2, N 64, one thread) and has
+ * an absolute radius and no data set, so c_h, the batch sizes,
+ * replacement and the anchor do not apply. */
+static void *toy_field(toy_config *c, sive_option o)
+{
+    switch (o) {
+    case SIVE_OPT_T: return &c->t;
+    case SIVE_OPT_BASE_LR: return &c->base_lr;
+    case SIVE_OPT_H: return &c->h;
+    case SIVE_OPT_BURN_IN: return &c->burn_in;
+    case SIVE_OPT_STEPS: return &c->steps;
+    case SIVE_OPT_GROUPS: return &c->groups;
+    case SIVE_OPT_CHAINS: return &c->chains;
+    case SIVE_OPT_THREADS: return &c->threads;
+    case SIVE_OPT_SEED: return &c->seed; /* uint64_t: the same 64 bits */
+    case SIVE_OPT_EVAL_STRIDE: return &c->stride;
+    default: return NULL;
+    }
+}
+
+/* The names of the options the toy offers (room for the whole table). */
+static void toy_optset(cli_optset *set, const char **names, size_t cap)
+{
+    toy_config scratch;
+    const sive_option_info *in;
+    size_t n = 0;
+    for (size_t i = 0; (in = sive_option_at(i)) && n + 1 < cap; i++)
+        if (toy_field(&scratch, in->id))
+            names[n++] = in->name;
+    names[n] = NULL;
+    set->only = names;
+    set->skip = NULL;
+}
+
+/* cfg's values into p (from_probe 0) or p's into cfg (1).  The flags are
+ * parsed and checked by the library on p; cfg is what toy_run() reads. */
+static int toy_sync(toy_config *cfg, sive_probe *p, int from_probe)
+{
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        void *f = toy_field(cfg, in->id);
+        int64_t iv;
+        int rc = 0;
+        if (!f)
+            continue;
+        if (in->type == SIVE_TYPE_DOUBLE && from_probe)
+            rc = sive_probe_get_double(p, in->id, f);
+        else if (in->type == SIVE_TYPE_DOUBLE)
+            rc = sive_probe_set_double(p, in->id, *(double *)f);
+        else if (from_probe && !(rc = sive_probe_get_int(p, in->id, &iv)))
+            memcpy(f, &iv, sizeof iv);
+        else if (!from_probe && (memcpy(&iv, f, sizeof iv), 1))
+            rc = sive_probe_set_int(p, in->id, iv);
+        if (rc)
+            return rc;
+    }
+    return SIVE_OK;
+}
+
+/* JSON/CSV key of a toy estimator: the library's statistic name where the
+ * estimator is one, the program's for the oracle. */
+static const char *toy_key(int k)
+{
+    switch (k) {
+    case TOY_ORACLE: return cli_key_name(CLI_KEY_ORACLE);
+    case TOY_ORACLE_VAR: return cli_key_name(CLI_KEY_ORACLE_VARIANCE);
+    case TOY_NAIVE: return sive_stat_name(SIVE_STAT_ONLINE_MEAN);
+    case TOY_RAW: return sive_stat_name(SIVE_STAT_RAW_VARIANCE);
+    case TOY_SIVE: return sive_stat_name(SIVE_STAT_SIVE);
+    case TOY_SIVE_UNCLIPPED: return sive_stat_name(SIVE_STAT_SIVE_UNCLIPPED);
+    default: return sive_stat_name(SIVE_STAT_NOISE_CORRECTION);
+    }
+}
+
+static double nc_theory(const toy_config *c)
+{
+    return c->t * c->t * c->sigma * c->sigma / (double)c->groups;
+}
+
+static void print_json(FILE *f, const toy_config *c, const toy_report *r, const sive_probe *p,
+                       const cli_optset *set)
+{
+    fprintf(f, "{\"model\":\"k%d\",", c->model);
+    cli_opts_print(f, p, set, 1);
+    fprintf(f, ",\"sigma\":%.17g,\"chains_ok\":%d", c->sigma, (int)r->chains_ok);
     for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++)
-        fprintf(f, ",\"%s\":{\"mean\":%.10g,\"std\":%.10g}", est_key[k], r->mean[k],
+        fprintf(f, ",\"%s\":{\"mean\":%.10g,\"std\":%.10g}", toy_key(k), r->mean[k],
                 isnan(r->std[k]) ? 0.0 : r->std[k]);
-    fprintf(f, ",\"ess\":%.10g,\"noise_correction\":%.10g,\"noise_correction_std\":%.10g,"
-               "\"noise_correction_theory\":%.10g,\"mcse\":%.10g,\"oracle_mcse\":%.10g,\"rhat\":%.10g,"
-               "\"flags\":%u}",
-            r->ess, r->noise_correction, r->noise_correction_std,
-            c->t * c->t * c->sigma * c->sigma / (double)c->groups, r->sive_mcse, r->oracle_mcse,
-            r->rhat, r->flags);
+    cli_json_member(f, sive_stat_name(SIVE_STAT_ESS), r->ess);
+    cli_json_member(f, sive_stat_name(SIVE_STAT_SIVE_ESS), r->sive_ess);
+    cli_json_member(f, sive_stat_name(SIVE_STAT_NOISE_CORRECTION), r->noise_correction);
+    cli_json_member(f, sive_stat_name(SIVE_STAT_NOISE_CORRECTION_STD), r->noise_correction_std);
+    cli_json_member(f, cli_key_name(CLI_KEY_NOISE_CORRECTION_THEORY), nc_theory(c));
+    cli_json_member(f, sive_stat_name(SIVE_STAT_MCSE), r->sive_mcse);
+    cli_json_member(f, cli_key_name(CLI_KEY_ORACLE_MCSE), r->oracle_mcse);
+    cli_json_member(f, sive_stat_name(SIVE_STAT_RHAT), r->rhat);
+    fprintf(f, ",\"flags\":%u,\"flag_names\":", r->flags);
+    cli_json_flags(f, r->flags);
+    fputs(",\"health\":", f);
+    cli_json_lines(f, r->health);
+    fputc('}', f);
 }
 
 static void print_csv_rows(FILE *f, const toy_config *c, const toy_report *r)
 {
-    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++)
-        fprintf(f, "k%d,%s,%.10g,%.10g\n", c->model, est_key[k], r->mean[k], r->std[k]);
+    char names[256];
+    cli_flag_names(names, sizeof names, r->flags);
+    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++) {
+        fprintf(f, "k%d,%s,%.10g,%.10g,%u,", c->model, toy_key(k), r->mean[k], r->std[k],
+                (unsigned)r->flags);
+        cli_csv_str(f, names);
+        fputc('\n', f);
+    }
+}
+
+/* The rows of the estimators: mean ± std over chains rounded to the std,
+ * the SIVE cells of a model that raised a flag marked. */
+static void toy_estimator_rows(cli_table *t, const toy_report *rep, int n)
+{
+    static const char *const names[] = {"Oracle mean", "Naive mean", "Raw variance", "SIVE",
+                                        "SIVE (unclipped)"};
+    char buf[96];
+    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++) {
+        cli_table_row(t);
+        cli_table_set(t, 0, "%s", names[k]);
+        int sive = k == TOY_SIVE || k == TOY_SIVE_UNCLIPPED;
+        for (int i = 0; i < n; i++)
+            cli_table_set(t, 1 + i, "%s%s",
+                          cli_round_pm(buf, sizeof buf, rep[i].mean[k], rep[i].std[k], 1),
+                          sive && rep[i].flags ? " " CLI_FLAG_MARK : "");
+    }
+}
+
+static void toy_diagnostic_rows(cli_table *t, const toy_config *cfg, const toy_report *rep, int n)
+{
+    char buf[256], names[200];
+    cli_table_row(t);
+    cli_table_row(t);
+    cli_table_set(t, 0, "Diagnostics");
+    static const char *const label[] = {"noise correction C", "  theory t²σ²/N", "MCSE (SIVE)",
+                                        "ESS L̄ (all chains)", "ESS λ̂ (mean of chains)",
+                                        "split-R̂", "health"};
+    for (int row = 0; row < 7; row++) {
+        cli_table_row(t);
+        cli_table_set(t, 0, "%s", label[row]);
+        for (int i = 0; i < n; i++) {
+            const toy_report *r = &rep[i];
+            if (row == 0)
+                cli_round_pm(buf, sizeof buf, r->noise_correction, r->noise_correction_std, 1);
+            else if (row == 1)
+                snprintf(buf, sizeof buf, "%.4g", nc_theory(&cfg[i]));
+            else if (row == 2)
+                cli_round_pm(buf, sizeof buf, r->sive_mcse, r->sive_mcse, 0);
+            else if (row == 3)
+                snprintf(buf, sizeof buf, "%.0f", r->ess);
+            else if (row == 4)
+                snprintf(buf, sizeof buf, "%.0f", r->sive_ess);
+            else if (row == 5)
+                snprintf(buf, sizeof buf, "%.4f", r->rhat);
+            else if (r->flags)
+                snprintf(buf, sizeof buf, CLI_FLAG_MARK " %s",
+                         cli_flag_names(names, sizeof names, r->flags));
+            else
+                snprintf(buf, sizeof buf, "healthy");
+            cli_table_set(t, 1 + i, "%s", buf);
+        }
+    }
 }
 
 void toy_print_table(FILE *f, const toy_config *cfg, const toy_report *rep, int n)
 {
     const toy_config *c = &cfg[0];
-    fprintf(f, "LLC estimates on the noisy toy models (Table 1): mean ± std over %lld chains\n",
+    fprintf(f, "LLC estimates on the noisy toy models (Table 1): mean ± std over %lld chains,\n"
+               "rounded to the std; " CLI_FLAG_MARK " marks a model that raised a health flag\n",
             (long long)c->chains);
-    fprintf(f, "t = %g, h = %g, base_lr = %g, M = %lld, burn-in = %g, N = %lld, sigma = %g, "
-            "L0 = %g, seed = %llu\n\n",
+    fprintf(f, "t = %g, h = %g, base_lr = %g, M = %lld, burn-in = %g, N = %lld, stride = %lld, "
+               "chains = %lld, sigma = %g, L0 = %g, seed = %llu\n\n",
             c->t, c->h, c->base_lr, (long long)c->steps, c->burn_in, (long long)c->groups,
-            c->sigma, c->floor_l0, (unsigned long long)c->seed);
-    fprintf(f, "%-20s", "Estimator");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%-22s", cfg[i].model == 1 ? "K1 = u^2" : "K2 = u^2 v^2");
-    fprintf(f, "\n");
-    const char *names[] = {"Oracle mean", "Naive mean", "Raw variance", "SIVE",
-                           "SIVE (unclipped)"};
-    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++) {
-        fprintf(f, "%-20s", names[k]);
-        for (int i = 0; i < n; i++)
-            cli_pm(f, rep[i].mean[k], rep[i].std[k], 22);
-        fprintf(f, "\n");
-    }
-    fprintf(f, "\nDiagnostics\n");
-    fprintf(f, "%-20s", "noise correction C");
-    for (int i = 0; i < n; i++) {
-        char b[64];
-        snprintf(b, sizeof b, "%.4f ± %.4f", rep[i].noise_correction, rep[i].noise_correction_std);
-        fprintf(f, "%-23s", b);
-    }
-    fprintf(f, "\n%-20s", "  theory t²σ²/N");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%-22.4f", cfg[i].t * cfg[i].t * cfg[i].sigma * cfg[i].sigma / (double)cfg[i].groups);
-    fprintf(f, "\n%-20s", "MCSE (SIVE)");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%-22.4f", rep[i].sive_mcse);
-    fprintf(f, "\n%-20s", "ESS (all chains)");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%-22.0f", rep[i].ess);
-    fprintf(f, "\n%-20s", "split-Rhat");
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%-22.4f", rep[i].rhat);
-    fprintf(f, "\n\nReferences: K1 exact ULA (Appendix B): t·E[K] = %.4f, t²·Var[K] = %.4f at base_lr %g;\n",
+            (long long)c->stride, (long long)c->chains, c->sigma, c->floor_l0,
+            (unsigned long long)c->seed);
+    const char *head[3] = {"Estimator", "", ""};
+    for (int i = 0; i < n && i < 2; i++)
+        head[1 + i] = cfg[i].model == 1 ? "K1 = u²" : "K2 = u²v²";
+    cli_table t;
+    cli_table_init(&t, 1 + (n < 2 ? n : 2), head, NULL);
+    toy_estimator_rows(&t, rep, n);
+    toy_diagnostic_rows(&t, cfg, rep, n);
+    cli_table_print(f, &t, "");
+    cli_table_free(&t);
+    fprintf(f, "\nReferences: K1 exact ULA (Appendix B): t·E[K] = %.4f, t²·Var[K] = %.4f at base_lr %g;\n",
             1.0 / (2.0 * (1.0 - c->base_lr)), 1.0 / (2.0 * (1.0 - c->base_lr) * (1.0 - c->base_lr)),
             c->base_lr);
     fprintf(f, "K2 continuous law at t = 1e4, h = 2, centre (0.2, 0.2): t·E[K] = 0.42957, t²·Var[K] = 0.42461.\n");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, CLI_FLAG_MARK " k%d: ", cfg[i].model);
         if (rep[i].flags && rep[i].health)
-            fprintf(f, "health (k%d): %s", cfg[i].model, rep[i].health);
+            cli_print_lines(f, rep[i].health, prefix);
+    }
 }
 
-int cmd_toy(int argc, char **argv)
+typedef struct toy_args {
+    toy_config base;        /* the settings; the model is set per run   */
+    int models[2], n_models, fmt;
+    sive_probe *p;          /* parses the probe flags, holds their values */
+    cli_optset set;         /* the probe options the toy offers          */
+    const char *names[64];
+} toy_args;
+
+/* --help with the toy's own defaults. */
+static void toy_help(const cli_optset *set)
 {
-    static const struct option longopts[] = {
-        {"model", required_argument, 0, 'm'},   {"chains", required_argument, 0, 'c'},
-        {"seed", required_argument, 0, 's'},    {"steps", required_argument, 0, 'M'},
-        {"groups", required_argument, 0, 'N'},  {"h", required_argument, 0, 'h'},
-        {"base-lr", required_argument, 0, 'a'}, {"sigma", required_argument, 0, 'S'},
-        {"t", required_argument, 0, 't'},       {"burn-in", required_argument, 0, 'b'},
-        {"threads", required_argument, 0, 'j'}, {"eval-stride", required_argument, 0, 'k'},
-        {"format", required_argument, 0, 'f'},  {"help", no_argument, 0, 'H'},
-        {0, 0, 0, 0}};
-    toy_config base;
-    toy_defaults(&base, 1);
-    int models[2] = {1, 2}, n_models = 2, fmt = FMT_TABLE;
-    int64_t iv;
-    double dv;
+    toy_config d;
+    sive_probe *p = NULL;
+    toy_defaults(&d, 1);
+    toy_usage(stdout, set, 1);
+    if (sive_probe_new(&p) == SIVE_OK && toy_sync(&d, p, 0) == SIVE_OK) {
+        fputs("probe (from the library's option table; defaults: the paper's Table 1):\n", stdout);
+        cli_opts_usage(stdout, p, set, NULL);
+    }
+    sive_probe_free(p);
+}
+
+static int toy_model_arg(toy_args *a, const char *s)
+{
+    if (!strcmp(s, "k1") || !strcmp(s, "k2")) {
+        a->models[0] = s[1] - '0';
+        a->n_models = 1;
+    } else if (!strcmp(s, "both")) {
+        a->models[0] = 1;
+        a->n_models = 2;
+    } else {
+        fprintf(stderr, "sive toy: --model expects k1, k2 or both, got '%s'\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parse argv into a; returns -1 to go on, else the exit status. */
+static int toy_parse(toy_args *a, int argc, char **argv)
+{
+    static const struct option own[] = {
+        {"model", required_argument, 0, 'm'}, {"sigma", required_argument, 0, 'S'},
+        {"format", required_argument, 0, 'f'}, {"help", no_argument, 0, 'H'}, {0, 0, 0, 0}};
+    struct option opts[64] = {{0}};
+    cli_opts_add(cli_opts_cat(opts, 64, own, NULL), 64, &a->set);
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (o) {
-        case 'm':
-            if (!strcmp(optarg, "k1")) { models[0] = 1; n_models = 1; }
-            else if (!strcmp(optarg, "k2")) { models[0] = 2; n_models = 1; }
-            else if (!strcmp(optarg, "both")) { n_models = 2; }
-            else { fprintf(stderr, "sive toy: --model expects k1, k2 or both\n"); return 2; }
-            break;
-        case 'c': if (cli_int("--chains", optarg, 1, 4096, &iv)) return 2; base.chains = iv; break;
-        case 's': if (cli_int("--seed", optarg, 0, INT64_MAX, &iv)) return 2; base.seed = (uint64_t)iv; break;
-        case 'M': if (cli_int("--steps", optarg, 8, (int64_t)1 << 40, &iv)) return 2; base.steps = iv; break;
-        case 'N': if (cli_int("--groups", optarg, 2, 1 << 20, &iv)) return 2; base.groups = iv; break;
-        case 'j': if (cli_int("--threads", optarg, 1, 1024, &iv)) return 2; base.threads = iv; break;
-        case 'k': if (cli_int("--eval-stride", optarg, 1, 1 << 20, &iv)) return 2; base.stride = iv; break;
-        case 'h': if (cli_double("--h", optarg, 1e-12, 1e12, &dv)) return 2; base.h = dv; break;
-        case 'a': if (cli_double("--base-lr", optarg, 1e-12, 1.0, &dv)) return 2; base.base_lr = dv; break;
-        case 'S': if (cli_double("--sigma", optarg, 0.0, 1e6, &dv)) return 2; base.sigma = dv; break;
-        case 't': if (cli_double("--t", optarg, 1e-12, 1e12, &dv)) return 2; base.t = dv; break;
-        case 'b': if (cli_double("--burn-in", optarg, 0.0, 0.99, &dv)) return 2; base.burn_in = dv; break;
-        case 'f': if (cli_format(optarg, &fmt)) return 2; break;
-        case 'H': fputs(toy_usage, stdout); return 0;
-        default: fputs(toy_usage, stderr); return 2;
-        }
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int h = cli_opt_apply(a->p, o, optarg);
+        if (h)
+            h = h < 0 ? EXIT_USAGE : -1;
+        else if (o == 'm')
+            h = toy_model_arg(a, optarg) ? EXIT_USAGE : -1;
+        else if (o == 'S')
+            h = cli_double("--sigma", optarg, 0.0, 1e6, &a->base.sigma) ? EXIT_USAGE : -1;
+        else if (o == 'f')
+            h = cli_format(optarg, &a->fmt) ? EXIT_USAGE : -1;
+        else if (o == 'H')
+            toy_help(&a->set), h = 0;
+        else
+            toy_usage(stderr, &a->set, 0), h = EXIT_USAGE;
+        if (h >= 0)
+            return h;
     }
     if (optind < argc) {
-        fprintf(stderr, "sive toy: unexpected argument '%s'\n%s", argv[optind], toy_usage);
-        return 2;
+        fprintf(stderr, "sive toy: unexpected argument '%s'\n", argv[optind]);
+        toy_usage(stderr, &a->set, 0);
+        return EXIT_USAGE;
     }
+    toy_sync(&a->base, a->p, 1);
+    return -1;
+}
 
+static void toy_output(const toy_args *a, const toy_config *cfg, const toy_report *rep)
+{
+    if (a->fmt == FMT_JSON) {
+        if (a->n_models == 1) {
+            print_json(stdout, &cfg[0], &rep[0], a->p, &a->set);
+        } else {
+            fputs("{\"k1\":", stdout);
+            print_json(stdout, &cfg[0], &rep[0], a->p, &a->set);
+            fputs(",\"k2\":", stdout);
+            print_json(stdout, &cfg[1], &rep[1], a->p, &a->set);
+            fputs("}", stdout);
+        }
+        fputc('\n', stdout);
+    } else if (a->fmt == FMT_CSV) {
+        puts("model,estimator,mean,std,flags,health");
+        for (int i = 0; i < a->n_models; i++)
+            print_csv_rows(stdout, &cfg[i], &rep[i]);
+    } else {
+        toy_print_table(stdout, cfg, rep, a->n_models);
+    }
+}
+
+/* Run every model asked for and print; returns the exit status (1 when a
+ * run failed; a run where every chain diverged is still printed). */
+static int toy_all(const toy_args *a)
+{
     toy_config cfg[2];
     toy_report rep[2];
     memset(rep, 0, sizeof rep);
     int status = 0;
-    for (int i = 0; i < n_models; i++) {
-        cfg[i] = base;
-        cfg[i].model = models[i];
+    for (int i = 0; i < a->n_models; i++) {
+        cfg[i] = a->base;
+        cfg[i].model = a->models[0] + i;
         char err[512] = "";
         int rc = toy_run(&cfg[i], &rep[i], err, sizeof err);
         if (rc && rc != SIVE_E_DIVERGED) {
-            fprintf(stderr, "sive toy: model k%d: %s (%s)\n", models[i], err, sive_strerror(rc));
+            fprintf(stderr, "sive toy: model k%d: %s (%s)\n", cfg[i].model, err,
+                    sive_strerror(rc));
             for (int j = 0; j < i; j++)
                 toy_report_free(&rep[j]);
-            return 1;
+            return EXIT_RUN;
         }
         if (rc)
-            status = 1;
+            status = EXIT_RUN;
     }
-
-    if (fmt == FMT_JSON) {
-        if (n_models == 1) {
-            print_json(stdout, &cfg[0], &rep[0]);
-        } else {
-            fputs("{\"k1\":", stdout);
-            print_json(stdout, &cfg[0], &rep[0]);
-            fputs(",\"k2\":", stdout);
-            print_json(stdout, &cfg[1], &rep[1]);
-            fputs("}", stdout);
-        }
-        fputc('\n', stdout);
-    } else if (fmt == FMT_CSV) {
-        puts("model,estimator,mean,std");
-        for (int i = 0; i < n_models; i++)
-            print_csv_rows(stdout, &cfg[i], &rep[i]);
-    } else {
-        toy_print_table(stdout, cfg, rep, n_models);
-    }
-    for (int i = 0; i < n_models; i++)
+    toy_output(a, cfg, rep);
+    for (int i = 0; i < a->n_models; i++)
         toy_report_free(&rep[i]);
+    return status;
+}
+
+int cmd_toy(int argc, char **argv)
+{
+    toy_args a;
+    memset(&a, 0, sizeof a);
+    toy_defaults(&a.base, 1);
+    a.models[0] = 1;
+    a.n_models = 2;
+    a.fmt = FMT_TABLE;
+    toy_optset(&a.set, a.names, sizeof a.names / sizeof a.names[0]);
+    int rc = sive_probe_new(&a.p);
+    if (rc || (rc = toy_sync(&a.base, a.p, 0))) {
+        fprintf(stderr, "sive toy: %s (%s)\n", a.p ? sive_probe_errmsg(a.p) : sive_last_errmsg(),
+                sive_strerror(rc));
+        sive_probe_free(a.p);
+        return EXIT_RUN;
+    }
+    int status = toy_parse(&a, argc, argv);
+    if (status < 0)
+        status = toy_all(&a);
+    sive_probe_free(a.p);
     return status;
 }

@@ -17,6 +17,10 @@ const struct option train_longopts[] = {
     {"train-threads", required_argument, 0, TO_TRAIN_THREADS},
     {0, 0, 0, 0}};
 
+const char *const train_synopsis[] = {
+    "--epochs E", "[--every K]", "[--data DIR]", "[--out DIR]", "[--seed S]", "[--lr A]",
+    "[--batch B]", "[--hidden H1,H2]", "[--train-threads J]", NULL};
+
 const char train_usage_opts[] =
     "training:\n"
     "  --epochs E          epochs of SGD; checkpoints epoch_0 ... epoch_E (required)\n"
@@ -74,68 +78,89 @@ static size_t classes_of(const sive_dataset *a, const sive_dataset *b)
     return k < 2 ? 2 : k;
 }
 
+/* What training works on. */
+typedef struct train_state {
+    const train_cfg *c;
+    const sive_dataset *train, *test;
+    sive_mlp *m;
+    sive_mlp_work *w;
+    float *theta;
+} train_state;
+
+/* The model, its workspace and its initial parameters. */
+static int train_setup(train_state *s, char *err, size_t errlen)
+{
+    const train_cfg *c = s->c;
+    size_t in = sive_dataset_rows(s->train) * sive_dataset_cols(s->train);
+    int rc = sive_mlp_new(&s->m, in, (size_t)c->h1, (size_t)c->h2, classes_of(s->train, s->test));
+    if (!rc)
+        rc = sive_mlp_work_new(&s->w, s->m, 0, (int)c->threads);
+    if (rc) {
+        snprintf(err, errlen, "%s", sive_last_errmsg());
+        return rc;
+    }
+    if (!(s->theta = malloc(sive_mlp_dim(s->m) * sizeof *s->theta))) {
+        snprintf(err, errlen, "out of memory for %zu parameters", sive_mlp_dim(s->m));
+        return SIVE_E_NOMEM;
+    }
+    sive_mlp_init_params(s->m, s->theta, c->seed);
+    return SIVE_OK;
+}
+
+/* Epoch e (nothing to train for e = 0: its checkpoint is the
+ * initialisation), its losses and, when kept, its checkpoint. */
+static int train_epoch(train_state *s, int64_t e, int keep, train_row *row, char *err,
+                       size_t errlen)
+{
+    const train_cfg *c = s->c;
+    int rc;
+    memset(row, 0, sizeof *row);
+    row->epoch = e;
+    row->running_loss = NAN;
+    if (e > 0 && (rc = sive_mlp_train_epoch(s->m, s->w, s->theta, s->train, (float)c->lr,
+                                            (size_t)c->batch, c->seed, (uint64_t)e,
+                                            &row->running_loss))) {
+        snprintf(err, errlen, "training epoch %lld: %s", (long long)e, sive_last_errmsg());
+        return rc;
+    }
+    if ((rc = sive_mlp_evaluate(s->m, s->w, s->theta, s->train, &row->train_loss,
+                                &row->train_acc)) ||
+        (rc = sive_mlp_evaluate(s->m, s->w, s->theta, s->test, &row->test_loss,
+                                &row->test_acc))) {
+        snprintf(err, errlen, "evaluation after epoch %lld: %s", (long long)e, sive_last_errmsg());
+        return rc;
+    }
+    if (!keep)
+        return SIVE_OK;
+    if (snprintf(row->path, sizeof row->path, "%s/epoch_%lld.ckpt", c->out_dir, (long long)e) >=
+        (int)sizeof row->path) {
+        snprintf(err, errlen, "output path too long");
+        return SIVE_E_INVALID_ARG;
+    }
+    sive_checkpoint_meta meta = {.epoch = e, .seed = c->seed, .train_loss = row->train_loss,
+                                 .test_loss = row->test_loss};
+    if ((rc = sive_checkpoint_save(row->path, s->m, s->theta, &meta)))
+        snprintf(err, errlen, "%s", sive_last_errmsg());
+    return rc;
+}
+
 int train_run(const train_cfg *c, const sive_dataset *train, const sive_dataset *test,
               FILE *log, train_row *rows, int64_t *n_rows, char *err, size_t errlen)
 {
     *n_rows = 0;
-    sive_mlp *m = NULL;
-    sive_mlp_work *w = NULL;
-    float *theta = NULL;
-    size_t in = sive_dataset_rows(train) * sive_dataset_cols(train);
-    int rc = sive_mlp_new(&m, in, (size_t)c->h1, (size_t)c->h2, classes_of(train, test));
-    if (!rc)
-        rc = sive_mlp_work_new(&w, m, 0, (int)c->threads);
-    if (rc) {
-        snprintf(err, errlen, "%s", sive_last_errmsg());
-        goto out;
-    }
-    theta = malloc(sive_mlp_dim(m) * sizeof *theta);
-    if (!theta) {
-        rc = SIVE_E_NOMEM;
-        snprintf(err, errlen, "out of memory for %zu parameters", sive_mlp_dim(m));
-        goto out;
-    }
-    sive_mlp_init_params(m, theta, c->seed);
-    if (log) {
+    train_state s = {.c = c, .train = train, .test = test};
+    int rc = train_setup(&s, err, errlen);
+    if (!rc && log) {
         fprintf(log, "%5s  %10s  %10s  %9s  %9s  %7s\n", "epoch", "train_loss", "test_loss",
                 "train_acc", "test_acc", "seconds");
         fflush(log);
     }
-    for (int64_t e = 0; e <= c->epochs; e++) {
+    for (int64_t e = 0; !rc && e <= c->epochs; e++) {
         double t0 = cli_now();
-        train_row row;
-        memset(&row, 0, sizeof row);
-        row.epoch = e;
-        row.running_loss = NAN;
-        /* epoch e's checkpoint holds the parameters after e epochs */
-        if (e > 0 && (rc = sive_mlp_train_epoch(m, w, theta, train, (float)c->lr,
-                                                (size_t)c->batch, c->seed, (uint64_t)e,
-                                                &row.running_loss))) {
-            snprintf(err, errlen, "training epoch %lld: %s", (long long)e, sive_last_errmsg());
-            goto out;
-        }
-        if ((rc = sive_mlp_evaluate(m, w, theta, train, &row.train_loss, &row.train_acc)) ||
-            (rc = sive_mlp_evaluate(m, w, theta, test, &row.test_loss, &row.test_acc))) {
-            snprintf(err, errlen, "evaluation after epoch %lld: %s", (long long)e,
-                     sive_last_errmsg());
-            goto out;
-        }
         int keep = e % c->every == 0 || e == c->epochs;
-        if (keep) {
-            if (snprintf(row.path, sizeof row.path, "%s/epoch_%lld.ckpt", c->out_dir,
-                         (long long)e) >= (int)sizeof row.path) {
-                rc = SIVE_E_INVALID_ARG;
-                snprintf(err, errlen, "output path too long");
-                goto out;
-            }
-            sive_checkpoint_meta meta = {.epoch = e, .seed = c->seed,
-                                         .train_loss = row.train_loss,
-                                         .test_loss = row.test_loss};
-            if ((rc = sive_checkpoint_save(row.path, m, theta, &meta))) {
-                snprintf(err, errlen, "%s", sive_last_errmsg());
-                goto out;
-            }
-        }
+        train_row row;
+        if ((rc = train_epoch(&s, e, keep, &row, err, errlen)))
+            break;
         row.seconds = cli_now() - t0;
         if (keep)
             rows[(*n_rows)++] = row;
@@ -148,23 +173,27 @@ int train_run(const train_cfg *c, const sive_dataset *train, const sive_dataset 
         if (progress_interrupted()) {
             rc = SIVE_E_CANCELLED;
             snprintf(err, errlen, "interrupted after epoch %lld", (long long)e);
-            goto out;
         }
     }
-out:
-    free(theta);
-    sive_mlp_work_free(w);
-    sive_mlp_free(m);
+    free(s.theta);
+    sive_mlp_work_free(s.w);
+    sive_mlp_free(s.m);
     return rc;
 }
 
-static const char train_usage_head[] =
-    "usage: sive train --epochs E [--data DIR] [--out DIR] [--seed S] [--lr A]\n"
-    "                  [--batch B] [--hidden H1,H2] [--every K] [--train-threads J]\n"
-    "                  [--quiet]\n"
-    "Trains the reference MLP (784-H1-H2-10, ReLU, cross-entropy) with SGD and\n"
-    "saves DIR/epoch_0.ckpt ... DIR/epoch_E.ckpt (default DIR: checkpoints), each\n"
-    "with the loss on the full training and test sets.\n";
+static void train_usage(FILE *f)
+{
+    static const char *const own[] = {"[--quiet]", NULL};
+    cli_wrap w;
+    cli_wrap_start(&w, f, "sive train");
+    cli_wrap_words(&w, train_synopsis);
+    cli_wrap_words(&w, own);
+    cli_wrap_end(&w);
+    fputs("Trains the reference MLP (784-H1-H2-10, ReLU, cross-entropy) with SGD and\n"
+          "saves DIR/epoch_0.ckpt ... DIR/epoch_E.ckpt (default DIR: checkpoints), each\n"
+          "with the loss on the full training and test sets.\n",
+          f);
+}
 
 int cmd_train(int argc, char **argv)
 {
@@ -189,21 +218,22 @@ int cmd_train(int argc, char **argv)
         if (o == TO_QUIET) {
             c.quiet = 1;
         } else if (o == TO_HELP) {
-            fputs(train_usage_head, stdout);
+            train_usage(stdout);
             fputs(train_usage_opts, stdout);
             return 0;
         } else {
-            fputs(train_usage_head, stderr);
+            train_usage(stderr);
             return EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "sive train: unexpected argument '%s'\n%s", argv[optind],
-                train_usage_head);
+        fprintf(stderr, "sive train: unexpected argument '%s'\n", argv[optind]);
+        train_usage(stderr);
         return EXIT_USAGE;
     }
     if (c.epochs < 0) {
-        fprintf(stderr, "sive train: --epochs is required\n%s", train_usage_head);
+        fprintf(stderr, "sive train: --epochs is required\n");
+        train_usage(stderr);
         return EXIT_USAGE;
     }
     if (cli_mkdirs(c.out_dir))

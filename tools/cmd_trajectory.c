@@ -9,14 +9,39 @@
  * using the same seed streams. */
 #include "cli.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { PC_SIVE, PC_SIVE_UNCLIPPED, PC_ONLINE, PC_TAIL_MEAN, PC_TAIL_MIN, PC_RETRO,
        PC_NC, PC_COUNT };
+
+/* The per-chain columns kept for every checkpoint: library statistics
+ * under their names, and the paper's two operational estimators under the
+ * program's (cli_key_name()). */
+#define NO_STAT ((sive_stat)-1)
+static const struct {
+    sive_stat stat;
+    int own_key; /* a cli_key, or -1 for the statistic's name */
+} pc_def[PC_COUNT] = {
+    [PC_SIVE] = {SIVE_STAT_SIVE, -1},
+    [PC_SIVE_UNCLIPPED] = {SIVE_STAT_SIVE_UNCLIPPED, -1},
+    [PC_ONLINE] = {SIVE_STAT_ONLINE_MEAN, CLI_KEY_ONLINE},
+    [PC_TAIL_MEAN] = {SIVE_STAT_TAIL_MEAN_LOSS, -1},
+    [PC_TAIL_MIN] = {SIVE_STAT_TAIL_MIN_LOSS, -1},
+    [PC_RETRO] = {NO_STAT, CLI_KEY_RETROSPECTIVE},
+    [PC_NC] = {SIVE_STAT_NOISE_CORRECTION, -1},
+};
+
+static const char *pc_key(int k)
+{
+    return pc_def[k].own_key >= 0 ? cli_key_name((cli_key)pc_def[k].own_key)
+                                  : sive_stat_name(pc_def[k].stat);
+}
+
+/* Room for the run's pooled diagnostics (cli_stat_pooled(): library
+ * summaries), kept per checkpoint by statistic number. */
+enum { MAX_STATS = 64 };
 
 typedef struct traj_epoch {
     train_row tr;
@@ -25,86 +50,195 @@ typedef struct traj_epoch {
     double secs;
     int32_t chains_ok;
     uint32_t flags;
-    double ess, rhat, mcse, nc, nc_std;
+    double pool[MAX_STATS]; /* sive_result_stat(r, s, SIVE_SUMMARY) when pooled */
     double mean[PC_COUNT], std[PC_COUNT];
     double *pc;             /* chains x PC_COUNT, NaN for failed chains   */
     char *health;
+    char *stopped;          /* "chain 1: aborted at step 812 of 3000\n"...,
+                               one line per chain that did not finish    */
 } traj_epoch;
+
+/* Everything one trajectory run holds. */
+typedef struct traj_ctx {
+    const trajectory_cfg *c;
+    sive_dataset *train, *test;
+    traj_epoch *ep;
+    train_row *rows;
+    double *anchor;         /* per chain: the retrospective anchor         */
+    int64_t n;              /* checkpoints                                */
+    int32_t K;              /* chains                                     */
+    size_t in, classes;     /* model sizes (from the checkpoints)         */
+    progress *pg;
+    double train_secs, probe_secs;
+    int64_t n_ckpt;         /* checkpoints written (x->n: those probed)   */
+    int interrupted;        /* Ctrl-C: x->n holds what was probed          */
+} traj_ctx;
 
 static double *pcv(const traj_epoch *e, int32_t chain, int k) { return &e->pc[chain * PC_COUNT + k]; }
 
+/* Mean and std over chains of every column. */
+static void column_stats(traj_epoch *e, int32_t K)
+{
+    double col[4096]; /* SIVE_OPT_CHAINS is at most 4096 */
+    for (int k = 0; k < PC_COUNT; k++) {
+        for (int32_t c = 0; c < K && c < 4096; c++)
+            col[c] = *pcv(e, c, k);
+        cli_mean_std(col, (size_t)(K < 4096 ? K : 4096), &e->mean[k], &e->std[k]);
+    }
+}
+
 static void collect(traj_epoch *e, const sive_result *r, int32_t K)
 {
-    static const sive_stat from[PC_COUNT] = {
-        [PC_SIVE] = SIVE_STAT_SIVE, [PC_SIVE_UNCLIPPED] = SIVE_STAT_SIVE_UNCLIPPED,
-        [PC_ONLINE] = SIVE_STAT_ONLINE_MEAN, [PC_TAIL_MEAN] = SIVE_STAT_TAIL_MEAN_LOSS,
-        [PC_TAIL_MIN] = SIVE_STAT_TAIL_MIN_LOSS, [PC_RETRO] = SIVE_STAT_COUNT_,
-        [PC_NC] = SIVE_STAT_NOISE_CORRECTION};
-    for (int32_t c = 0; c < K; c++)
+    /* the chains that finished, as in the library's summaries (a chain
+     * stopped by Ctrl-C is left out of the mean over chains) */
+    for (int32_t c = 0; c < K; c++) {
+        int ok = r && sive_result_chain_status(r, c, NULL) == SIVE_CHAIN_OK;
         for (int k = 0; k < PC_COUNT; k++)
-            *pcv(e, c, k) = r && k != PC_RETRO ? sive_result_stat(r, from[k], c) : NAN;
-    double col[4096];
-    for (int k = 0; k < PC_COUNT; k++) {
-        for (int32_t c = 0; c < K; c++)
-            col[c] = *pcv(e, c, k);
-        cli_mean_std(col, (size_t)K, &e->mean[k], &e->std[k]);
+            *pcv(e, c, k) = ok && k != PC_RETRO ? sive_result_stat(r, pc_def[k].stat, c) : NAN;
     }
+    column_stats(e, K);
+    for (int s = 0; s < cli_stat_count() && s < MAX_STATS; s++)
+        e->pool[s] = sive_result_stat(r, (sive_stat)s, SIVE_SUMMARY); /* NaN without r */
     if (!r)
         return;
     e->chains_ok = sive_result_chains_ok(r);
     e->flags = sive_result_flags(r);
-    e->ess = sive_result_ess(r);
-    e->rhat = sive_result_rhat(r);
-    e->mcse = sive_result_mcse(r);
-    e->nc = sive_result_noise_correction(r);
-    e->nc_std = sive_result_noise_correction_std(r);
     e->health = strdup(sive_result_health(r));
+    char *buf = NULL, note[300];
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    for (int32_t c = 0; m && c < K; c++)
+        if (cli_chain_note(note, sizeof note, r, c))
+            fprintf(m, "chain %d: %s\n", (int)c, note);
+    if (m && fclose(m) == 0)
+        e->stopped = buf;
 }
 
-static void write_table(FILE *f, const trajectory_cfg *c, const traj_epoch *ep, int64_t n)
+/* The columns of the table on stdout. */
+enum { TT_MARK, TT_EPOCH, TT_TRAIN, TT_TEST, TT_ACC, TT_ONLINE, TT_RETRO, TT_SIVE, TT_MCSE,
+       TT_ESS, TT_SIVE_ESS, TT_RHAT, TT_FLAGS, TT_COLS };
+
+/* One epoch's row: estimators rounded to their std over chains, the
+ * pooled diagnostics, the mark and names of the raised flags. */
+static void table_row(cli_table *t, const traj_epoch *e, int32_t K)
 {
-    fprintf(f, "%-6s %-10s %-10s %-8s  %-22s %-22s %-22s\n", "Epoch", "TrainLoss", "TestLoss",
-            "TestAcc", "Online", "Retrospective", "SIVE");
-    for (int64_t i = 0; i < n; i++) {
-        const traj_epoch *e = &ep[i];
-        fprintf(f, "%-6lld %-10.4f %-10.4f %6.2f%%   ", (long long)e->tr.epoch, e->tr.train_loss,
-                e->tr.test_loss, 100.0 * e->tr.test_acc);
-        cli_pm(f, e->mean[PC_ONLINE], e->std[PC_ONLINE], 22);
-        fputc(' ', f);
-        cli_pm(f, e->mean[PC_RETRO], e->std[PC_RETRO], 22);
-        fputc(' ', f);
-        cli_pm(f, e->mean[PC_SIVE], e->std[PC_SIVE], 22);
-        if (e->rc)
-            fprintf(f, " [%s]", sive_strerror(e->rc));
-        else if (e->chains_ok < (int32_t)c->probe.chains)
-            fprintf(f, " [%d/%lld chains]", (int)e->chains_ok, (long long)c->probe.chains);
-        fputc('\n', f);
+    char buf[256];
+    cli_table_row(t);
+    cli_table_set(t, TT_EPOCH, "%lld", (long long)e->tr.epoch);
+    cli_table_set(t, TT_TRAIN, "%.4f", e->tr.train_loss);
+    cli_table_set(t, TT_TEST, "%.4f", e->tr.test_loss);
+    cli_table_set(t, TT_ACC, "%.2f%%", 100.0 * e->tr.test_acc);
+    static const int col[3] = {TT_ONLINE, TT_RETRO, TT_SIVE}, pc[3] = {PC_ONLINE, PC_RETRO, PC_SIVE};
+    for (int j = 0; j < 3; j++)
+        cli_table_set(t, col[j], "%s",
+                      cli_round_pm(buf, sizeof buf, e->mean[pc[j]], e->std[pc[j]], 1));
+    double mcse = e->pool[SIVE_STAT_MCSE];
+    cli_table_set(t, TT_MCSE, "%s", cli_round_pm(buf, sizeof buf, mcse, mcse, 0));
+    cli_table_set(t, TT_ESS, "%.0f", e->pool[SIVE_STAT_ESS]);
+    cli_table_set(t, TT_SIVE_ESS, "%.0f", e->pool[SIVE_STAT_SIVE_ESS]);
+    cli_table_set(t, TT_RHAT, "%.3f", e->pool[SIVE_STAT_RHAT]);
+    if (e->flags)
+        cli_table_set(t, TT_MARK, CLI_FLAG_MARK);
+    cli_flag_names(buf, sizeof buf, e->flags);
+    if (e->rc)
+        cli_table_set(t, TT_FLAGS, "%s%s[%s]", buf, *buf ? " " : "", sive_strerror(e->rc));
+    else if (e->chains_ok < K)
+        cli_table_set(t, TT_FLAGS, "%s%s[%d/%d chains]", buf, *buf ? " " : "", (int)e->chains_ok,
+                      (int)K);
+    else
+        cli_table_set(t, TT_FLAGS, "%s", buf);
+}
+
+static void write_table(FILE *f, const traj_ctx *x)
+{
+    static const char *const head[TT_COLS] = {
+        "", "Epoch", "TrainLoss", "TestLoss", "TestAcc", "Online", "Retrospective", "SIVE",
+        "MCSE", "ESS L̄", "ESS λ̂", "R̂", "flags"};
+    static const int right[TT_COLS] = {[TT_EPOCH] = 1, [TT_ACC] = 1, [TT_MCSE] = 1,
+                                       [TT_ESS] = 1, [TT_SIVE_ESS] = 1, [TT_RHAT] = 1};
+    cli_table t;
+    uint32_t flags = 0;
+    cli_table_init(&t, TT_COLS, head, right);
+    for (int64_t i = 0; i < x->n; i++) {
+        table_row(&t, &x->ep[i], x->K);
+        flags |= x->ep[i].flags;
     }
+    cli_table_print(f, &t, "");
+    cli_table_free(&t);
+    for (int64_t i = 0, first = 1; i < x->n; i++) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "epoch %lld, ", (long long)x->ep[i].tr.epoch);
+        if (x->ep[i].stopped && *x->ep[i].stopped && first)
+            fputc('\n', f), first = 0;
+        cli_print_lines(f, x->ep[i].stopped, prefix);
+    }
+    if (!flags)
+        return;
+    fprintf(f, "\n" CLI_FLAG_MARK " raised flags (per epoch with the numbers: \"health\" in "
+               "%s/trajectory.json):\n", x->c->train.out_dir);
+    cli_flags_legend(f, flags, "  ");
 }
 
-static void write_csv(FILE *f, const traj_epoch *ep, int64_t n)
+/* Columns with mean and std, in the CSV's order (plot.c reads them by
+ * position: keep it). */
+static const int csv_pm[] = {PC_ONLINE, PC_RETRO, PC_SIVE, PC_SIVE_UNCLIPPED};
+
+static void csv_header(FILE *f)
 {
-    fputs("epoch,train_loss,test_loss,test_accuracy,online_mean,online_std,"
-          "retrospective_mean,retrospective_std,sive_mean,sive_std,sive_unclipped_mean,"
-          "sive_unclipped_std,noise_correction,noise_correction_std,mcse,ess,rhat,"
-          "tail_mean_loss,chains_ok,flags,status,train_accuracy,train_seconds,probe_seconds\n",
-          f);
-    for (int64_t i = 0; i < n; i++) {
-        const traj_epoch *e = &ep[i];
+    fputs("epoch,train_loss,test_loss,test_accuracy", f);
+    for (size_t k = 0; k < sizeof csv_pm / sizeof csv_pm[0]; k++)
+        fprintf(f, ",%s_mean,%s_std", pc_key(csv_pm[k]), pc_key(csv_pm[k]));
+    for (int s = 0; s < cli_stat_count() && s < MAX_STATS; s++)
+        if (cli_stat_pooled((sive_stat)s))
+            fprintf(f, ",%s", sive_stat_name((sive_stat)s));
+    fprintf(f, ",%s,chains_ok,flags,health,status,train_accuracy,train_seconds,probe_seconds\n",
+            pc_key(PC_TAIL_MEAN));
+}
+
+/* 1-based position of column name in the CSV (0: none), for the plot. */
+static int csv_column(const char *name)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return 0;
+    csv_header(m);
+    fclose(m);
+    int col = 0;
+    const char *tok = buf;
+    for (int k = 1; tok && *tok && !col; k++) {
+        size_t n = strcspn(tok, ",\n");
+        if (n == strlen(name) && !strncmp(tok, name, n))
+            col = k;
+        tok += n + (tok[n] != '\0');
+    }
+    free(buf);
+    return col;
+}
+
+static void write_csv(FILE *f, const traj_ctx *x)
+{
+    csv_header(f);
+    for (int64_t i = 0; i < x->n; i++) {
+        const traj_epoch *e = &x->ep[i];
         fprintf(f, "%lld,%.10g,%.10g,%.10g", (long long)e->tr.epoch, e->tr.train_loss,
                 e->tr.test_loss, e->tr.test_acc);
-        static const int cols[] = {PC_ONLINE, PC_RETRO, PC_SIVE, PC_SIVE_UNCLIPPED};
-        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
-            fprintf(f, ",%.10g,%.10g", e->mean[cols[k]], e->std[cols[k]]);
-        fprintf(f, ",%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%d,%u,%d,%.10g,%.4g,%.4g\n", e->nc,
-                e->nc_std, e->mcse, e->ess, e->rhat, e->mean[PC_TAIL_MEAN], (int)e->chains_ok,
-                (unsigned)e->flags, e->rc, e->tr.train_acc, e->tr.seconds, e->secs);
+        for (size_t k = 0; k < sizeof csv_pm / sizeof csv_pm[0]; k++)
+            fprintf(f, ",%.10g,%.10g", e->mean[csv_pm[k]], e->std[csv_pm[k]]);
+        for (int s = 0; s < cli_stat_count() && s < MAX_STATS; s++)
+            if (cli_stat_pooled((sive_stat)s))
+                fprintf(f, ",%.10g", e->pool[s]);
+        char names[256];
+        fprintf(f, ",%.10g,%d,%u,", e->mean[PC_TAIL_MEAN], (int)e->chains_ok, (unsigned)e->flags);
+        cli_csv_str(f, cli_flag_names(names, sizeof names, e->flags));
+        fprintf(f, ",%d,%.10g,%.4g,%.4g\n", e->rc, e->tr.train_acc, e->tr.seconds, e->secs);
     }
 }
 
-static void json_pm(FILE *f, const char *key, const traj_epoch *e, int k, int32_t K)
+static void json_pm(FILE *f, const traj_epoch *e, int k, int32_t K)
 {
-    fprintf(f, ",\"%s\":{\"mean\":", key);
+    fprintf(f, ",\"%s\":{\"mean\":", pc_key(k));
     cli_json_num(f, e->mean[k]);
     fputs(",\"std\":", f);
     cli_json_num(f, e->std[k]);
@@ -117,279 +251,305 @@ static void json_pm(FILE *f, const char *key, const traj_epoch *e, int k, int32_
     fputs("]}", f);
 }
 
-static void write_json(FILE *f, const trajectory_cfg *c, const traj_epoch *ep, int64_t n,
-                       const double *anchor, size_t in, size_t classes)
+static void json_epoch(FILE *f, const traj_epoch *e, int32_t K)
 {
-    const train_cfg *t = &c->train;
-    int32_t K = (int32_t)c->probe.chains;
-    fputs("{\"model\":", f);
-    fprintf(f, "{\"layers\":[%zu,%lld,%lld,%zu]},\"training\":{\"epochs\":%lld,\"lr\":%.10g,"
-               "\"batch\":%lld,\"seed\":%llu,\"data\":",
-            in, (long long)t->h1, (long long)t->h2, classes, (long long)t->epochs, t->lr,
+    fprintf(f, "{\"epoch\":%lld,\"checkpoint\":", (long long)e->tr.epoch);
+    cli_json_str(f, e->tr.path);
+    const char *key[4] = {"train_loss", "test_loss", "train_accuracy", "test_accuracy"};
+    double v[4] = {e->tr.train_loss, e->tr.test_loss, e->tr.train_acc, e->tr.test_acc};
+    for (size_t j = 0; j < 4; j++)
+        cli_json_member(f, key[j], v[j]);
+    static const int pm[] = {PC_ONLINE, PC_RETRO, PC_SIVE, PC_SIVE_UNCLIPPED, PC_TAIL_MEAN,
+                             PC_TAIL_MIN};
+    for (size_t k = 0; k < sizeof pm / sizeof pm[0]; k++)
+        json_pm(f, e, pm[k], K);
+    for (int s = 0; s < cli_stat_count() && s < MAX_STATS; s++)
+        if (cli_stat_pooled((sive_stat)s))
+            cli_json_member(f, sive_stat_name((sive_stat)s), e->pool[s]);
+    fprintf(f, ",\"chains_ok\":%d,\"flags\":%u,\"flag_names\":", (int)e->chains_ok,
+            (unsigned)e->flags);
+    cli_json_flags(f, e->flags);
+    fprintf(f, ",\"status\":%d,\"error\":", e->rc);
+    if (e->rc)
+        cli_json_str(f, e->err);
+    else
+        fputs("null", f);
+    fputs(",\"health\":", f);
+    cli_json_lines(f, e->health);
+    fputs(",\"stopped_chains\":", f);
+    cli_json_lines(f, e->stopped);
+    cli_json_member(f, "train_seconds", e->tr.seconds);
+    cli_json_member(f, "probe_seconds", e->secs);
+    fputc('}', f);
+}
+
+static void write_json(FILE *f, const traj_ctx *x)
+{
+    const train_cfg *t = &x->c->train;
+    fprintf(f, "{\"model\":{\"layers\":[%zu,%lld,%lld,%zu]},\"training\":{\"epochs\":%lld,"
+               "\"lr\":%.10g,\"batch\":%lld,\"seed\":%llu,\"data\":",
+            x->in, (long long)t->h1, (long long)t->h2, x->classes, (long long)t->epochs, t->lr,
             (long long)t->batch, (unsigned long long)t->seed);
     cli_json_str(f, t->data_dir ? t->data_dir : cli_data_dir());
     fputs("},\"probe\":{", f);
-    probe_json_settings(f, &c->probe);
-    fputs("},\"budget\":", f);
-    if (c->budget_note)
-        cli_json_str(f, c->budget_note);
+    probe_json_settings(f, &x->c->probe);
+    fprintf(f, "},\"interrupted\":%s,\"budget\":", x->interrupted ? "true" : "false");
+    if (x->c->budget_note)
+        cli_json_str(f, x->c->budget_note);
     else
         fputs("null", f);
     fputs(",\"retrospective_anchor\":[", f);
-    for (int32_t k = 0; k < K; k++) {
+    for (int32_t k = 0; k < x->K; k++) {
         if (k)
             fputc(',', f);
-        cli_json_num(f, anchor[k]);
+        cli_json_num(f, x->anchor[k]);
     }
     fputs("],\"epochs\":[", f);
-    for (int64_t i = 0; i < n; i++) {
-        const traj_epoch *e = &ep[i];
-        fprintf(f, "%s\n{\"epoch\":%lld,\"checkpoint\":", i ? "," : "", (long long)e->tr.epoch);
-        cli_json_str(f, e->tr.path);
-        static const struct { const char *k; int idx; } dbl[] = {{"train_loss", 0}, {"test_loss", 1},
-            {"train_accuracy", 2}, {"test_accuracy", 3}};
-        double v[4] = {e->tr.train_loss, e->tr.test_loss, e->tr.train_acc, e->tr.test_acc};
-        for (size_t j = 0; j < 4; j++) {
-            fprintf(f, ",\"%s\":", dbl[j].k);
-            cli_json_num(f, v[dbl[j].idx]);
-        }
-        json_pm(f, "online", e, PC_ONLINE, K);
-        json_pm(f, "retrospective", e, PC_RETRO, K);
-        json_pm(f, "sive", e, PC_SIVE, K);
-        json_pm(f, "sive_unclipped", e, PC_SIVE_UNCLIPPED, K);
-        json_pm(f, "tail_mean_loss", e, PC_TAIL_MEAN, K);
-        json_pm(f, "tail_min_loss", e, PC_TAIL_MIN, K);
-        fputs(",\"noise_correction\":", f);
-        cli_json_num(f, e->nc);
-        fputs(",\"noise_correction_std\":", f);
-        cli_json_num(f, e->nc_std);
-        fputs(",\"mcse\":", f);
-        cli_json_num(f, e->mcse);
-        fputs(",\"ess\":", f);
-        cli_json_num(f, e->ess);
-        fputs(",\"rhat\":", f);
-        cli_json_num(f, e->rhat);
-        fprintf(f, ",\"chains_ok\":%d,\"flags\":%u,\"status\":%d,\"error\":", (int)e->chains_ok,
-                (unsigned)e->flags, e->rc);
-        if (e->rc)
-            cli_json_str(f, e->err);
-        else
-            fputs("null", f);
-        fputs(",\"health\":", f);
-        cli_json_lines(f, e->health);
-        fputs(",\"train_seconds\":", f);
-        cli_json_num(f, e->tr.seconds);
-        fputs(",\"probe_seconds\":", f);
-        cli_json_num(f, e->secs);
-        fputc('}', f);
+    for (int64_t i = 0; i < x->n; i++) {
+        fputs(i ? ",\n" : "\n", f);
+        json_epoch(f, &x->ep[i], x->K);
     }
     fputs("]}\n", f);
 }
 
-/* Write through a temporary file + rename, so a reader never sees half. */
-static int write_file(const char *dir, const char *name,
-                      void (*fn)(FILE *, const trajectory_cfg *, const traj_epoch *, int64_t,
-                                 const double *, size_t, size_t),
-                      const trajectory_cfg *c, const traj_epoch *ep, int64_t n,
-                      const double *anchor, size_t in, size_t classes)
+/* Written atomically (cli_out): a reader never sees half a file. */
+static int write_file(const traj_ctx *x, const char *name,
+                      void (*fn)(FILE *, const traj_ctx *))
 {
-    char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "sive trajectory: cannot write %s: %s\n", tmp, strerror(errno));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", x->c->train.out_dir, name);
+    cli_out *o = NULL;
+    FILE *f = cli_out_open(&o, "sive trajectory", path);
+    if (!f)
         return -1;
-    }
-    fn(f, c, ep, n, anchor, in, classes);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "sive trajectory: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    fn(f, x);
+    return cli_out_commit(o);
 }
 
-static void csv_writer(FILE *f, const trajectory_cfg *c, const traj_epoch *ep, int64_t n,
-                       const double *a, size_t in, size_t cl)
+/* Room for every checkpoint; returns an exit status (0: go on). */
+static int traj_alloc(traj_ctx *x)
 {
-    (void)c, (void)a, (void)in, (void)cl;
-    write_csv(f, ep, n);
+    const int64_t cap = x->c->train.epochs + 1;
+    x->ep = calloc((size_t)cap, sizeof *x->ep);
+    x->rows = calloc((size_t)cap, sizeof *x->rows);
+    x->anchor = calloc((size_t)x->K, sizeof *x->anchor);
+    int ok = x->ep && x->rows && x->anchor;
+    for (int64_t i = 0; ok && i < cap; i++)
+        ok = (x->ep[i].pc = malloc((size_t)x->K * PC_COUNT * sizeof(double))) != NULL;
+    if (!ok)
+        fprintf(stderr, "sive trajectory: out of memory\n");
+    return ok ? 0 : EXIT_RUN;
+}
+
+static void traj_free(traj_ctx *x)
+{
+    for (int64_t i = 0; x->ep && i <= x->c->train.epochs; i++) {
+        free(x->ep[i].pc);
+        free(x->ep[i].health);
+        free(x->ep[i].stopped);
+    }
+    free(x->ep);
+    free(x->rows);
+    free(x->anchor);
+    progress_free(x->pg);
+    sive_dataset_free(x->train);
+    sive_dataset_free(x->test);
+}
+
+/* 1. train, keeping the checkpoints' rows; returns an exit status. */
+static int traj_train(traj_ctx *x)
+{
+    const train_cfg *t = &x->c->train;
+    char err[1024] = "";
+    double t0 = cli_now();
+    if (!t->quiet)
+        fprintf(stderr, "sive trajectory: training %lld epochs (lr %g, batch %lld, seed %llu)\n",
+                (long long)t->epochs, t->lr, (long long)t->batch, (unsigned long long)t->seed);
+    int rc = train_run(t, x->train, x->test, t->quiet ? NULL : stderr, x->rows, &x->n, err,
+                       sizeof err);
+    x->train_secs = cli_now() - t0;
+    if (!rc)
+        return 0;
+    fprintf(stderr, "sive trajectory: %s (%s)\n", err, sive_strerror(rc));
+    return rc == SIVE_E_CANCELLED ? EXIT_INTERRUPTED : EXIT_RUN;
+}
+
+/* Probe checkpoint i from its file into x->ep[i]. */
+static void traj_probe_one(traj_ctx *x, int64_t i)
+{
+    traj_epoch *e = &x->ep[i];
+    e->tr = x->rows[i];
+    sive_mlp *m = NULL;
+    float *theta = NULL;
+    sive_result *r = NULL;
+    e->rc = sive_checkpoint_load(e->tr.path, &m, &theta, NULL);
+    if (e->rc) {
+        snprintf(e->err, sizeof e->err, "%s", sive_last_errmsg());
+    } else {
+        sive_mlp_sizes(m, &x->in, NULL, NULL, &x->classes);
+        char label[64];
+        snprintf(label, sizeof label, "epoch %lld/%lld", (long long)e->tr.epoch,
+                 (long long)x->c->train.epochs);
+        e->rc = probe_run(&x->c->probe, m, theta, x->train, x->pg, label, &r, &e->secs, e->err,
+                          sizeof e->err);
+    }
+    collect(e, r, x->K);
+    sive_result_free(r);
+    sive_free(theta);
+    sive_mlp_free(m);
+}
+
+/* 2. probe every checkpoint, from its file; returns an exit status. */
+static int traj_probe(traj_ctx *x)
+{
+    int status = 0;
+    if (!x->c->train.quiet) {
+        fputs("sive trajectory: probing every checkpoint: ", stderr);
+        probe_print_settings(stderr, &x->c->probe);
+        fputc('\n', stderr);
+    }
+    double t0 = cli_now();
+    x->n_ckpt = x->n;
+    progress_plan(x->pg, "sive trajectory", "checkpoints", x->n);
+    for (int64_t i = 0; i < x->n; i++) {
+        traj_probe_one(x, i);
+        const traj_epoch *e = &x->ep[i];
+        if (e->rc == SIVE_E_CANCELLED && progress_interrupted()) {
+            /* keep what was done: the epochs probed and this one's
+             * finished chains are reported and written */
+            fprintf(stderr, "sive trajectory: interrupted at epoch %lld\n",
+                    (long long)e->tr.epoch);
+            x->n = i + 1;
+            x->interrupted = 1;
+            status = EXIT_INTERRUPTED;
+            break;
+        }
+        if (e->rc) {
+            fprintf(stderr, "sive trajectory: epoch %lld: %s (%s)\n", (long long)e->tr.epoch,
+                    e->err, sive_strerror(e->rc));
+            status = EXIT_RUN;
+        } else if (!x->c->train.quiet) {
+            char a[96], b[96], names[256];
+            fprintf(stderr, "  epoch %lld: SIVE %s, Online %s, tail loss %.5f (%.1f s)%s%s\n",
+                    (long long)e->tr.epoch,
+                    cli_round_pm(a, sizeof a, e->mean[PC_SIVE], e->std[PC_SIVE], 1),
+                    cli_round_pm(b, sizeof b, e->mean[PC_ONLINE], e->std[PC_ONLINE], 1),
+                    e->mean[PC_TAIL_MEAN], e->secs, e->flags ? " " CLI_FLAG_MARK " " : "",
+                    cli_flag_names(names, sizeof names, e->flags));
+        }
+    }
+    x->probe_secs = cli_now() - t0;
+    return status;
+}
+
+/* 3. the retrospective anchor of chain c: its minimum tail loss at the
+ *    final checkpoint; then every estimator's mean ± std over chains. */
+static void traj_retrospective(traj_ctx *x)
+{
+    double t = cli_opt_double(x->c->probe.p, SIVE_OPT_T);
+    int final = x->n == x->n_ckpt; /* else interrupted before the final checkpoint */
+    for (int32_t k = 0; k < x->K; k++)
+        x->anchor[k] = final ? *pcv(&x->ep[x->n - 1], k, PC_TAIL_MIN) : NAN;
+    for (int64_t i = 0; i < x->n; i++) {
+        traj_epoch *e = &x->ep[i];
+        for (int32_t k = 0; k < x->K; k++)
+            *pcv(e, k, PC_RETRO) = t * (*pcv(e, k, PC_TAIL_MEAN) - x->anchor[k]);
+        column_stats(e, x->K);
+    }
+}
+
+static void print_report(const traj_ctx *x)
+{
+    const train_cfg *t = &x->c->train;
+    printf("LLC along the SGD trajectory: mean ± std over %d chains (trials)\n", (int)x->K);
+    printf("model %zu-%lld-%lld-%zu, %zu training / %zu test images, SGD lr %g batch %lld, "
+           "seed %llu\n",
+           x->in, (long long)t->h1, (long long)t->h2, x->classes, sive_dataset_count(x->train),
+           sive_dataset_count(x->test), t->lr, (long long)t->batch, (unsigned long long)t->seed);
+    fputs("probe: ", stdout);
+    probe_print_settings(stdout, &x->c->probe);
+    fputc('\n', stdout);
+    if (x->c->budget_note)
+        printf("budget: %s\n", x->c->budget_note);
+    if (x->n == x->n_ckpt)
+        printf("Retrospective anchors each chain at its minimum tail loss at epoch %lld.\n",
+               (long long)t->epochs);
+    else
+        printf("Retrospective: none (interrupted before the final checkpoint, its anchor).\n");
+    printf("Numbers are rounded to their std over chains; ESS L̄: tail ESS of L̄ over all\n"
+           "chains; ESS λ̂: of the SIVE series; " CLI_FLAG_MARK " marks a raised health flag.\n\n");
+    write_table(stdout, x);
+    printf("\ntraining %.1f s, probes %.1f s%s\n", x->train_secs, x->probe_secs,
+           x->interrupted ? " (interrupted: the epochs probed so far)" : "");
+}
+
+/* The probe budget for the plot's title (gnuplot enhanced text). */
+static void plot_budget(char *buf, size_t len, const probe_cfg *c)
+{
+    const sive_probe *p = c->p;
+    snprintf(buf, len, "M = %lld, %lld chains, N = %lld, B_{eval} = %lld, B_{grad} = %lld, "
+             "stride %lld, burn-in %g",
+             (long long)cli_opt_int(p, SIVE_OPT_STEPS), (long long)cli_opt_int(p, SIVE_OPT_CHAINS),
+             (long long)cli_opt_int(p, SIVE_OPT_GROUPS),
+             (long long)cli_opt_int(p, SIVE_OPT_EVAL_BATCH),
+             (long long)cli_opt_int(p, SIVE_OPT_GRAD_BATCH),
+             (long long)cli_opt_int(p, SIVE_OPT_EVAL_STRIDE), cli_opt_double(p, SIVE_OPT_BURN_IN));
+}
+
+/* 4. the files, stdout, the plot and a note on what was written; returns
+ *    an exit status. */
+static int traj_report(const traj_ctx *x)
+{
+    const trajectory_cfg *c = x->c;
+    const char *dir = c->train.out_dir;
+    int status = 0;
+    int to_files = write_file(x, "trajectory.csv", write_csv) |
+                   write_file(x, "trajectory.json", write_json);
+    if (to_files)
+        status = EXIT_RUN;
+    if (c->format == FMT_JSON)
+        write_json(stdout, x);
+    else if (c->format == FMT_CSV)
+        write_csv(stdout, x);
+    else
+        print_report(x);
+    fflush(stdout);
+    int plotted = 1;
+    char budget[256];
+    plot_budget(budget, sizeof budget, &c->probe);
+    if (c->plot && !to_files && !x->interrupted &&
+        (plotted = plot_trajectory(dir, c->train.quiet, budget, csv_column("flags"))) < 0)
+        status = EXIT_RUN;
+    FILE *note = c->format == FMT_TABLE ? stdout : stderr;
+    if (c->format == FMT_TABLE || !c->train.quiet) {
+        fprintf(note, "wrote %s/trajectory.csv, %s/trajectory.json", dir, dir);
+        if (plotted == 0)
+            fprintf(note, ", %s/trajectory.png", dir);
+        fprintf(note, " and %lld checkpoints %s/epoch_<E>.ckpt\n", (long long)x->n_ckpt, dir);
+    }
+    return status;
 }
 
 int trajectory_run(const trajectory_cfg *c)
 {
-    const train_cfg *t = &c->train;
-    const probe_cfg *pc = &c->probe;
-    const int32_t K = (int32_t)pc->chains;
-    const int64_t cap = t->epochs + 1;
-    int64_t n = cap; /* checkpoints: fewer with --every */
-    const int quiet = t->quiet;
-    if (cli_mkdirs(t->out_dir))
+    traj_ctx x = {.c = c, .K = (int32_t)cli_opt_int(c->probe.p, SIVE_OPT_CHAINS)};
+    if (cli_mkdirs(c->train.out_dir))
         return EXIT_RUN;
-    sive_dataset *train = NULL, *test = NULL;
-    if (cli_open_data("sive trajectory", t->data_dir, &train, &test, quiet))
+    if (cli_open_data("sive trajectory", c->train.data_dir, &x.train, &x.test, c->train.quiet))
         return EXIT_RUN;
     progress_catch_sigint();
-
-    int status = 0;
-    traj_epoch *ep = calloc((size_t)cap, sizeof *ep);
-    train_row *rows = calloc((size_t)cap, sizeof *rows);
-    double *anchor = calloc((size_t)K, sizeof *anchor);
-    progress *pg = progress_new(!quiet);
-    char err[1024] = "";
-    int rc = SIVE_E_NOMEM;
-    if (ep && rows && anchor) {
-        rc = SIVE_OK;
-        for (int64_t i = 0; i < cap && !rc; i++)
-            if (!(ep[i].pc = malloc((size_t)K * PC_COUNT * sizeof(double))))
-                rc = SIVE_E_NOMEM;
+    x.pg = progress_new(!c->train.quiet);
+    int status = traj_alloc(&x);
+    if (!status)
+        status = traj_train(&x);
+    if (!status) {
+        /* also after Ctrl-C: the table and files of the epochs probed */
+        status = traj_probe(&x);
+        traj_retrospective(&x);
+        int s = traj_report(&x);
+        status = status ? status : s;
     }
-    if (rc) {
-        fprintf(stderr, "sive trajectory: out of memory\n");
-        status = EXIT_RUN;
-        goto out;
-    }
-
-    /* 1. train */
-    double t0 = cli_now();
-    if (!quiet)
-        fprintf(stderr, "sive trajectory: training %lld epochs (lr %g, batch %lld, seed %llu)\n",
-                (long long)t->epochs, t->lr, (long long)t->batch, (unsigned long long)t->seed);
-    rc = train_run(t, train, test, quiet ? NULL : stderr, rows, &n, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "sive trajectory: %s (%s)\n", err, sive_strerror(rc));
-        status = rc == SIVE_E_CANCELLED ? EXIT_INTERRUPTED : EXIT_RUN;
-        goto out;
-    }
-    double train_secs = cli_now() - t0;
-
-    /* 2. probe every checkpoint, from its file */
-    if (!quiet) {
-        fputs("sive trajectory: probing every checkpoint: ", stderr);
-        probe_print_settings(stderr, pc);
-        fputc('\n', stderr);
-    }
-    size_t in = 0, classes = 0;
-    double probe_t0 = cli_now();
-    for (int64_t i = 0; i < n; i++) {
-        traj_epoch *e = &ep[i];
-        e->tr = rows[i];
-        sive_mlp *m = NULL;
-        float *theta = NULL;
-        sive_result *r = NULL;
-        e->rc = sive_checkpoint_load(e->tr.path, &m, &theta, NULL);
-        if (e->rc) {
-            snprintf(e->err, sizeof e->err, "%s", sive_last_errmsg());
-        } else {
-            sive_mlp_sizes(m, &in, NULL, NULL, &classes);
-            char label[64];
-            snprintf(label, sizeof label, "epoch %lld/%lld", (long long)e->tr.epoch,
-                     (long long)t->epochs);
-            e->rc = probe_run(pc, m, theta, train, pg, label, &r, &e->secs, e->err,
-                              sizeof e->err);
-        }
-        collect(e, r, K);
-        sive_result_free(r);
-        sive_free(theta);
-        sive_mlp_free(m);
-        if (e->rc == SIVE_E_CANCELLED && progress_interrupted()) {
-            fprintf(stderr, "sive trajectory: interrupted\n");
-            status = EXIT_INTERRUPTED;
-            goto out;
-        }
-        if (e->rc) {
-            fprintf(stderr, "sive trajectory: epoch %lld: %s (%s)\n", (long long)e->tr.epoch, e->err,
-                    sive_strerror(e->rc));
-            status = EXIT_RUN;
-        } else if (!quiet) {
-            fprintf(stderr, "  epoch %lld: SIVE %.2f, Online %.2f, tail loss %.5f (%.1f s)\n",
-                    (long long)e->tr.epoch, e->mean[PC_SIVE], e->mean[PC_ONLINE], e->mean[PC_TAIL_MEAN],
-                    e->secs);
-        }
-    }
-    double probe_secs = cli_now() - probe_t0;
-
-    /* 3. the retrospective anchor of chain c: its minimum tail loss at the
-     *    final checkpoint; then every estimator's mean ± std over chains */
-    const traj_epoch *last = &ep[n - 1];
-    for (int32_t k = 0; k < K; k++)
-        anchor[k] = *pcv(last, k, PC_TAIL_MIN);
-    double *col = malloc((size_t)K * sizeof *col);
-    if (!col) {
-        fprintf(stderr, "sive trajectory: out of memory\n");
-        status = EXIT_RUN;
-        goto out;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        traj_epoch *e = &ep[i];
-        for (int32_t k = 0; k < K; k++)
-            *pcv(e, k, PC_RETRO) = pc->t * (*pcv(e, k, PC_TAIL_MEAN) - anchor[k]);
-        for (int j = 0; j < PC_COUNT; j++) {
-            for (int32_t k = 0; k < K; k++)
-                col[k] = *pcv(e, k, j);
-            cli_mean_std(col, (size_t)K, &e->mean[j], &e->std[j]);
-        }
-    }
-    free(col);
-
-    /* 4. report */
-    int to_files = write_file(t->out_dir, "trajectory.csv", csv_writer, c, ep, n, anchor, in,
-                              classes) |
-                   write_file(t->out_dir, "trajectory.json", write_json, c, ep, n, anchor, in,
-                              classes);
-    if (to_files)
-        status = EXIT_RUN;
-    if (c->format == FMT_JSON) {
-        write_json(stdout, c, ep, n, anchor, in, classes);
-    } else if (c->format == FMT_CSV) {
-        write_csv(stdout, ep, n);
-    } else {
-        printf("LLC along the SGD trajectory: mean ± std over %d chains (trials)\n", (int)K);
-        printf("model %zu-%lld-%lld-%zu, %zu training / %zu test images, SGD lr %g batch %lld, "
-               "seed %llu\n",
-               in, (long long)t->h1, (long long)t->h2, classes, sive_dataset_count(train),
-               sive_dataset_count(test), t->lr, (long long)t->batch,
-               (unsigned long long)t->seed);
-        fputs("probe: ", stdout);
-        probe_print_settings(stdout, pc);
-        fputc('\n', stdout);
-        if (c->budget_note)
-            printf("budget: %s\n", c->budget_note);
-        printf("Retrospective anchors each chain at its minimum tail loss at epoch %lld.\n\n",
-               (long long)t->epochs);
-        write_table(stdout, c, ep, n);
-        printf("\ntraining %.1f s, probes %.1f s\n", train_secs, probe_secs);
-    }
-    fflush(stdout);
-
-    int plotted = 1;
-    if (c->plot && !to_files) {
-        plotted = plot_trajectory(t->out_dir, quiet);
-        if (plotted < 0)
-            status = EXIT_RUN;
-    }
-    FILE *note = c->format == FMT_TABLE ? stdout : stderr;
-    if (c->format == FMT_TABLE || !quiet) {
-        fprintf(note, "wrote %s/trajectory.csv, %s/trajectory.json", t->out_dir, t->out_dir);
-        if (plotted == 0)
-            fprintf(note, ", %s/trajectory.png", t->out_dir);
-        fprintf(note, " and %lld checkpoints %s/epoch_<E>.ckpt\n", (long long)n, t->out_dir);
-    }
-
-out:
-    if (ep)
-        for (int64_t i = 0; i < cap; i++) {
-            free(ep[i].pc);
-            free(ep[i].health);
-        }
-    free(ep);
-    free(rows);
-    free(anchor);
-    progress_free(pg);
-    sive_dataset_free(train);
-    sive_dataset_free(test);
+    traj_free(&x);
     return status;
 }
 
@@ -397,66 +557,98 @@ out:
 
 enum { TJ_FORMAT = 500, TJ_NO_PLOT, TJ_QUIET, TJ_HELP };
 
-static const char traj_usage_head[] =
-    "usage: sive trajectory --epochs E [--data DIR] [--out DIR] [--seed S]\n"
-    "                       [probe options] [--format table|json|csv] [--no-plot]\n"
-    "                       [--quiet]\n"
+static const char traj_usage_text[] =
     "Trains the reference MLP for E epochs (checkpoints epoch_0 ... epoch_E in\n"
     "--out, default trajectory-out), probes every checkpoint, and reports per\n"
     "epoch the train and test loss and the Online, Retrospective and SIVE\n"
-    "estimates (mean ± std over chains) on stdout and in DIR/trajectory.csv and\n"
-    "DIR/trajectory.json; draws DIR/trajectory.png when gnuplot is installed.\n"
+    "estimates (mean ± std over chains) with the diagnostics and health flags\n"
+    "on stdout and in DIR/trajectory.csv and DIR/trajectory.json; draws\n"
+    "DIR/trajectory.png when gnuplot is installed.\n"
     "  --format F          stdout format: table (default), json or csv\n"
     "  --no-plot           do not run gnuplot\n"
     "  --quiet             no progress bar or notes on stderr\n";
 
-int cmd_trajectory(int argc, char **argv)
+/* The probe flags of the trajectory: all but seed, which train's --seed
+ * sets for the training and the probes alike. */
+static const char *const traj_skip[] = {"seed", NULL};
+static const cli_optset traj_probe_opts = {NULL, traj_skip};
+
+/* The synopsis, then (full) the description of the command's own flags. */
+static void traj_usage(FILE *f, int full)
+{
+    static const char *const own[] = {"[--format table|json|csv]", "[--no-plot]", "[--quiet]",
+                                      NULL};
+    cli_wrap w;
+    cli_wrap_start(&w, f, "sive trajectory");
+    cli_wrap_words(&w, train_synopsis);
+    probe_synopsis(&w, &traj_probe_opts);
+    cli_wrap_words(&w, own);
+    cli_wrap_end(&w);
+    if (full)
+        fputs(traj_usage_text, f);
+}
+
+/* Parse argv into c; returns -1 to go on, else the exit status. */
+static int traj_parse(trajectory_cfg *c, int argc, char **argv)
 {
     static const struct option own[] = {
         {"format", required_argument, 0, TJ_FORMAT}, {"no-plot", no_argument, 0, TJ_NO_PLOT},
         {"quiet", no_argument, 0, TJ_QUIET},         {"help", no_argument, 0, TJ_HELP},
         {0, 0, 0, 0}};
-    struct option tmp[48], opts[48];
-    cli_opts_cat(tmp, 48, train_longopts, probe_longopts);
-    cli_opts_cat(opts, 48, tmp, own);
-    trajectory_cfg c;
-    memset(&c, 0, sizeof c);
-    train_defaults(&c.train);
-    c.train.out_dir = "trajectory-out";
-    probe_defaults(&c.probe);
-    c.plot = 1;
+    struct option opts[64] = {{0}};
+    cli_opts_cat(opts, 64, train_longopts, own);
+    probe_opts_add(opts, 64, &traj_probe_opts);
     int o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int h = train_option(&c.train, o, optarg);
+        int h = train_option(&c->train, o, optarg);
         if (!h)
-            h = probe_option(&c.probe, o, optarg);
+            h = probe_option(&c->probe, o, optarg);
         if (h < 0)
             return EXIT_USAGE;
         if (h)
             continue;
         switch (o) {
-        case TJ_FORMAT: if (cli_format(optarg, &c.format)) return EXIT_USAGE; break;
-        case TJ_NO_PLOT: c.plot = 0; break;
-        case TJ_QUIET: c.train.quiet = c.probe.quiet = 1; break;
+        case TJ_FORMAT: if (cli_format(optarg, &c->format)) return EXIT_USAGE; break;
+        case TJ_NO_PLOT: c->plot = 0; break;
+        case TJ_QUIET: c->train.quiet = c->probe.quiet = 1; break;
         case TJ_HELP:
-            fputs(traj_usage_head, stdout);
+            traj_usage(stdout, 1);
             fputs(train_usage_opts, stdout);
-            fputs(probe_usage_opts, stdout);
+            probe_usage_opts(stdout, &traj_probe_opts);
             return 0;
-        default: fputs(traj_usage_head, stderr); return EXIT_USAGE;
+        default: traj_usage(stderr, 0); return EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "sive trajectory: unexpected argument '%s'\n%s", argv[optind],
-                traj_usage_head);
+        fprintf(stderr, "sive trajectory: unexpected argument '%s'\n", argv[optind]);
+        traj_usage(stderr, 0);
         return EXIT_USAGE;
     }
-    if (c.train.epochs < 1) {
-        fprintf(stderr, "sive trajectory: --epochs E (at least 1) is required\n%s",
-                traj_usage_head);
+    if (c->train.epochs < 1) {
+        fprintf(stderr, "sive trajectory: --epochs E (at least 1) is required\n");
+        traj_usage(stderr, 0);
         return EXIT_USAGE;
     }
-    c.probe.seed = c.train.seed;
-    return trajectory_run(&c);
+    return -1;
+}
+
+int cmd_trajectory(int argc, char **argv)
+{
+    trajectory_cfg c;
+    memset(&c, 0, sizeof c);
+    train_defaults(&c.train);
+    c.train.out_dir = "trajectory-out";
+    c.plot = 1;
+    if (probe_cfg_init(&c.probe))
+        return EXIT_RUN;
+    int status = traj_parse(&c, argc, argv);
+    if (status < 0) {
+        probe_cfg_finish(&c.probe);
+        /* train's --seed is at most INT64_MAX: a valid probe seed */
+        sive_probe_set_int(c.probe.p, SIVE_OPT_SEED, (int64_t)c.train.seed);
+        status = trajectory_run(&c);
+    }
+    probe_cfg_free(&c.probe);
+    return status;
 }

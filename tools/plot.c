@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 /* CSV columns used (see trajectory.csv): 1 epoch, 2 train loss, 3 test loss,
- * 5/6 Online mean/std, 7/8 Retrospective, 9/10 SIVE. */
-static const char script[] =
+ * 5/6 Online mean/std, 7/8 Retrospective, 9/10 SIVE, and the flags column
+ * (its position is passed in: the library's statistics come before it). */
+static const char script_head[] =
     "# Loss and LLC tracking during SGD training (Figure 1 of the SIVE paper),\n"
     "# drawn from trajectory.csv, written by `sive trajectory`.\n"
     "# Re-render in this directory with: gnuplot trajectory.gp\n"
@@ -28,8 +29,11 @@ static const char script[] =
     "# not on the plot\n"
     "ep(e) = (e >= 1 ? e : NaN)\n"
     "# error bars stop at 1/10 of the value on the log axis\n"
-    "lo(m, s) = (m - s > 0 ? m - s : m / 10)\n"
-    "set multiplot layout 2,1 title \"Loss and LLC ({/Symbol l}) during SGD training\"\n"
+    "lo(m, s) = (m - s > 0 ? m - s : m / 10)\n";
+
+/* then: set multiplot ... title "<title>\n<budget>" */
+
+static const char script_body[] =
     "set grid\n"
     "set key top right\n"
     "set xlabel \"epoch\"\n"
@@ -43,8 +47,29 @@ static const char script[] =
     "set ylabel \"LLC estimate (mean ± std over chains)\"\n"
     "plot \"trajectory.csv\" skip 1 using (ep($1)):7:(lo($7,$8)):($7+$8) with yerrorlines pt 9 lw 2 title \"Retrospective (final-checkpoint anchor)\", \\\n"
     "     \"\" skip 1 using (ep($1)):5:(lo($5,$6)):($5+$6) with yerrorlines pt 5 lw 2 title \"Online (own tail minimum)\", \\\n"
-    "     \"\" skip 1 using (ep($1)):9:(lo($9,$10)):($9+$10) with yerrorlines pt 7 lw 2 title \"SIVE\"\n"
-    "unset multiplot\n";
+    "     \"\" skip 1 using (ep($1)):9:(lo($9,$10)):($9+$10) with yerrorlines pt 7 lw 2 title \"SIVE\"";
+
+/* then, with a flags column: the SIVE points whose probe raised a health
+ * flag, circled; and finally: */
+
+static const char script_tail[] = "\nunset multiplot\n";
+
+/* The script, with the budget in the title and the flagged points marked
+ * when flags_col > 0; 0 or -1 (errno set). */
+static int write_script(FILE *f, const char *budget, int flags_col)
+{
+    fputs(script_head, f);
+    fprintf(f, "set multiplot layout 2,1 title \"Loss and LLC ({/Symbol l}) during SGD training"
+               "\\n%s\"\n", budget && *budget ? budget : "");
+    fputs(script_body, f);
+    if (flags_col > 0)
+        fprintf(f, ", \\\n     \"\" skip 1 using (ep($1)):($%d > 0 ? $9 : NaN) with points pt 6 "
+                   "ps 3 lw 2 lc rgb \"red\" title \"health flag raised (trajectory.csv: "
+                   "health)\"",
+                flags_col);
+    fputs(script_tail, f);
+    return ferror(f) ? -1 : 0;
+}
 
 /* Is prog an executable, on PATH when it has no '/'? */
 static int find_program(const char *prog)
@@ -68,13 +93,13 @@ static int find_program(const char *prog)
     return 0;
 }
 
-int plot_trajectory(const char *dir, int quiet)
+int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col)
 {
     char gp[4200], png[4200];
     snprintf(gp, sizeof gp, "%s/trajectory.gp", dir);
     snprintf(png, sizeof png, "%s/trajectory.png", dir);
     FILE *f = fopen(gp, "w");
-    if (!f || fputs(script, f) == EOF || fclose(f) != 0) {
+    if (!f || write_script(f, budget, flags_col) || fclose(f) != 0) {
         fprintf(stderr, "sive: cannot write %s: %s\n", gp, strerror(errno));
         return -1;
     }

@@ -10,11 +10,21 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The duration estimate: timed after EST_AFTER seconds of the first run
+ * (or from the whole first run when it is shorter), printed when the rest
+ * takes longer than EST_MIN seconds. */
+#define EST_AFTER 2.0
+#define EST_MIN 60.0
+
 struct progress {
     pthread_mutex_t lock;
-    int show;          /* stderr is a terminal and output is not quiet */
+    int notes;         /* output is not quiet: the estimate is printed  */
+    int show;          /* ... and stderr is a terminal: the bar too     */
     int drawn;         /* a bar is on screen and must be erased        */
+    int said;          /* the estimate was made (once per object)       */
     char label[64];
+    char who[32], what[32]; /* progress_plan()                         */
+    int64_t runs, started;  /* runs planned, runs started so far       */
     int32_t chains;
     int64_t steps;     /* per chain                                    */
     int64_t *done;     /* steps done per chain                         */
@@ -55,14 +65,30 @@ progress *progress_new(int show)
     if (!pg)
         return NULL;
     pthread_mutex_init(&pg->lock, NULL);
+    pg->notes = show;
     pg->show = show && isatty(STDERR_FILENO);
+    snprintf(pg->who, sizeof pg->who, "sive");
+    snprintf(pg->what, sizeof pg->what, "runs");
+    pg->runs = 1;
     return pg;
+}
+
+void progress_plan(progress *pg, const char *who, const char *what, int64_t runs)
+{
+    if (!pg)
+        return;
+    pthread_mutex_lock(&pg->lock);
+    snprintf(pg->who, sizeof pg->who, "%s", who);
+    snprintf(pg->what, sizeof pg->what, "%s", what);
+    pg->runs = runs > 0 ? runs : 1;
+    pthread_mutex_unlock(&pg->lock);
 }
 
 void progress_free(progress *pg)
 {
     if (!pg)
         return;
+    pg->said = 1; /* nothing left to estimate */
     progress_done(pg);
     pthread_mutex_destroy(&pg->lock);
     free(pg->done);
@@ -81,6 +107,7 @@ void progress_start(progress *pg, const char *label, int32_t chains, int64_t ste
     snprintf(pg->label, sizeof pg->label, "%s", label ? label : "");
     pg->t0 = now();
     pg->last = 0.0;
+    pg->started++;
     pthread_mutex_unlock(&pg->lock);
 }
 
@@ -138,18 +165,77 @@ static void draw(progress *pg, double t)
     pg->drawn = 1;
 }
 
+/* "45 s", "12 min", "2.5 h" */
+static void fmt_duration(char *buf, size_t n, double s)
+{
+    if (s < 100.0)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 6000.0)
+        snprintf(buf, n, "%.0f min", s / 60.0);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600.0);
+}
+
+/* Called with the lock held: make the estimate (once) and print it on
+ * stderr when the rest takes longer than EST_MIN; how says how it was
+ * timed. */
+static void estimate(progress *pg, double left, const char *how)
+{
+    pg->said = 1;
+    if (!(left > EST_MIN))
+        return;
+    char d[32];
+    fmt_duration(d, sizeof d, left);
+    if (pg->drawn) {
+        fputs("\r\033[K", stderr);
+        pg->drawn = 0;
+    }
+    fprintf(stderr, "%s: this will take about %s more (%s)\n", pg->who, d, how);
+    fflush(stderr);
+}
+
+/* Steps done and planned in this run. */
+static void run_steps(const progress *pg, int64_t *sum, int64_t *total)
+{
+    *sum = 0;
+    *total = (int64_t)pg->chains * pg->steps;
+    for (int32_t c = 0; c < pg->chains; c++)
+        *sum += pg->done[c];
+}
+
+/* Called with the lock held, EST_AFTER seconds into a run: the rest of it
+ * and the runs after it at the rate so far. */
+static void estimate_from_rate(progress *pg, double t)
+{
+    int64_t sum, total, more = pg->runs - pg->started;
+    run_steps(pg, &sum, &total);
+    double el = t - pg->t0, rate = (double)sum / el;
+    if (!(rate > 0.0))
+        return; /* nothing done yet: try again at the next call */
+    double left = ((double)(total - sum) + (double)(more > 0 ? more : 0) * (double)total) / rate;
+    char how[160];
+    if (more > 0)
+        snprintf(how, sizeof how, "this run and %lld more %s, timed from the first %.1f s of "
+                 "this one: %.0f chain steps/s", (long long)more, pg->what, el, rate);
+    else
+        snprintf(how, sizeof how, "timed from its first %.1f s: %.0f chain steps/s", el, rate);
+    estimate(pg, left, how);
+}
+
 int progress_cb(int32_t chain, int64_t step, int64_t total, void *user)
 {
     progress *pg = user;
     if (interrupted)
         return 1;
-    if (!pg || !pg->show)
+    if (!pg || !pg->notes)
         return 0;
     pthread_mutex_lock(&pg->lock);
     if (chain >= 0 && chain < pg->chains && step <= total)
         pg->done[chain] = step;
     double t = now();
-    if (t - pg->last >= 0.1) {
+    if (!pg->said && t - pg->t0 >= EST_AFTER)
+        estimate_from_rate(pg, t);
+    if (pg->show && t - pg->last >= 0.1) {
         pg->last = t;
         draw(pg, t);
     }
@@ -162,6 +248,16 @@ void progress_done(progress *pg)
     if (!pg)
         return;
     pthread_mutex_lock(&pg->lock);
+    int64_t sum, total, more = pg->runs - pg->started;
+    run_steps(pg, &sum, &total);
+    if (pg->notes && !pg->said && pg->chains > 0 && sum == total && more > 0) {
+        /* a first run shorter than EST_AFTER: the runs after it take as long */
+        double el = now() - pg->t0;
+        char how[160];
+        snprintf(how, sizeof how, "%lld more %s, timed from the first: %.1f s", (long long)more,
+                 pg->what, el);
+        estimate(pg, el * (double)more, how);
+    }
     if (pg->drawn) {
         fputs("\r\033[K", stderr);
         fflush(stderr);

@@ -17,9 +17,20 @@
 typedef struct progress progress;
 
 /* show: draw the bar (the caller passes !quiet; the terminal test is done
- * here).  NULL when out of memory (runs then simply have no bar). */
+ * here) and make the duration estimate below.  NULL when out of memory
+ * (runs then simply have no bar). */
 progress *progress_new(int show);
 void progress_free(progress *pg);
+
+/* Long runs tell the user up front.  The object follows `runs` runs of the
+ * same cost (default 1), e.g. one per checkpoint.  Once per object, on
+ * stderr (terminal or not), when the rest of the work will take longer
+ * than a minute, it prints "WHO: this will take about 4 min more (...)",
+ * saying how it was timed: from the chain steps done in the first 2 s of
+ * the first run (nothing extra is run), or, when the first run is shorter
+ * than that, from its duration times the runs left.  what names the runs
+ * ("checkpoints"). */
+void progress_plan(progress *pg, const char *who, const char *what, int64_t runs);
 
 /* Start following a run of `chains` chains of `steps` steps each; label is
  * printed before the bar (copied, may be NULL). */

@@ -14,6 +14,7 @@ static const char *usage =
     "  train       train the reference MLP, one checkpoint per epoch\n"
     "  probe       lambda-hat and diagnostics for checkpoints\n"
     "  trajectory  train, probe every checkpoint, compare the estimators, plot\n"
+    "  options     the library's probe options: names, defaults, bounds\n"
     "  version     print the library version\n"
     "Run 'sive <command> --help' for the options of a command.\n";
 
@@ -29,12 +30,13 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"toy", cmd_toy},     {"train", cmd_train},
                 {"probe", cmd_probe}, {"trajectory", cmd_trajectory},
-                {"demo", cmd_demo}};
+                {"demo", cmd_demo},   {"options", cmd_options}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("sive %s (libsive %s)\n", SIVE_VERSION_STRING, sive_version_string());
+        printf("sive %s (libsive %s)\nBLIS kernels: %s\n", SIVE_VERSION_STRING,
+               sive_version_string(), sive_mlp_blis_kernels());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

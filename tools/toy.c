@@ -17,10 +17,12 @@ static double toy_k(int model, const double *th)
     return model == 1 ? th[0] * th[0] : th[0] * th[0] * th[1] * th[1];
 }
 
-static int toy_grad(const double *th, size_t d, const sive_batch *b, double *g,
+static int toy_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
                     double *loss, void *user)
 {
     const toy_ctx *ctx = user;
+    const double *th = theta;
+    double *g = grad;
     (void)d;
     (void)b;
     if (ctx->model == 1) {
@@ -33,10 +35,11 @@ static int toy_grad(const double *th, size_t d, const sive_batch *b, double *g,
     return 0;
 }
 
-static int toy_eval(const double *th, size_t d, const sive_batch *b,
+static int toy_eval(const void *theta, size_t d, const sive_batch *b,
                     double *group_loss, void *user)
 {
     const toy_ctx *ctx = user;
+    const double *th = theta;
     (void)d;
     double k = toy_k(ctx->model, th);
     sive_rng g;
@@ -134,7 +137,14 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
     sive_probe *p = NULL;
     sive_result *r = NULL;
     double *work = NULL;
-    int rc = sive_probe_new(&p, dim);
+    sive_model model;
+    sive_model_init(&model, sizeof model);
+    model.dtype = SIVE_F64;
+    model.dim = dim;
+    model.grad = toy_grad;
+    model.group_loss = toy_eval;
+    model.user = &ctx;
+    int rc = sive_probe_new(&p);
     if (rc)
         goto fail_noprobe;
     if ((rc = sive_probe_set_double(p, SIVE_OPT_T, cfg->t)) ||
@@ -148,7 +158,6 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
         (rc = sive_probe_set_int(p, SIVE_OPT_THREADS, cfg->threads)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cfg->stride)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_SEED, (int64_t)cfg->seed)) ||
-        (rc = sive_probe_set_callbacks_f64(p, toy_grad, toy_eval, &ctx)) ||
         (rc = sive_probe_set_progress(p, cfg->progress, cfg->progress_user)))
         goto fail;
 
@@ -166,9 +175,9 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
             goto out;
         }
     }
-    rc = sive_probe_run_f64(p, cfg->centre, &r);
-    if (rc && !r)
+    if ((rc = sive_probe_run(p, &model, cfg->centre, &r)))
         goto fail;
+    rc = sive_result_status(r);
 
     work = malloc((size_t)cfg->steps * sizeof(double));
     for (int k = 0; k < TOY_EST_COUNT; k++)
@@ -211,6 +220,7 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
     rep->oracle_var_mcse = sqrt(q_var) / ok_n;
     rep->sive_mcse = sive_result_mcse(r);
     rep->ess = sive_result_ess(r);
+    rep->sive_ess = sive_result_stat(r, SIVE_STAT_SIVE_ESS, SIVE_SUMMARY);
     rep->noise_correction = sive_result_noise_correction(r);
     rep->noise_correction_std = sive_result_noise_correction_std(r);
     rep->rhat = sive_result_rhat(r);
@@ -222,7 +232,7 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
         goto out;
     }
     if (rc)
-        snprintf(err, errlen, "%s", sive_probe_errmsg(p));
+        snprintf(err, errlen, "%s", sive_result_errmsg(r));
     goto out;
 
 fail:

@@ -28,7 +28,7 @@ typedef struct toy_report {
     double mean[TOY_EST_COUNT], std[TOY_EST_COUNT];
     /* pooled standard errors of the chain averages (sqrt(sum se^2)/K) */
     double oracle_mcse, oracle_var_mcse, sive_mcse;
-    double ess, noise_correction, noise_correction_std, rhat;
+    double ess, sive_ess, noise_correction, noise_correction_std, rhat;
     double *nc_std_per_chain;   /* reported std of C, per chain */
     double *sive_mcse_per_chain;
     uint32_t flags;

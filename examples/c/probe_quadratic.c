@@ -15,7 +15,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #define D 8
 
@@ -45,11 +44,14 @@ static double quad_k(const quad *q, const double *theta)
     return k;
 }
 
-/* Exact gradients: an analytic model has no mini-batches (data size 0). */
-static int quad_grad(const double *theta, size_t d, const sive_batch *b,
-                     double *grad, double *loss, void *user)
+/* Exact gradients: an analytic model has no mini-batches (n_examples 0).
+ * theta and grad hold dim values of the model's dtype, here double. */
+static int quad_grad(const void *theta_v, size_t d, const sive_batch *b,
+                     void *grad_v, double *loss, void *user)
 {
     const quad *q = user;
+    const double *theta = theta_v;
+    double *grad = grad_v;
     (void)d;
     (void)b;
     for (int i = 0; i < D; i++)
@@ -60,8 +62,8 @@ static int quad_grad(const double *theta, size_t d, const sive_batch *b,
 
 /* N noisy observations of the loss; the noise comes from the per-call seed
  * so that the run is reproducible and independent of the thread count. */
-static int quad_eval(const double *theta, size_t d, const sive_batch *b,
-                     double *group_loss, void *user)
+static int quad_group_loss(const void *theta, size_t d, const sive_batch *b,
+                           double *group_loss, void *user)
 {
     const quad *q = user;
     (void)d;
@@ -94,30 +96,47 @@ int main(int argc, char **argv)
     quad q;
     quad_init(&q);
 
+    /* The model is a plain value: its precision, size and callbacks. */
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dtype = SIVE_F64;
+    m.dim = D;
+    m.n_examples = 0; /* analytic: no data set */
+    m.grad = quad_grad;
+    m.group_loss = quad_group_loss;
+    m.user = &q;
+
     sive_probe *p = NULL;
-    int rc = sive_probe_new(&p, D);
+    int rc = sive_probe_new(&p);
     if (rc) {
         fprintf(stderr, "sive_probe_new: %s: %s\n", sive_strerror(rc), sive_last_errmsg());
         return 1;
     }
     /* Stop at the first failing setter; the probe's message says which. */
-    if ((rc = sive_probe_set_callbacks_f64(p, quad_grad, quad_eval, &q)) ||
-        (rc = sive_probe_set_double(p, SIVE_OPT_T, t)) ||
+    if ((rc = sive_probe_set_double(p, SIVE_OPT_T, t)) ||
         (rc = sive_probe_set_double(p, SIVE_OPT_BASE_LR, a)) ||
         (rc = sive_probe_set_double(p, SIVE_OPT_H, h)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_STEPS, 4000)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_GROUPS, 16)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_CHAINS, 4)) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_SEED, argc > 1 ? atoll(argv[1]) : 1))) {
+        (rc = sive_probe_set_text(p, "seed", argc > 1 ? argv[1] : "1"))) {
         fprintf(stderr, "option: %s: %s\n", sive_strerror(rc), sive_probe_errmsg(p));
         sive_probe_free(p);
         return 1;
     }
 
+    /* Either no result and an error, or a result whose status says how
+     * the run ended (chains that finished are summarised in every case). */
     sive_result *r = NULL;
-    rc = sive_probe_run_f64(p, q.theta_star, &r);
-    if (rc) /* r may still hold the chains that ran: freed below either way */
+    rc = sive_probe_run(p, &m, q.theta_star, &r);
+    if (rc) {
         fprintf(stderr, "probe: %s: %s\n", sive_strerror(rc), sive_probe_errmsg(p));
+        sive_probe_free(p);
+        return 1;
+    }
+    int status = sive_result_status(r);
+    if (status)
+        fprintf(stderr, "run: %s: %s\n", sive_strerror(status), sive_result_errmsg(r));
 
     double lambda = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
     double mcse = sive_result_mcse(r), exact = exact_lambda(&q, t, a, h);
@@ -132,8 +151,9 @@ int main(int argc, char **argv)
         printf("health:\n%s\n", health);
     sive_result_free(r);
     sive_probe_free(p);
+    sive_model_destroy(&m); /* no destroy hook here: just clears m */
 
-    int ok = rc == SIVE_OK && isfinite(z) && fabs(z) <= 4.0;
+    int ok = status == SIVE_OK && isfinite(z) && fabs(z) <= 4.0;
     printf("status %s\n", ok ? "OK" : "FAILED");
     return ok ? 0 : 1;
 }

@@ -6,7 +6,8 @@
 //     y_hat(x) = sum_j w2_j tanh(w1_j x + b1_j) + b2
 // fitted by mean squared error to y = sin(3x) + 0.1 noise on n = 256 points.
 // libsive only needs two callbacks that evaluate this model on the example
-// indices it draws, so any model plugs in the same way.
+// indices it draws (a mean-loss gradient and per-example losses), so any
+// model plugs in the same way.
 //
 // Build standalone:  c++ -std=c++17 -O2 main.cpp $(pkg-config --cflags --libs libsive)
 // Usage: cpp-trainer [steps=3000] [probe_every=500]
@@ -79,20 +80,25 @@ double mse(const double *theta, const Data &data, const std::uint64_t *idx,
     return sum / static_cast<double>(n);
 }
 
-// libsive callbacks: user is the training set.
-int grad_cb(const double *theta, std::size_t, const sive_batch *b, double *grad,
+// libsive callbacks: user is the training set; theta and grad hold kDim
+// doubles (the model's dtype is SIVE_F64).
+int grad_cb(const void *theta, std::size_t, const sive_batch *b, void *grad,
             double *loss, void *user)
 {
-    *loss = mse(theta, *static_cast<const Data *>(user), b->index, b->group_size, grad);
+    *loss = mse(static_cast<const double *>(theta), *static_cast<const Data *>(user),
+                b->index, b->group_size, static_cast<double *>(grad));
     return 0; // a non-finite loss is not an error: libsive reports it as a divergence
 }
 
-int eval_cb(const double *theta, std::size_t, const sive_batch *b, double *group_loss,
+// Per-example losses: libsive draws the evaluation groups, evaluates each
+// distinct example once through this callback and forms the group means.
+int loss_cb(const void *theta, std::size_t, const sive_batch *b, double *losses,
             void *user)
 {
+    const auto *th = static_cast<const double *>(theta);
     const auto &data = *static_cast<const Data *>(user);
-    for (std::size_t g = 0; g < b->n_groups; g++)
-        group_loss[g] = mse(theta, data, b->index + g * b->group_size, b->group_size, nullptr);
+    for (std::size_t i = 0; i < b->group_size; i++)
+        losses[i] = mse(th, data, b->index + i, 1, nullptr);
     return 0;
 }
 
@@ -126,11 +132,21 @@ int main(int argc, char **argv)
     for (std::size_t j = 2 * kHidden; j < kDim; j++)
         theta[j] = init(gen) / std::sqrt(double(kHidden));
 
+    // The model: this network on this training set, described by value.
+    sive_model model;
+    sive_model_init(&model, sizeof model);
+    model.dtype = SIVE_F64;
+    model.dim = kDim;
+    model.n_examples = data.x.size();
+    model.grad = grad_cb;
+    model.loss = loss_cb;
+    model.user = const_cast<Data *>(&data);
+
     // One probe for the whole run: options persist, each run is independent.
     // The seed stays fixed, so successive checkpoints are probed with the
     // same random streams, which makes their differences less noisy.
     sive_probe *raw = nullptr;
-    if (int rc = sive_probe_new(&raw, kDim)) {
+    if (int rc = sive_probe_new(&raw)) {
         std::fprintf(stderr, "sive_probe_new: %s\n", sive_strerror(rc));
         return 1;
     }
@@ -141,10 +157,7 @@ int main(int argc, char **argv)
     // the example runs in seconds.
     const double t = double(data.x.size()) / std::log(double(data.x.size()));
     int rc = 0;
-    if ((rc = sive_probe_set_callbacks_f64(p, grad_cb, eval_cb,
-                                           const_cast<Data *>(&data))) ||
-        (rc = sive_probe_set_int(p, SIVE_OPT_DATA_SIZE, std::int64_t(data.x.size()))) ||
-        (rc = sive_probe_set_double(p, SIVE_OPT_T, t)) ||
+    if ((rc = sive_probe_set_double(p, SIVE_OPT_T, t)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_STEPS, 2000)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_GROUPS, 16)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, 32)) ||
@@ -170,13 +183,18 @@ int main(int argc, char **argv)
 
         const double loss = mse(theta.data(), data, all.data(), all.size(), nullptr);
         sive_result *rr = nullptr;
-        rc = sive_probe_run_f64(p, theta.data(), &rr); // theta is only read
+        rc = sive_probe_run(p, &model, theta.data(), &rr); // theta is only read
+        if (rc) { // no result: the model or the options were refused
+            std::fprintf(stderr, "probe at step %ld: %s\n", step, sive_probe_errmsg(p));
+            return 1;
+        }
         std::unique_ptr<sive_result, ResultDeleter> r(rr);
+        const int status = sive_result_status(r.get());
         std::printf("step %5ld  loss %.4f  lambda %.3f ± %.3f  ESS %.0f  status %s\n", step,
                     loss, sive_result_lambda(r.get()), sive_result_mcse(r.get()),
-                    sive_result_ess(r.get()), rc == SIVE_OK ? "OK" : sive_strerror(rc));
-        if (rc) {
-            std::fprintf(stderr, "probe at step %ld: %s\n", step, sive_probe_errmsg(p));
+                    sive_result_ess(r.get()), status == SIVE_OK ? "OK" : sive_strerror(status));
+        if (status) {
+            std::fprintf(stderr, "probe at step %ld: %s\n", step, sive_result_errmsg(r.get()));
             failures++;
         }
         std::fflush(stdout);

@@ -31,7 +31,7 @@ end
 
 # N noisy observations; the noise is drawn from the per-call seed with the
 # library's generator, so the run is reproducible (and equals the Python one).
-function evaluate!(losses, theta, batch)
+function group_loss!(losses, theta, batch)
     normals!(Rng(batch.seed, 0), losses)
     losses .= L0 .+ k(theta) .+ SIGMA .* losses
     return nothing
@@ -47,8 +47,10 @@ end
 
 function main()
     seed = length(ARGS) > 0 ? parse(Int, ARGS[1]) : 1
-    probe = Probe(D; t=T, base_lr=A, h=RADIUS, steps=4000, groups=16, chains=4, seed=seed)
-    r = Sive.run(probe, collect(THETA_STAR), grad!, evaluate!)
+    # An analytic model: no data set, so the per-group form of the loss.
+    model = Model(D, grad!; group_loss=group_loss!)
+    probe = Probe(; t=T, base_lr=A, h=RADIUS, steps=4000, groups=16, chains=4, seed=seed)
+    r = Sive.run(probe, model, collect(THETA_STAR))
     lam = Sive.stat(r, Sive.STAT_SIVE_UNCLIPPED)
     exact = exact_lambda()
     z = (lam - exact) / mcse(r)

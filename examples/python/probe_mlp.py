@@ -39,10 +39,12 @@ def main():
         # t = n/log(n) (the WBIC temperature); 400 steps and 16 groups of 32
         # instead of the defaults' 100000 and 512 x 64 keep this to seconds.
         t = len(train) / np.log(len(train))
-        with loaded, sive.Probe(loaded.dim, t=t, steps=400, groups=16, eval_batch=32,
-                                grad_batch=64, chains=2) as probe:
-            probe.bind_mlp(loaded, train)
-            with probe.run(theta1) as r:
+        # The MLP on the training set as a probe model: gradient and
+        # per-example losses in C (the library groups and deduplicates).
+        with loaded, sive.mlp_model(loaded, train) as model, \
+                sive.Probe(t=t, steps=400, groups=16, eval_batch=32, grad_batch=64,
+                           chains=2) as probe:
+            with probe.run(model, theta1) as r:
                 print(f"lambda = {r.lambda_hat:.1f} ± {r.mcse:.1f} (MCSE), ESS {r.ess:.0f}, "
                       f"noise correction {r.noise_correction:.1f} ± "
                       f"{r.noise_correction_std:.1f}, chains ok {r.chains_ok}/{r.chains}")

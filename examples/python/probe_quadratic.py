@@ -35,7 +35,7 @@ def grad(theta, batch):
     return G + H * (theta - THETA_STAR), L0 + k(theta)
 
 
-def evaluate(theta, batch):
+def group_loss(theta, batch):
     # N noisy observations; the noise is drawn from the per-call seed with the
     # library's generator, so the run is reproducible (and equals the C one).
     noise = sive.Rng(batch.seed, 0).normals(batch.n_groups)
@@ -52,10 +52,11 @@ def exact_lambda():
 
 def main():
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    with sive.Probe(D, t=T, base_lr=A, h=RADIUS, steps=4000, groups=16, chains=4,
+    # An analytic model: no data set, so the per-group form of the loss.
+    model = sive.Model(D, grad, group_loss=group_loss)
+    with sive.Probe(t=T, base_lr=A, h=RADIUS, steps=4000, groups=16, chains=4,
                     seed=seed) as probe:
-        probe.set_callbacks(grad, evaluate)
-        with probe.run(THETA_STAR) as r:
+        with probe.run(model, THETA_STAR) as r:
             lam = r.stat(sive.Stat.SIVE_UNCLIPPED)
             exact = exact_lambda()
             z = (lam - exact) / r.mcse

@@ -1,32 +1,38 @@
-"""ctypes bindings for libsive (standard library + numpy only).
+"""ctypes bindings for libsive 0.2 (standard library + numpy only).
 
-Covers the whole public API: the probe (include/sive/sive.h), data sets
-(sive/data.h), the reference MLP, its probe adapter and checkpoints
-(sive/mlp.h).
+Covers the whole public API: models, probes and results
+(include/sive/sive.h), data sets (sive/data.h), the reference MLP, its probe
+model and checkpoints (sive/mlp.h).
 
     import numpy as np, sive
 
     def grad(theta, batch):          # -> gradient, or (gradient, loss)
         return 2 * theta, float(theta @ theta)
 
-    def evaluate(theta, batch):      # -> batch.n_groups mean losses
+    def group_loss(theta, batch):    # -> batch.n_groups mean losses
         return np.full(batch.n_groups, theta @ theta)
 
-    with sive.Probe(2, steps=2000, h=0.1) as p:
-        p.set_callbacks(grad, evaluate)
-        with p.run(np.array([0.5, 0.5])) as r:
-            print(r.lambda_hat, "+/-", r.mcse)
+    model = sive.Model(2, grad, group_loss=group_loss)
+    with sive.Probe(steps=2000, h=0.1) as p:
+        with p.run(model, np.array([0.5, 0.5])) as r:
+            print(r.lambda_hat, "+/-", r.mcse, r.stats())
 
 Conventions
  - Failures raise SiveError, carrying the status, sive_strerror() and the
-   library's detailed message (the probe's, or the thread's last one).
- - Handles (Probe, Result, Dataset, Mlp, Workspace, Binding) are context
+   library's detailed message (the probe's, the run's, or the thread's last
+   one).
+ - Everything the library describes is read from it, not repeated here: the
+   options (names, types, bounds, defaults, docs: options(), Option), the
+   names of statistics, traces, chain states and health flags (Stat, Trace,
+   ChainStatus, Flag, and the keys of Result.stats()).
+ - Handles (Probe, Result, Model, Dataset, Mlp, Workspace) are context
    managers; close() frees them early, otherwise the garbage collector does.
  - Arrays passed to callbacks (theta, batch.index) are read-only views of
    library memory, valid only during the call: copy them to keep them.
- - An exception raised in a callback aborts the run (the trampoline returns
-   non-zero, the library stops with SIVE_E_CALLBACK) and run() re-raises
-   that same exception.
+ - An exception raised in a callback aborts the run: the trampoline hands
+   its text to the library (sive_set_errmsg), returns non-zero, the library
+   stops every chain with SIVE_E_CALLBACK, and run() re-raises that same
+   exception with the run's message as a note.
  - ctypes releases the GIL during library calls, so a run does not block
    other Python threads except while a callback executes.
 
@@ -38,12 +44,13 @@ import ctypes
 import ctypes.util
 import enum
 import math
+import operator
 import os
 import pathlib
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_float, c_int, c_int32, c_int64, c_size_t, c_uint8,
-                    c_uint32, c_uint64, c_void_p)
+                    c_uint32, c_uint64, c_void_p, sizeof)
 from typing import NamedTuple
 
 import numpy as np
@@ -52,7 +59,9 @@ import numpy as np
 # Loading
 # ---------------------------------------------------------------------------
 
-ABI_MAJOR = 0  # the major version these declarations were written for
+# The version these declarations were written for.  Before 1.0 every minor
+# release may break the ABI, so major and minor must both match.
+ABI_VERSION = (0, 2)
 
 
 def _find_library():
@@ -81,7 +90,7 @@ def _fn(name, restype, *argtypes):
 
 
 # ---------------------------------------------------------------------------
-# Constants (values pinned by the ABI)
+# Constants the library has no names for (values pinned by the ABI)
 # ---------------------------------------------------------------------------
 
 
@@ -99,92 +108,49 @@ class Status(enum.IntEnum):
     UNSUPPORTED = -10
 
 
-class Option(enum.IntEnum):
-    T = 1
-    BASE_LR = 2
-    H = 3
-    C_H = 4
-    STEPS = 5
-    BURN_IN = 6
-    GROUPS = 7
-    EVAL_BATCH = 8
-    GRAD_BATCH = 9
-    DATA_SIZE = 10
-    CHAINS = 11
-    THREADS = 12
-    SEED = 13
-    REPLACEMENT = 14
-    EVAL_STRIDE = 15
-    ANCHOR = 16
+class OptionType(enum.IntEnum):
+    INT = 1
+    DOUBLE = 2
 
 
-# The C API has one setter per type; the type of each option is fixed.
-_DOUBLE_OPTIONS = frozenset({Option.T, Option.BASE_LR, Option.H, Option.C_H,
-                             Option.BURN_IN, Option.ANCHOR})
-
-
-class Stat(enum.IntEnum):
-    SIVE = 0
-    SIVE_UNCLIPPED = 1
-    RAW_VARIANCE = 2
-    ONLINE_MEAN = 3
-    ANCHORED_MEAN = 4
-    TAIL_MEAN_LOSS = 5
-    TAIL_MIN_LOSS = 6
-    NOISE_CORRECTION = 7
-    NOISE_CORRECTION_STD = 8
-    NOISE_CORRECTION_STD_GAUSS = 9
-    MCSE = 10
-    ESS = 11
-    RHAT = 12
-    H = 13
-    TETHER_STEP = 14
-    GRAD_NORM2_START = 15
-    SLOPE_PROXY = 16
-    RMS_DISP_REL_H = 17
-    TAIL_LENGTH = 18
-
-
-class Trace(enum.IntEnum):
-    LBAR = 0
-    S2 = 1
-    GRAD_LOSS = 2
-    GRAD_NORM = 3
-    DISP = 4
-
-
-class ChainStatus(enum.IntEnum):
-    INVALID = -1
-    OK = 0
-    DIVERGED = 1
-    CALLBACK = 2
-    ABORTED = 3
-
-
-class Flag(enum.IntFlag):
-    DIVERGED = 1 << 0
-    NEGATIVE_SIVE = 1 << 1
-    NONSTATIONARY = 1 << 2
-    LOW_ESS = 1 << 3
-    HIGH_RHAT = 1 << 4
-    NOISY_CORRECTION = 1 << 5
-    ABORTED = 1 << 6
-
-
+_F32, _F64 = 1, 2  # sive_dtype
 SUMMARY = -1  # chain argument of Result.stat(): the summary over chains
 CHECKPOINT_VERSION = 1
 DATASET_SUBSET_TEST = 2000
 DATASET_SUBSET_SEED = 42
 
 # ---------------------------------------------------------------------------
-# Structures and prototypes
+# Structures and prototypes (mirrors of sive.h, member for member)
 # ---------------------------------------------------------------------------
 
 
 class _Batch(Structure):
     _fields_ = [("index", POINTER(c_uint64)), ("n_groups", c_size_t),
                 ("group_size", c_size_t), ("seed", c_uint64),
-                ("chain", c_int32), ("reserved", c_int32), ("step", c_int64)]
+                ("chain", c_int32), ("worker", c_int32), ("step", c_int64)]
+
+
+# Callbacks get theta and grad as void pointers of the model's dtype.
+_GRAD = CFUNCTYPE(c_int, c_void_p, c_size_t, POINTER(_Batch), c_void_p,
+                  POINTER(c_double), c_void_p)
+_LOSS = CFUNCTYPE(c_int, c_void_p, c_size_t, POINTER(_Batch), POINTER(c_double), c_void_p)
+_DESTROY = CFUNCTYPE(None, c_void_p)
+_PROGRESS = CFUNCTYPE(c_int, c_int32, c_int64, c_int64, c_void_p)
+
+
+class _Model(Structure):
+    """sive_model.  A NULL function pointer is the field left unset."""
+    _fields_ = [("struct_size", c_uint32), ("dtype", c_int), ("dim", c_size_t),
+                ("n_examples", c_uint64), ("grad", _GRAD), ("loss", _LOSS),
+                ("group_loss", _LOSS), ("user", c_void_p), ("destroy", _DESTROY)]
+
+
+class _OptionInfo(Structure):
+    _fields_ = [("id", c_int), ("name", c_char_p), ("type", c_int),
+                ("lo_open", c_int), ("hi_open", c_int),
+                ("int_lo", c_int64), ("int_hi", c_int64), ("int_default", c_int64),
+                ("double_lo", c_double), ("double_hi", c_double),
+                ("double_default", c_double), ("doc", c_char_p)]
 
 
 class _Rng(Structure):
@@ -199,33 +165,34 @@ class _CheckpointMeta(Structure):
 _vp = c_void_p
 _pvp = POINTER(c_void_p)
 _pf, _pd, _pu64, _pu8 = POINTER(c_float), POINTER(c_double), POINTER(c_uint64), POINTER(c_uint8)
-
-_GRAD_F32 = CFUNCTYPE(c_int, _pf, c_size_t, POINTER(_Batch), _pf, _pd, c_void_p)
-_EVAL_F32 = CFUNCTYPE(c_int, _pf, c_size_t, POINTER(_Batch), _pd, c_void_p)
-_GRAD_F64 = CFUNCTYPE(c_int, _pd, c_size_t, POINTER(_Batch), _pd, _pd, c_void_p)
-_EVAL_F64 = CFUNCTYPE(c_int, _pd, c_size_t, POINTER(_Batch), _pd, c_void_p)
-_PROGRESS = CFUNCTYPE(c_int, c_int32, c_int64, c_int64, c_void_p)
+_pi64 = POINTER(c_int64)
 
 # sive.h
 _version_number = _fn("sive_version_number", c_uint32)
 _version_string = _fn("sive_version_string", c_char_p)
 _strerror = _fn("sive_strerror", c_char_p, c_int)
 _last_errmsg = _fn("sive_last_errmsg", c_char_p)
-_probe_new = _fn("sive_probe_new", c_int, _pvp, c_size_t)
+_set_errmsg = _fn("sive_set_errmsg", None, c_char_p)
+_model_init = _fn("sive_model_init", c_int, POINTER(_Model), c_size_t)
+_model_destroy = _fn("sive_model_destroy", None, POINTER(_Model))
+_option_info_get = _fn("sive_option_info_get", POINTER(_OptionInfo), c_int)
+_option_at = _fn("sive_option_at", POINTER(_OptionInfo), c_size_t)
+_probe_new = _fn("sive_probe_new", c_int, _pvp)
 _probe_free = _fn("sive_probe_free", None, _vp)
-_probe_dim = _fn("sive_probe_dim", c_size_t, _vp)
-_probe_set_double = _fn("sive_probe_set_double", c_int, _vp, c_int, c_double)
+_probe_reset = _fn("sive_probe_reset", c_int, _vp)
 _probe_set_int = _fn("sive_probe_set_int", c_int, _vp, c_int, c_int64)
+_probe_set_double = _fn("sive_probe_set_double", c_int, _vp, c_int, c_double)
+_probe_get_int = _fn("sive_probe_get_int", c_int, _vp, c_int, _pi64)
 _probe_get_double = _fn("sive_probe_get_double", c_int, _vp, c_int, _pd)
-_probe_get_int = _fn("sive_probe_get_int", c_int, _vp, c_int, POINTER(c_int64))
-_probe_set_callbacks_f32 = _fn("sive_probe_set_callbacks_f32", c_int, _vp, _GRAD_F32, _EVAL_F32, _vp)
-_probe_set_callbacks_f64 = _fn("sive_probe_set_callbacks_f64", c_int, _vp, _GRAD_F64, _EVAL_F64, _vp)
+_probe_set_text = _fn("sive_probe_set_text", c_int, _vp, c_char_p, c_char_p)
 _probe_set_progress = _fn("sive_probe_set_progress", c_int, _vp, _PROGRESS, _vp)
 _probe_errmsg = _fn("sive_probe_errmsg", c_char_p, _vp)
-_probe_callback_code = _fn("sive_probe_callback_code", c_int, _vp)
-_probe_run_f32 = _fn("sive_probe_run_f32", c_int, _vp, _pf, _pvp)
-_probe_run_f64 = _fn("sive_probe_run_f64", c_int, _vp, _pd, _pvp)
+_probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
 _result_free = _fn("sive_result_free", None, _vp)
+_result_status = _fn("sive_result_status", c_int, _vp)
+_result_errmsg = _fn("sive_result_errmsg", c_char_p, _vp)
+_result_callback_code = _fn("sive_result_callback_code", c_int, _vp)
+_stat_name = _fn("sive_stat_name", c_char_p, c_int)
 _result_stat = _fn("sive_result_stat", c_double, _vp, c_int, c_int32)
 _result_stat_std = _fn("sive_result_stat_std", c_double, _vp, c_int)
 _result_lambda = _fn("sive_result_lambda", c_double, _vp)
@@ -239,10 +206,15 @@ _result_chains = _fn("sive_result_chains", c_int32, _vp)
 _result_chains_ok = _fn("sive_result_chains_ok", c_int32, _vp)
 _result_steps = _fn("sive_result_steps", c_int64, _vp)
 _result_eval_stride = _fn("sive_result_eval_stride", c_int64, _vp)
-_result_chain_status = _fn("sive_result_chain_status", c_int, _vp, c_int32, POINTER(c_int64))
+_result_option_int = _fn("sive_result_option_int", c_int, _vp, c_int, _pi64)
+_result_option_double = _fn("sive_result_option_double", c_int, _vp, c_int, _pd)
+_result_chain_status = _fn("sive_result_chain_status", c_int, _vp, c_int32, _pi64)
+_chain_status_string = _fn("sive_chain_status_string", c_char_p, c_int)
+_trace_name = _fn("sive_trace_name", c_char_p, c_int)
 _result_trace = _fn("sive_result_trace", _pd, _vp, c_int, c_int32, POINTER(c_size_t))
 _result_flags = _fn("sive_result_flags", c_uint32, _vp)
 _flag_string = _fn("sive_flag_string", c_char_p, c_uint32)
+_flag_name = _fn("sive_flag_name", c_char_p, c_uint32)
 _result_health = _fn("sive_result_health", c_char_p, _vp)
 _rng_seed = _fn("sive_rng_seed", None, POINTER(_Rng), c_uint64, c_uint64)
 _rng_next = _fn("sive_rng_next", c_uint32, POINTER(_Rng))
@@ -274,7 +246,7 @@ _mlp_init_params = _fn("sive_mlp_init_params", c_int, _vp, _pf, c_uint64)
 _mlp_work_new = _fn("sive_mlp_work_new", c_int, _pvp, _vp, c_size_t, c_int)
 _mlp_work_free = _fn("sive_mlp_work_free", None, _vp)
 _mlp_example_losses = _fn("sive_mlp_example_losses", c_int, _vp, _vp, _pf, _vp, _pu64,
-                          c_size_t, _pf)
+                          c_size_t, _pd)
 _mlp_loss_grad = _fn("sive_mlp_loss_grad", c_int, _vp, _vp, _pf, _vp, _pu64, c_size_t,
                      _pf, _pd)
 _mlp_group_losses = _fn("sive_mlp_group_losses", c_int, _vp, _vp, _pf, _vp, _pu64,
@@ -282,8 +254,7 @@ _mlp_group_losses = _fn("sive_mlp_group_losses", c_int, _vp, _vp, _pf, _vp, _pu6
 _mlp_evaluate = _fn("sive_mlp_evaluate", c_int, _vp, _vp, _pf, _vp, _pd, _pd)
 _mlp_train_epoch = _fn("sive_mlp_train_epoch", c_int, _vp, _vp, _pf, _vp, c_float,
                        c_size_t, c_uint64, c_uint64, _pd)
-_mlp_probe_bind = _fn("sive_mlp_probe_bind", c_int, _pvp, _vp, _vp, _vp, c_int32, c_int)
-_mlp_binding_free = _fn("sive_mlp_binding_free", None, _vp)
+_mlp_model = _fn("sive_mlp_model", c_int, POINTER(_Model), _vp, _vp, c_int)
 _checkpoint_save = _fn("sive_checkpoint_save", c_int, c_char_p, _vp, _pf,
                        POINTER(_CheckpointMeta))
 _checkpoint_load = _fn("sive_checkpoint_load", c_int, c_char_p, _pvp, POINTER(_pf),
@@ -309,6 +280,12 @@ def last_errmsg():
     return _text(_last_errmsg())
 
 
+def set_errmsg(message):
+    """Set this thread's last-error message (sive_set_errmsg).  The
+    trampolines call it for an exception; exposed for completeness."""
+    _set_errmsg(None if message is None else str(message).encode("utf-8", "replace"))
+
+
 def version():
     return _text(_version_string())
 
@@ -317,20 +294,31 @@ def version_number():
     return int(_version_number())
 
 
+def _check_version():
+    n = version_number()
+    major, minor = n // 10000, n // 100 % 100
+    if major != ABI_VERSION[0] or (major == 0 and minor != ABI_VERSION[1]):
+        raise ImportError(f"libsive {version()} is not ABI {ABI_VERSION[0]}.{ABI_VERSION[1]}, "
+                          "which these bindings declare")
+
+
+_check_version()
+
+
 def flag_string(flag):
     """Plain-language description of one health flag bit."""
     return _text(_flag_string(int(flag)))
 
 
-if version_number() // 10000 != ABI_MAJOR:
-    raise ImportError(f"libsive {version()} is not ABI {ABI_MAJOR}.x, "
-                      "which these bindings declare")
+def flag_name(flag):
+    """Stable machine name of one health flag bit ("" if unknown)."""
+    return _text(_flag_name(int(flag)))
 
 
 class SiveError(Exception):
     """A libsive call failed.  status is a Status, message the library's
-    detail; result holds the partial Result of a run that stopped (diverged,
-    cancelled), else None."""
+    detail; result holds the partial Result of a run that ended early
+    (diverged, callback error, cancelled), else None."""
 
     def __init__(self, status, message="", result=None):
         try:
@@ -347,6 +335,112 @@ def _check(rc, message=None):
     thread's last error (read at once: the next call overwrites it)."""
     if rc != 0:
         raise SiveError(rc, last_errmsg() if message is None else message)
+
+
+# ---------------------------------------------------------------------------
+# Names and options, read from the library
+# ---------------------------------------------------------------------------
+
+
+def _names(name_fn, values):
+    """(NAME, value) for each value the library names, up to the first it
+    does not (the library's lists end there)."""
+    out = []
+    for v in values:
+        name = name_fn(v)
+        if not name:
+            break
+        out.append((name.decode().upper(), v))
+    return out
+
+
+def _counting(start=0):
+    v = start
+    while True:
+        yield v
+        v += 1
+
+
+Stat = enum.IntEnum("Stat", _names(_stat_name, _counting()), module=__name__)
+Trace = enum.IntEnum("Trace", _names(_trace_name, _counting()), module=__name__)
+# -1 is the "invalid" state; the real states count up from 0.
+ChainStatus = enum.IntEnum("ChainStatus", _names(_chain_status_string, [-1])
+                           + _names(_chain_status_string, _counting()), module=__name__)
+Flag = enum.IntFlag("Flag", _names(_flag_name, (1 << k for k in range(32))), module=__name__)
+
+
+class OptionInfo(NamedTuple):
+    """What the library says about one option (sive_option_info).  lo, hi
+    and default have the option's type; default is NaN when there is none."""
+    id: int
+    name: str
+    type: OptionType
+    lo: object
+    hi: object
+    lo_open: bool
+    hi_open: bool
+    default: object
+    doc: str
+
+    def accepts(self, value):
+        """Whether value lies within the bounds (the library checks again)."""
+        above = value > self.lo if self.lo_open else value >= self.lo
+        below = value < self.hi if self.hi_open else value <= self.hi
+        return above and below
+
+
+def _option_info(c):
+    i = c.contents
+    typed = ((i.int_lo, i.int_hi, i.int_default) if i.type == OptionType.INT
+             else (i.double_lo, i.double_hi, i.double_default))
+    return OptionInfo(i.id, _text(i.name), OptionType(i.type), typed[0], typed[1],
+                      bool(i.lo_open), bool(i.hi_open), typed[2], _text(i.doc))
+
+
+def _read_options():
+    out = []
+    while True:
+        c = _option_at(len(out))
+        if not c:
+            return tuple(out)
+        out.append(_option_info(c))
+
+
+OPTIONS = _read_options()  # every option, in the library's order
+_OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
+Option = enum.IntEnum("Option", [(o.name.upper(), o.id) for o in OPTIONS], module=__name__)
+
+
+def options():
+    """Every option the library has, as OptionInfo tuples."""
+    return OPTIONS
+
+
+def option_info(option):
+    """OptionInfo of an option given by name ("base_lr"), Option or number;
+    KeyError for an unknown one."""
+    if isinstance(option, str):
+        try:
+            return _OPTIONS_BY_NAME[option]
+        except KeyError:
+            raise KeyError(f"unknown option {option!r}; options: "
+                           + ", ".join(_OPTIONS_BY_NAME)) from None
+    c = _option_info_get(int(option))
+    if not c:
+        raise KeyError(f"unknown option {option!r}")
+    return _option_info(c)
+
+
+def _name(e, enum_type):
+    """An enum member from itself, its value or its machine name."""
+    if isinstance(e, str):
+        return enum_type[e.upper()]
+    return enum_type(e)
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
 
 
 def _path(p):
@@ -453,16 +547,19 @@ class _Handle:
 
 
 class Batch:
-    """What a callback must use.  index is None for analytic models (data
-    size 0); otherwise a read-only uint64 view, shaped (n_groups, group_size)
-    for an evaluation and (group_size,) for a gradient, valid only during the
-    call.  seed is fresh in every call (for the callback's own noise)."""
+    """What a callback must use.  index is None for analytic models
+    (n_examples 0); otherwise a read-only uint64 view valid only during the
+    call: shaped (n_groups, group_size) for a group_loss call, and
+    (group_size,) for a gradient or a per-example loss call (there the
+    indices are distinct and ascending).  seed is fresh in every call (for
+    the callback's own noise); worker numbers the library thread making the
+    call (0 .. threads-1)."""
 
-    __slots__ = ("index", "n_groups", "group_size", "seed", "chain", "step")
+    __slots__ = ("index", "n_groups", "group_size", "seed", "chain", "worker", "step")
 
     def __init__(self, b, grouped):
         self.n_groups, self.group_size = b.n_groups, b.group_size
-        self.seed, self.chain, self.step = b.seed, b.chain, b.step
+        self.seed, self.chain, self.worker, self.step = b.seed, b.chain, b.worker, b.step
         if b.index:
             idx = _view(b.index, b.n_groups * b.group_size, False)
             self.index = idx.reshape(b.n_groups, b.group_size) if grouped else idx
@@ -483,9 +580,12 @@ class _Failure:
         self._lock = threading.Lock()
 
     def set(self, exc):
+        """Keep exc (the first one wins) and hand its text to the library,
+        which appends it to the run's message."""
         with self._lock:
             if self.exc is None:
                 self.exc = exc
+        set_errmsg(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
     def take(self):
         with self._lock:
@@ -493,119 +593,220 @@ class _Failure:
         return exc
 
 
-_DTYPES = {
-    np.dtype(np.float32): (c_float, _GRAD_F32, _EVAL_F32, _probe_set_callbacks_f32, _probe_run_f32),
-    np.dtype(np.float64): (c_double, _GRAD_F64, _EVAL_F64, _probe_set_callbacks_f64, _probe_run_f64),
-}
+_CTYPES = {np.dtype(np.float32): (c_float, _F32), np.dtype(np.float64): (c_double, _F64)}
 
 
-def _option(opt):
-    if isinstance(opt, str):
-        return Option[opt.upper()]
-    return Option(opt)
+def _put(out, values, what):
+    """Copy a callback's values into library memory, shape-checked."""
+    if np.shape(values) != out.shape:
+        raise ValueError(f"{what} has shape {np.shape(values)}, expected {out.shape}")
+    out[:] = values
+
+
+# Trampolines: C-callable wrappers of the user's functions.  They hold the
+# function and the model's _Failure, never the Model itself (no cycle).
+def _grad_trampoline(fn, ctype, failure):
+    def trampoline(theta_p, d, batch_p, grad_p, loss_p, user):
+        try:
+            theta = _view(ctypes.cast(theta_p, POINTER(ctype)), d, False)
+            res = fn(theta, Batch(batch_p.contents, False))
+            g, loss = res if isinstance(res, tuple) else (res, None)
+            _put(_view(ctypes.cast(grad_p, POINTER(ctype)), d, True), g, "gradient")
+            if loss is not None:
+                loss_p[0] = loss
+            return 0
+        except BaseException as e:  # KeyboardInterrupt too: stop the run cleanly
+            failure.set(e)
+            return 1
+    return _GRAD(trampoline)
+
+
+def _loss_trampoline(fn, ctype, failure, grouped):
+    what = "group_loss" if grouped else "loss"
+
+    def trampoline(theta_p, d, batch_p, out_p, user):
+        try:
+            b = batch_p.contents
+            theta = _view(ctypes.cast(theta_p, POINTER(ctype)), d, False)
+            res = fn(theta, Batch(b, grouped))
+            _put(_view(out_p, b.n_groups if grouped else b.group_size, True), res,
+                 f"{what} returned an array that")
+            return 0
+        except BaseException as e:
+            failure.set(e)
+            return 1
+    return _LOSS(trampoline)
+
+
+def _new_model():
+    m = _Model()
+    _check(_model_init(byref(m), sizeof(m)))
+    return m
+
+
+class Model:
+    """A model for Probe.run(): dim parameters of dtype (float32 or float64)
+    and its callbacks, held in a sive_model.
+
+    grad(theta, batch) returns the gradient of the mean loss over
+    batch.index (dim values), or a tuple (gradient, that mean loss).  Then
+    one of:
+      loss(theta, batch): the loss of each example of batch.index
+        (batch.group_size values); the library draws the evaluation groups,
+        evaluates each distinct example once and forms the group means.
+        Needs n_examples > 0.
+      group_loss(theta, batch): the mean loss of each of the batch.n_groups
+        groups (the form for analytic models, n_examples 0, whose noise is
+        not a mean over examples).
+    The library checks the description when a run starts.  A model may
+    serve any number of runs, one at a time."""
+
+    def __init__(self, dim, grad, *, loss=None, group_loss=None, n_examples=0,
+                 dtype=np.float64):
+        dt = np.dtype(dtype)
+        if dt not in _CTYPES:
+            raise TypeError("dtype must be float32 or float64")
+        ctype, code = _CTYPES[dt]
+        if operator.index(dim) < 0 or operator.index(n_examples) < 0:
+            raise ValueError("dim and n_examples must not be negative")  # ctypes would wrap
+        self._failure = failure = _Failure()
+        m = _new_model()
+        m.dtype, m.dim, m.n_examples = code, dim, n_examples
+        # Unset callbacks stay NULL: the library says what is missing.  The
+        # ctypes thunks must live as long as the model: kept in refs.
+        refs = []
+        if grad is not None:
+            m.grad = thunk = _grad_trampoline(grad, ctype, failure)
+            refs.append(thunk)
+        if loss is not None:
+            m.loss = thunk = _loss_trampoline(loss, ctype, failure, False)
+            refs.append(thunk)
+        if group_loss is not None:
+            m.group_loss = thunk = _loss_trampoline(group_loss, ctype, failure, True)
+            refs.append(thunk)
+        self._init(m, dt, tuple(refs))
+
+    def _init(self, m, dtype, refs):
+        self._m, self.dtype, self._refs, self._closed = m, dtype, refs, False
+
+    @classmethod
+    def _adopt(cls, m, dtype, refs):
+        """A model a library constructor filled (its callbacks are C)."""
+        self = cls.__new__(cls)
+        self._failure = _Failure()
+        self._init(m, dtype, refs)
+        return self
+
+    dim = property(lambda self: int(self._m.dim))
+    n_examples = property(lambda self: int(self._m.n_examples))
+    closed = property(lambda self: self._closed)
+
+    def _struct(self):
+        if self._closed:
+            raise ValueError("Model is closed")
+        return self._m
+
+    def close(self):
+        """sive_model_destroy(): releases a library-made model's state."""
+        if not self._closed:
+            self._closed = True
+            _model_destroy(byref(self._m))
+            self._refs = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def mlp_model(mlp, train, blis_threads=1):
+    """The reference MLP on the training set train, as a float32 Model
+    (sive_mlp_model): gradient and per-example losses in C.  The model
+    copies the architecture and keeps train alive; close() frees its
+    workspaces."""
+    m = _new_model()
+    _check(_mlp_model(byref(m), mlp._p, train._p, blis_threads))
+    return Model._adopt(m, np.dtype(np.float32), (train,))
+
+
+def _typed_int(info, value):
+    """An int option's value: a Python or numpy integer (as for range(),
+    a float is refused rather than truncated)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"option {info.name!r} takes an integer, "
+                        f"not {type(value).__name__} {value!r}") from None
 
 
 class Probe(_Handle):
-    """A probe for a model with dim parameters.  Keyword arguments set
-    options by name: Probe(10, t=1e4, steps=20000, chains=4)."""
+    """Options plus a progress callback; run() probes a Model.  Keyword
+    arguments set options by name: Probe(t=1e4, steps=20000, chains=4)."""
 
     _destroy = _probe_free
 
-    def __init__(self, dim, **options):
+    def __init__(self, **options):
         out = c_void_p()
-        _check(_probe_new(byref(out), dim))
+        _check(_probe_new(byref(out)))
         super().__init__(out.value)
         self._failure = _Failure()
-        self._keep = ()          # ctypes callbacks: must outlive every run
-        self._progress_keep = None
-        self._binding = None     # an MLP binding the C probe points into
-        self._dtype = None
-        for name, value in options.items():
-            self.set(name, value)
-
-    @property
-    def dim(self):
-        return int(_probe_dim(self._p))
+        self._progress_keep = None  # the ctypes callback: must outlive every run
+        self.set(**options)
 
     @property
     def errmsg(self):
         """Detail of the last failure on this probe ("" if none)."""
         return _text(_probe_errmsg(self._p))
 
-    @property
-    def callback_code(self):
-        """Non-zero value returned by the callback that aborted the last run."""
-        return int(_probe_callback_code(self._p))
-
     def _check(self, rc):
         if rc != 0:
             raise SiveError(rc, self.errmsg)
 
-    def set(self, option, value):
-        """Set an option (an Option or its name); the setter matches its type."""
-        opt = _option(option)
-        if opt in _DOUBLE_OPTIONS:
-            self._check(_probe_set_double(self._p, opt, float(value)))
-        else:
-            self._check(_probe_set_int(self._p, opt, int(value)))
+    def set(self, option=None, value=None, /, **options):
+        """Set options by name: set("base_lr", 0.05) or set(base_lr=0.05,
+        steps=1000); an Option works as the name.  The value's type follows
+        the option's (an int option refuses a float); a str goes through the
+        library's strict text parser.  Returns the probe."""
+        pairs = list(options.items())
+        if option is not None:
+            pairs.insert(0, (option, value))
+        for opt, v in pairs:
+            info = option_info(opt)
+            if isinstance(v, str):
+                rc = _probe_set_text(self._p, info.name.encode(), v.encode())
+            elif info.type == OptionType.INT:
+                rc = _probe_set_int(self._p, info.id, _typed_int(info, v))
+            else:
+                rc = _probe_set_double(self._p, info.id, float(v))
+            self._check(rc)
         return self
 
     def get(self, option):
-        opt = _option(option)
-        if opt in _DOUBLE_OPTIONS:
-            v = c_double()
-            self._check(_probe_get_double(self._p, opt, byref(v)))
-        else:
+        """An option's current value (int or float; NaN for h in adaptive
+        mode and for an unset anchor)."""
+        info = option_info(option)
+        if info.type == OptionType.INT:
             v = c_int64()
-            self._check(_probe_get_int(self._p, opt, byref(v)))
+            self._check(_probe_get_int(self._p, info.id, byref(v)))
+        else:
+            v = c_double()
+            self._check(_probe_get_double(self._p, info.id, byref(v)))
         return v.value
 
-    def set_callbacks(self, grad, evaluate, dtype=np.float64):
-        """Register the model.
+    def values(self):
+        """{name: current value} of every option."""
+        return {o.name: self.get(o.name) for o in OPTIONS}
 
-        grad(theta, batch) returns the gradient of the batch's mean loss
-        (dim values) or a tuple (gradient, mean loss).
-        evaluate(theta, batch) returns the batch.n_groups group mean losses.
-        dtype (float32 or float64) is the precision of theta and gradients.
-        """
-        dt = np.dtype(dtype)
-        if dt not in _DTYPES:
-            raise TypeError("dtype must be float32 or float64")
-        _, grad_type, eval_type, register, _ = _DTYPES[dt]
-        failure = self._failure  # the trampolines must not hold the probe itself
-
-        def grad_trampoline(theta_p, d, batch_p, grad_p, loss_p, user):
-            try:
-                res = grad(_view(theta_p, d, False), Batch(batch_p.contents, False))
-                g, loss = res if isinstance(res, tuple) else (res, None)
-                out = _view(grad_p, d, True)
-                if np.shape(g) != out.shape:
-                    raise ValueError(f"gradient has shape {np.shape(g)}, expected {out.shape}")
-                out[:] = g
-                if loss is not None:
-                    loss_p[0] = loss
-                return 0
-            except BaseException as e:  # KeyboardInterrupt too: stop the run cleanly
-                failure.set(e)
-                return 1
-
-        def eval_trampoline(theta_p, d, batch_p, loss_p, user):
-            try:
-                b = batch_p.contents
-                res = evaluate(_view(theta_p, d, False), Batch(b, True))
-                out = _view(loss_p, b.n_groups, True)
-                if np.shape(res) != out.shape:
-                    raise ValueError(f"evaluate returned shape {np.shape(res)}, "
-                                     f"expected ({b.n_groups},)")
-                out[:] = res
-                return 0
-            except BaseException as e:
-                failure.set(e)
-                return 1
-
-        keep = (grad_type(grad_trampoline), eval_type(eval_trampoline))
-        self._check(register(self._p, keep[0], keep[1], None))
-        self._keep, self._binding, self._dtype = keep, None, dt
+    def reset(self):
+        """Every option back to its default (the progress callback stays)."""
+        self._check(_probe_reset(self._p))
         return self
 
     def set_progress(self, fn):
@@ -615,7 +816,7 @@ class Probe(_Handle):
             self._check(_probe_set_progress(self._p, _PROGRESS(), None))
             self._progress_keep = None
             return self
-        failure = self._failure
+        failure = self._failure  # the trampoline must not hold the probe itself
 
         def trampoline(chain, step, total, user):
             try:
@@ -629,42 +830,31 @@ class Probe(_Handle):
         self._progress_keep = keep
         return self
 
-    def bind_mlp(self, mlp, train, max_chains=0, blis_threads=1):
-        """Let this probe sample the reference MLP on the data set train
-        (registers float32 callbacks and the data size).  The returned
-        Binding is kept alive by the probe."""
-        out = c_void_p()
-        self._check(_mlp_probe_bind(byref(out), self._p, mlp._p, train._p,
-                                    max_chains, blis_threads))
-        binding = Binding(out.value, mlp, train)
-        self._keep, self._binding, self._dtype = (), binding, np.dtype(np.float32)
-        return binding
-
-    def run(self, theta_star):
-        """Run the chains from theta_star (converted to the callbacks' dtype;
-        only read).  Returns a Result; raises SiveError on failure (with the
-        partial result for a divergence or a cancel) or re-raises the
-        exception a callback raised."""
-        if self._binding is not None and self._binding.closed:
-            raise SiveError(Status.STATE, "the MLP binding of this probe was closed: "
-                                          "register callbacks again")
-        # Without callbacks, run as float64 and let the library explain.
-        dt = self._dtype or np.dtype(np.float64)
-        ctype, _, _, _, run = _DTYPES[dt]
-        theta = _array(theta_star, dt, (self.dim,), "theta_star")
-        out = c_void_p()
+    def run(self, model, theta_star, *, check=True):
+        """Probe model around theta_star (converted to the model's dtype;
+        only read).  Returns a Result.  Raises SiveError when the library
+        refuses the run; re-raises the exception a callback raised; and,
+        with check (the default), raises SiveError with the partial result
+        when the run ended early (status not OK).  With check=False such a
+        result is returned: read its status and errmsg."""
+        m = model._struct()
+        theta = _array(theta_star, model.dtype, (model.dim,), "theta_star")
         self._failure.take()
-        rc = run(self._p, _ptr(theta, ctype), byref(out))
-        result = Result(out.value) if out.value else None
-        exc = self._failure.take()
+        model._failure.take()
+        out = c_void_p()
+        rc = _probe_run(self._p, byref(m), theta.ctypes.data_as(c_void_p), byref(out))
+        if rc != 0:  # no result, no chain ran
+            raise SiveError(rc, self.errmsg)
+        result = Result(out.value)
+        exc = model._failure.take() or self._failure.take()
         if exc is not None:
-            if result is not None:
-                result.close()
+            message = result.errmsg
+            result.close()
             if hasattr(exc, "add_note"):  # Python >= 3.11
-                exc.add_note(f"(raised in a libsive callback: {self.errmsg})")
+                exc.add_note(f"(raised in a libsive callback: {message})")
             raise exc
-        if rc != 0:
-            raise SiveError(rc, self.errmsg, result)
+        if check and result.status != Status.OK:
+            raise SiveError(result.status, result.errmsg, result)
         return result
 
 
@@ -673,13 +863,33 @@ class Result(_Handle):
 
     _destroy = _result_free
 
+    status = property(lambda self: Status(_result_status(self._p)))
+    errmsg = property(lambda self: _text(_result_errmsg(self._p)))
+    callback_code = property(lambda self: int(_result_callback_code(self._p)))
+
     def stat(self, stat, chain=SUMMARY):
-        """A statistic of one chain, or with SUMMARY the mean over chains."""
-        return _result_stat(self._p, Stat(stat), chain)
+        """A statistic (Stat or its name) of one chain, or with SUMMARY the
+        mean over chains."""
+        return _result_stat(self._p, _name(stat, Stat), chain)
 
     def stat_std(self, stat):
         """Standard deviation of a statistic over the finished chains."""
-        return _result_stat_std(self._p, Stat(stat))
+        return _result_stat_std(self._p, _name(stat, Stat))
+
+    def stats(self, chain=SUMMARY):
+        """{name: value} of every statistic, keyed by the library's names
+        (the JSON keys of the sive tool)."""
+        return {_text(_stat_name(s)): self.stat(s, chain) for s in Stat}
+
+    def option(self, option):
+        """The value an option had in this run (frozen at its start)."""
+        info = option_info(option)
+        if info.type == OptionType.INT:
+            v, get = c_int64(), _result_option_int
+        else:
+            v, get = c_double(), _result_option_double
+        _check(get(self._p, info.id, byref(v)))
+        return v.value
 
     lambda_hat = property(lambda self: _result_lambda(self._p))
     lambda_std = property(lambda self: _result_lambda_std(self._p))
@@ -695,6 +905,12 @@ class Result(_Handle):
     flags = property(lambda self: Flag(_result_flags(self._p)))
     health = property(lambda self: _text(_result_health(self._p)))
 
+    @property
+    def flag_names(self):
+        """Machine names of the raised health flags."""
+        raised = self.flags
+        return [flag_name(f) for f in Flag if raised & f]
+
     def chain_status(self, chain):
         """(ChainStatus, step at which the chain stopped)."""
         step = c_int64()
@@ -702,9 +918,10 @@ class Result(_Handle):
         return ChainStatus(status), step.value
 
     def trace(self, which, chain):
-        """A copy of one chain's per-step trace (float64, one per step run)."""
+        """A copy of one chain's per-step trace (Trace or its name; float64,
+        one value per step run)."""
         n = c_size_t()
-        p = _result_trace(self._p, Trace(which), chain, byref(n))
+        p = _result_trace(self._p, _name(which, Trace), chain, byref(n))
         if not p:
             raise SiveError(Status.INVALID_ARG, f"no trace {which!r} for chain {chain}")
         return _view(p, n.value, False).copy()
@@ -712,7 +929,8 @@ class Result(_Handle):
     def __repr__(self):
         if self.closed:
             return "Result(closed)"
-        return (f"Result(lambda={self.lambda_hat:.4g} ± {self.mcse:.2g}, ess={self.ess:.0f}, "
+        return (f"Result(status={self.status.name}, lambda={self.lambda_hat:.4g} "
+                f"± {self.mcse:.2g}, ess={self.ess:.0f}, "
                 f"chains_ok={self.chains_ok}/{self.chains}, flags={self.flags!r})")
 
 
@@ -784,7 +1002,7 @@ class Dataset(_Handle):
 
 
 # ---------------------------------------------------------------------------
-# Reference MLP, probe adapter, checkpoints
+# Reference MLP and checkpoints (its probe model: mlp_model() above)
 # ---------------------------------------------------------------------------
 
 
@@ -825,9 +1043,9 @@ class Mlp(_Handle):
 
     def example_losses(self, work, theta, ds, idx):
         th, ix = self._theta(theta), _array(idx, np.uint64)
-        out = np.empty(ix.size, np.float32)
+        out = np.empty(ix.size, np.float64)
         _check(_mlp_example_losses(self._p, work._p, _ptr(th, c_float), ds._p,
-                                   _ptr(ix, c_uint64), ix.size, _ptr(out, c_float)))
+                                   _ptr(ix, c_uint64), ix.size, _ptr(out, c_double)))
         return out
 
     def loss_grad(self, work, theta, ds, idx):
@@ -882,16 +1100,6 @@ class Workspace(_Handle):
         _check(_mlp_work_new(byref(out), mlp._p, block_rows, blis_threads))
         super().__init__(out.value)
         self._mlp = mlp  # must outlive the workspace
-
-
-class Binding(_Handle):
-    """Connects an Mlp and a training Dataset to a Probe (Probe.bind_mlp)."""
-
-    _destroy = _mlp_binding_free
-
-    def __init__(self, ptr, mlp, train):
-        super().__init__(ptr)
-        self._refs = (mlp, train)  # the C binding borrows both
 
 
 class CheckpointMeta(NamedTuple):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the ctypes bindings: error paths, callbacks that raise, handle
-lifetimes.  Run: python3 test_sive.py (needs numpy and libsive)."""
+lifetimes, options and names read from the library.  Run: python3
+test_sive.py (needs numpy and libsive)."""
 import copy
 import math
 import pathlib
@@ -23,10 +24,18 @@ def evaluate(theta, batch):
     return np.full(batch.n_groups, 0.5 * float(theta @ theta))
 
 
+def model(grad=grad, group_loss=evaluate, **kw):
+    return sive.Model(DIM, grad, group_loss=group_loss, **kw)
+
+
 def small_probe(**options):
     opts = dict(steps=200, groups=4, chains=2, h=0.1)
     opts.update(options)
-    return sive.Probe(DIM, **opts)
+    return sive.Probe(**opts)
+
+
+def notes(exc):
+    return " ".join(getattr(exc, "__notes__", []))
 
 
 class Boom(Exception):
@@ -43,15 +52,13 @@ class CallbackErrors(unittest.TestCase):
             return grad(theta, batch)
 
         with small_probe() as p:
-            p.set_callbacks(bad_grad, evaluate)
             with self.assertRaises(Boom) as cm:
-                p.run(THETA)
+                p.run(model(bad_grad), THETA)
             self.assertIs(cm.exception, err)  # the very object, traceback intact
-            self.assertEqual(p.callback_code, 1)
-            self.assertIn("gradient callback", p.errmsg)
+            # The run's message, with the callback's code, comes as a note.
+            self.assertIn("gradient callback returned 1 at chain", notes(cm.exception))
             # The probe stays usable.
-            p.set_callbacks(grad, evaluate)
-            with p.run(THETA) as r:
+            with p.run(model(), THETA) as r:
                 self.assertEqual(r.chains_ok, 2)
 
     def test_eval_exception_with_threads(self):
@@ -61,60 +68,85 @@ class CallbackErrors(unittest.TestCase):
             return evaluate(theta, batch)
 
         with small_probe(chains=4, threads=2) as p:
-            p.set_callbacks(grad, bad_eval)
             with self.assertRaisesRegex(Boom, "chain 1"):
-                p.run(THETA)
+                p.run(model(group_loss=bad_eval), THETA)
+
+    def test_message_reaches_the_run(self):
+        # The trampoline hands the exception's text to the library
+        # (sive_set_errmsg), which appends it to the run's message.
+        def bad_loss(theta, batch):
+            if batch.step == 7:
+                raise Boom("index 9000 out of range")
+            return np.zeros(batch.group_size)
+
+        m = sive.Model(DIM, grad, loss=bad_loss, n_examples=50)
+        with small_probe(eval_batch=3, grad_batch=2) as p:
+            with self.assertRaises(Boom) as cm:
+                p.run(m, THETA)
+        note = notes(cm.exception)
+        self.assertRegex(note, r"evaluation callback returned 1 at chain \d step 7: "
+                               r"Boom: index 9000 out of range")
 
     def test_keyboard_interrupt_stops_the_run(self):
         def interrupted(theta, batch):
             raise KeyboardInterrupt
 
         with small_probe() as p:
-            p.set_callbacks(grad, interrupted)
             with self.assertRaises(KeyboardInterrupt):
-                p.run(THETA)
+                p.run(model(group_loss=interrupted), THETA)
 
     def test_wrong_shapes(self):
         with small_probe() as p:
-            p.set_callbacks(lambda th, b: np.zeros(DIM + 1), evaluate)
             with self.assertRaisesRegex(ValueError, "gradient has shape"):
-                p.run(THETA)
-            p.set_callbacks(grad, lambda th, b: 0.0)
-            with self.assertRaisesRegex(ValueError, "evaluate returned shape"):
-                p.run(THETA)
+                p.run(model(lambda th, b: np.zeros(DIM + 1)), THETA)
+            with self.assertRaisesRegex(ValueError, "group_loss returned .* has shape"):
+                p.run(model(group_loss=lambda th, b: 0.0), THETA)
             with self.assertRaisesRegex(ValueError, "theta_star has shape"):
-                p.run(np.zeros(DIM + 1))
+                p.run(model(), np.zeros(DIM + 1))
 
     def test_progress_cancel_and_raise(self):
+        m = model()
         with small_probe() as p:
-            p.set_callbacks(grad, evaluate)
             p.set_progress(lambda chain, step, total: step >= 50)
             with self.assertRaises(sive.SiveError) as cm:
-                p.run(THETA)
+                p.run(m, THETA)
             e = cm.exception
             self.assertEqual(e.status, sive.Status.CANCELLED)
             self.assertIn("cancelled", str(e))
             with e.result as r:  # the partial result comes with the error
                 self.assertTrue(r.flags & sive.Flag.ABORTED)
+                self.assertIn("aborted", r.flag_names)
                 self.assertEqual(r.chain_status(0)[0], sive.ChainStatus.ABORTED)
+            # check=False: the result itself says how the run ended.
+            with p.run(m, THETA, check=False) as r:
+                self.assertEqual(r.status, sive.Status.CANCELLED)
+                self.assertIn("cancelled by the progress callback", r.errmsg)
+                self.assertEqual(r.callback_code, 0)
 
             def bad_progress(chain, step, total):
                 raise Boom("progress")
 
             p.set_progress(bad_progress)
             with self.assertRaises(Boom):
-                p.run(THETA)
+                p.run(m, THETA)
             p.set_progress(None)
-            p.run(THETA).close()
+            with p.run(m, THETA) as r:
+                self.assertEqual((r.status, r.errmsg), (sive.Status.OK, ""))
 
 
 class LibraryErrors(unittest.TestCase):
     def test_messages(self):
         with self.assertRaises(sive.SiveError) as cm:
-            sive.Probe(0)
+            sive.Probe(steps=1)
         self.assertEqual(cm.exception.status, sive.Status.INVALID_ARG)
-        self.assertTrue(cm.exception.message)  # sive_last_errmsg()
+        self.assertTrue(cm.exception.message)
         with small_probe() as p:
+            # The model is checked by the run: no result, the probe's message.
+            with self.assertRaises(sive.SiveError) as cm:
+                p.run(sive.Model(0, grad, group_loss=evaluate), [])
+            self.assertEqual(cm.exception.status, sive.Status.INVALID_ARG)
+            self.assertEqual(cm.exception.message, p.errmsg)
+            self.assertIn("dim", cm.exception.message)
             with self.assertRaises(sive.SiveError) as cm:
                 p.set(sive.Option.STEPS, 1)
             self.assertEqual(cm.exception.status, sive.Status.INVALID_ARG)
@@ -123,11 +155,14 @@ class LibraryErrors(unittest.TestCase):
             with self.assertRaises(KeyError):
                 p.set("no_such_option", 1)
             with self.assertRaises(sive.SiveError) as cm:
-                p.run(THETA)  # no callbacks yet
-            self.assertEqual(cm.exception.status, sive.Status.STATE)
-            p.set_callbacks(grad, evaluate)
+                p.run(sive.Model(DIM, grad), THETA)  # no loss callback
+            self.assertEqual(cm.exception.status, sive.Status.INVALID_ARG)
+            self.assertIn("loss", cm.exception.message)
+            with self.assertRaises(sive.SiveError) as cm:  # per-example needs data
+                p.run(sive.Model(DIM, grad, loss=evaluate), THETA)
+            self.assertIn("n_examples", cm.exception.message)
             with self.assertRaises(sive.SiveError) as cm:
-                p.run(np.array([np.nan, 0.0, 0.0]))
+                p.run(model(), np.array([np.nan, 0.0, 0.0]))
             self.assertIn("not finite", cm.exception.message)
 
     def test_missing_file(self):
@@ -137,14 +172,61 @@ class LibraryErrors(unittest.TestCase):
         self.assertIn("/nonexistent/images", cm.exception.message)
 
 
+class Options(unittest.TestCase):
+    def test_option_list_comes_from_the_library(self):
+        names = [o.name for o in sive.options()]
+        self.assertIn("steps", names)
+        self.assertNotIn("data_size", names)  # 0.2: the model's n_examples
+        steps = sive.option_info("steps")
+        self.assertEqual((steps.type, steps.default), (sive.OptionType.INT, 100000))
+        self.assertEqual(sive.option_info(sive.Option.STEPS), steps)
+        self.assertTrue(steps.doc)
+        self.assertIs(sive.option_info("base_lr").type, sive.OptionType.DOUBLE)
+        with self.assertRaisesRegex(KeyError, "steps"):  # lists the known names
+            sive.option_info("no_such_option")
+        # A new probe holds every default the table gives.
+        with sive.Probe() as p:
+            for o in sive.options():
+                if not (isinstance(o.default, float) and math.isnan(o.default)):
+                    self.assertEqual(p.get(o.name), o.default, o.name)
+
+    def test_set_by_name_and_bounds(self):
+        steps = sive.option_info("steps")
+        with sive.Probe() as p:
+            p.set("base_lr", 0.02).set(steps=steps.lo, chains=3)
+            self.assertEqual((p.get("base_lr"), p.get("steps"), p.get("chains")),
+                             (0.02, steps.lo, 3))
+            self.assertFalse(steps.accepts(steps.lo - 1))
+            with self.assertRaises(sive.SiveError) as cm:
+                p.set("steps", steps.lo - 1)  # the library's bound, not ours
+            self.assertIn("steps", cm.exception.message)
+            with self.assertRaises(TypeError):
+                p.set("steps", 1e4)  # an int option refuses a float
+            p.set("steps", "20000")  # text: the library's strict parser
+            self.assertEqual(p.get("steps"), 20000)
+            with self.assertRaises(sive.SiveError):
+                p.set("steps", "1e4")
+            self.assertEqual(p.values()["steps"], 20000)
+            p.reset()
+            self.assertEqual(p.get("steps"), steps.default)
+
+    def test_result_keeps_the_options_of_its_run(self):
+        with small_probe(steps=200) as p:
+            r = p.run(model(), THETA)
+            p.set(steps=300)
+            with r:
+                self.assertEqual(r.option("steps"), 200)
+                self.assertEqual(r.option("h"), 0.1)
+
+
 class Api(unittest.TestCase):
     def test_options_and_result(self):
         with small_probe(t=5e3, seed=7) as p:
-            self.assertEqual(p.dim, DIM)
             self.assertEqual(p.get("t"), 5e3)
             self.assertEqual(p.get(sive.Option.SEED), 7)
-            p.set_callbacks(grad, evaluate, dtype=np.float32)
-            with p.run(THETA) as r:
+            m = model(dtype=np.float32)
+            self.assertEqual((m.dim, m.n_examples, m.dtype), (DIM, 0, np.float32))
+            with p.run(m, THETA) as r:
                 self.assertEqual((r.chains, r.chains_ok, r.steps, r.eval_stride), (2, 2, 200, 1))
                 self.assertEqual(r.trace(sive.Trace.LBAR, 1).shape, (200,))
                 self.assertEqual(r.chain_status(0), (sive.ChainStatus.OK, 200))
@@ -152,6 +234,13 @@ class Api(unittest.TestCase):
                 self.assertAlmostEqual(r.stat(sive.Stat.SIVE, sive.SUMMARY), r.lambda_hat)
                 self.assertEqual(r.stat(sive.Stat.H, 0), 0.1)
                 self.assertIn("lambda=", repr(r))
+                # Keyed by the library's names (the sive tool's JSON keys).
+                stats = r.stats()
+                self.assertEqual(stats["sive"], r.lambda_hat)
+                self.assertEqual(stats["mcse"], r.mcse)
+                self.assertEqual(list(stats), [s.name.lower() for s in sive.Stat])
+                self.assertEqual(r.stats(0)["h"], 0.1)
+                self.assertEqual(r.trace("lbar", 0).tolist(), r.trace(sive.Trace.LBAR, 0).tolist())
             self.assertTrue(r.closed)
             with self.assertRaisesRegex(ValueError, "closed"):
                 r.lambda_hat
@@ -164,11 +253,33 @@ class Api(unittest.TestCase):
             seen.append(batch.index.copy())
             return np.zeros(batch.n_groups)
 
-        with small_probe(data_size=10, eval_batch=3, grad_batch=2, chains=1) as p:
-            p.set_callbacks(lambda th, b: np.zeros(DIM), eval_data)
-            p.run(THETA).close()
+        m = model(lambda th, b: np.zeros(DIM), eval_data, n_examples=10)
+        with small_probe(eval_batch=3, grad_batch=2, chains=1) as p:
+            p.run(m, THETA).close()
         self.assertEqual(seen[0].shape, (4, 3))
         self.assertTrue(all(ix.max() < 10 for ix in seen))
+
+    def test_per_example_losses_are_grouped_by_the_library(self):
+        # loss of example i: |theta|^2/2 + i.  The library draws the same
+        # groups for either form, so its group means of the per-example
+        # losses must match the means a group_loss callback computes.
+        def per_example(theta, batch):
+            ix = batch.index
+            self.assertEqual(ix.shape, (batch.group_size,))
+            self.assertTrue(np.all(np.diff(ix.astype(np.int64)) > 0))  # distinct, ascending
+            self.assertLess(int(ix.max()), 20)
+            return 0.5 * float(theta @ theta) + ix
+
+        def per_group(theta, batch):
+            return 0.5 * float(theta @ theta) + batch.index.mean(axis=1)
+
+        traces = []
+        for kw in (dict(loss=per_example), dict(group_loss=per_group)):
+            with small_probe(eval_batch=3, grad_batch=2) as p, \
+                    p.run(sive.Model(DIM, grad, n_examples=20, **kw), THETA) as r:
+                traces.append(r.trace("lbar", 1))
+        np.testing.assert_allclose(traces[0], traces[1], rtol=1e-12)
+        self.assertGreater(np.ptp(traces[0]), 0.0)  # the indices did vary
 
     def test_rng_and_stats(self):
         a, b = sive.Rng(3, 1), sive.Rng(3, 1)
@@ -225,16 +336,16 @@ class Api(unittest.TestCase):
                 sive.load_checkpoint(tmp / "c.ckpt")
             self.assertEqual(cm.exception.status, sive.Status.FORMAT)
 
-            with sive.Probe(mlp.dim, steps=40, groups=4, eval_batch=4, grad_batch=4,
-                            chains=2) as p:
-                with p.bind_mlp(mlp, train):
-                    with p.run(theta) as r:
+            # The MLP as a probe model (sive_mlp_model): C callbacks.
+            m = sive.mlp_model(mlp, train)
+            self.assertEqual((m.dim, m.n_examples, m.dtype), (mlp.dim, 30, np.float32))
+            with sive.Probe(steps=40, groups=4, eval_batch=4, grad_batch=4, chains=2) as p:
+                with m:
+                    with p.run(m, theta) as r:
                         self.assertEqual(r.chains_ok, 2)
-                # A closed binding must not be run through: caught before C.
-                with self.assertRaises(sive.SiveError) as cm:
-                    p.run(theta)
-                self.assertEqual(cm.exception.status, sive.Status.STATE)
-
+                # A closed model must not be run through: caught before C.
+                with self.assertRaisesRegex(ValueError, "closed"):
+                    p.run(m, theta)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -173,15 +173,27 @@ SIVE_API int sive_dataset_from_memory(sive_dataset **out,
 /**
  * Write ds as an IDX image file and an IDX label file.  zstd_level 0 writes
  * plain IDX; 1..22 (the zstd levels) writes one zstd frame with the content
- * size and a checksum.  Each file is written to a temporary file in the
- * same directory (mode 0644), flushed to disk, and renamed over its path
- * only after both were written, so a reader never sees a partial file
- * (the two renames are not one atomic step).  The paths must differ.
+ * size and a checksum.  Each file is written to a temporary file
+ * "<path>.tmp.XXXXXX" in the same directory (mode 0644), flushed to disk,
+ * and renamed over its path only after both were written, so a reader never
+ * sees a partial file (the two renames are not one atomic step); the
+ * directory is then flushed so that the renames survive a crash.
  *
- * Errors: SIVE_E_INVALID_ARG (NULL pointer, equal paths, level outside
- * 0..22), SIVE_E_IO (temporary file, write, flush or rename failed: the
- * message names the file and gives strerror; no temporary is left behind),
- * SIVE_E_NOMEM.
+ * The two paths must name different files: two spellings of one name
+ * ("x.idx" and "./x.idx", or through a symlinked directory) and a path that
+ * is a symbolic or hard link to the other file are rejected before anything
+ * is written.
+ *
+ * A temporary file that a killed save left behind is removed by a later
+ * save of the same path, once it has not been modified for 10 minutes and
+ * no process holds its lock (every writer keeps an flock() on its
+ * temporary until the rename); other files are never touched.
+ *
+ * Errors: SIVE_E_INVALID_ARG (NULL pointer, paths naming the same file,
+ * level outside 0..22), SIVE_E_IO (temporary file, write, flush or rename
+ * failed: the message names the file, shortened in the middle when long so
+ * that the system's reason always fits, and says when the temporary name
+ * is the one that is too long; no temporary is left behind), SIVE_E_NOMEM.
  */
 SIVE_API int sive_dataset_save_idx(const sive_dataset *ds,
                                    const char *images_path,

@@ -29,7 +29,8 @@
  *    workspace may be used by one thread at a time.  Batches of any size
  *    are processed in blocks of rows, so the workspace size does not depend
  *    on the batch size and the compute functions never allocate.
- *  - sive_mlp_binding: connects a model and a training set to a probe.
+ *  - sive_mlp_model(): describes the network on a training set as a probe
+ *    model (sive.h's sive_model).
  *
  * Errors: functions return SIVE_OK or a negative SIVE_E_* status (sive.h);
  * sive_last_errmsg() then holds a message for the calling thread.  Output
@@ -72,8 +73,8 @@ typedef struct sive_mlp sive_mlp;
 SIVE_API int sive_mlp_new(sive_mlp **out, size_t in, size_t h1, size_t h2,
                           size_t classes);
 
-/** Free an architecture (NULL is a no-op).  Workspaces and bindings made
- *  from it must not be used afterwards. */
+/** Free an architecture (NULL is a no-op).  Workspaces made from it must
+ *  not be used afterwards (probe models keep their own copy). */
 SIVE_API void sive_mlp_free(sive_mlp *m);
 
 /** Number of parameters: h1*(in+1) + h2*(h1+1) + classes*(h2+1)
@@ -130,6 +131,22 @@ typedef struct sive_mlp_work sive_mlp_work;
 SIVE_API int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
                                size_t block_rows, int blis_threads);
 
+/**
+ * The BLIS kernel set the MLP runs on, e.g. "zen3" or "haswell" (static
+ * text, never NULL).  The first call (made by the first
+ * sive_mlp_work_new()) initialises BLIS.  On a CPU that Debian's BLIS 0.9
+ * does not know (AMD family 0x1a and later, e.g. Zen 5) it would run its
+ * generic reference kernels, about 3x slower; when AVX2 and FMA are
+ * present, libsive then selects the zen3 kernels through BLIS's own
+ * override (the BLIS_ARCH_TYPE environment variable, set only during
+ * BLIS's initialisation and removed again) and the text says so.  Set
+ * SIVE_BLIS_AUTO=0, or BLIS_ARCH_TYPE yourself, to keep BLIS's choice.
+ * Results depend (in the last bits) on the kernel set.  Because the first
+ * call briefly changes the process environment, call this early in main()
+ * if other threads may read the environment at that time.  Thread-safe.
+ */
+SIVE_API const char *sive_mlp_blis_kernels(void);
+
 /** Free a workspace (NULL is a no-op). */
 SIVE_API void sive_mlp_work_free(sive_mlp_work *w);
 
@@ -148,13 +165,13 @@ SIVE_API void sive_mlp_work_free(sive_mlp_work *w);
 
 /**
  * Per-example losses: loss_out[i] = cross-entropy of example idx[i],
- * i = 0 .. n-1.
+ * i = 0 .. n-1 (computed and stored in double; 0.1 stored float).
  */
 SIVE_API int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
                                      const float *theta,
                                      const sive_dataset *ds,
                                      const uint64_t *idx, size_t n,
-                                     float *loss_out);
+                                     double *loss_out);
 
 /**
  * Gradient of the mean loss over the batch idx[0 .. n-1] with respect to
@@ -204,58 +221,35 @@ SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
                                   uint64_t epoch, double *mean_train_loss);
 
 /* ------------------------------------------------------------------ */
-/* Probe adapter                                                      */
+/* The MLP as a probe model                                           */
 /* ------------------------------------------------------------------ */
 
-typedef struct sive_mlp_binding sive_mlp_binding;
-
 /**
- * Make probe p sample model m on data set train: registers float32
- * gradient and evaluation callbacks on p (replacing earlier ones) and sets
- * SIVE_OPT_DATA_SIZE to the number of training examples.  Run the probe
- * with sive_probe_run_f32() afterwards.
+ * Describe model m on data set train as a probe model: fills *out (which
+ * sive_model_init() must have prepared) with dtype SIVE_F32, dim
+ * sive_mlp_dim(m), n_examples the number of training examples, the
+ * gradient callback (sive_mlp_loss_grad()) and the per-example loss
+ * callback (sive_mlp_example_losses()), so that the library's grouping and
+ * deduplication apply.  Run it with sive_probe_run(p, out, theta, &r),
+ * then release it with sive_model_destroy(out).
  *
- * Each chain gets its own workspace, indexed by sive_batch.chain and
- * created on the chain's first callback (afterwards no callback
- * allocates).  Chains may therefore run on parallel probe threads
- * (SIVE_OPT_THREADS), and results are bit-identical whatever the number of
- * probe threads.  Workspaces do not depend on B_eval or B_grad, so those
- * options may change between runs.
+ * The model keeps a copy of the architecture, so m may be freed after this
+ * call; train is borrowed and must outlive the model.  Each worker thread
+ * of a run gets its own workspace (sive_batch.worker), made on its first
+ * callback, with blis_threads BLIS threads (1 .. 1024; probe threads x
+ * blis_threads should not exceed the cores available).  Results are
+ * bit-identical whatever the number of probe or BLIS threads, and equal
+ * to 0.1's binding at the same seed on the same BLIS kernel set (see
+ * sive_mlp_blis_kernels()).  One model may serve one run at a
+ * time.  All labels of train are checked here.
  *
- * The evaluation callback computes the same group means as
- * sive_mlp_group_losses(), but when the N*B_eval draws repeat examples a
- * lot (more draws than about a fifth of the training set, e.g. 32 768
- * draws from the bundled 8000 images, of which about 7870 are distinct)
- * each distinct example goes through the network once and the groups are
- * summed from the per-example losses, in the same order.  For that each
- * chain also keeps 4 bytes per training example plus 16 bytes per
- * distinct draw, made on its first evaluation (and grown, once, if a later
- * run draws more per step).  See docs/performance.md.
- *
- * max_chains bounds the chain numbers (0 = the probe's current
- * SIVE_OPT_CHAINS, at most 4096); a run with more chains fails with
- * SIVE_E_CALLBACK.  blis_threads (1 .. 1024) is the BLIS thread count of
- * every chain's workspace: probe threads x blis_threads should not exceed
- * the cores available.
- *
- * m, train and the binding must outlive every run of p that uses it; the
- * binding does not own them.  Free the binding with sive_mlp_binding_free()
- * after the last run, and register other callbacks before running p again
- * once it is freed.  All labels of train are checked here.
- * *out is NULL on failure.  Errors: SIVE_E_INVALID_ARG (NULL pointer, probe
- * dimension differs from sive_mlp_dim(m), shape mismatch, empty data set,
- * label out of range, bad max_chains or blis_threads), SIVE_E_NOMEM.
- *
- * A failing callback returns its SIVE_E_* status, which the probe keeps
- * (sive_probe_callback_code()).
+ * Errors (out unchanged but for struct_size): SIVE_E_INVALID_ARG (NULL
+ * pointer, out not initialised, shape mismatch, empty data set, label out
+ * of range, bad blis_threads), SIVE_E_NOMEM.  A failing callback returns
+ * its SIVE_E_* status with its message (sive_result_errmsg()).
  */
-SIVE_API int sive_mlp_probe_bind(sive_mlp_binding **out, sive_probe *p,
-                                 const sive_mlp *m, const sive_dataset *train,
-                                 int32_t max_chains, int blis_threads);
-
-/** Free a binding and its workspaces (NULL is a no-op).  Not while a run
- *  using it is in progress. */
-SIVE_API void sive_mlp_binding_free(sive_mlp_binding *b);
+SIVE_API int sive_mlp_model(sive_model *out, const sive_mlp *m,
+                            const sive_dataset *train, int blis_threads);
 
 /* ------------------------------------------------------------------ */
 /* Checkpoints                                                        */
@@ -295,12 +289,18 @@ typedef struct sive_checkpoint_meta {
  *
  * `zstd -d` decodes the file to the payload of frame 1.
  *
- * The write is atomic: the data go to a temporary file in the same
- * directory, which is flushed to disk (fsync) and renamed over path, so a
- * crash leaves either the old file or the new one.  The new file has mode
- * 0644.  Thread-safe (distinct paths).  Errors: SIVE_E_INVALID_ARG,
- * SIVE_E_NOMEM, SIVE_E_IO (the message names the file and the system
- * error; no temporary file is left behind).
+ * The write is atomic: the data go to a temporary file "<path>.tmp.XXXXXX"
+ * in the same directory, which is flushed to disk (fsync) and renamed over
+ * path, and the directory is then flushed, so a crash leaves either the old
+ * file or the new one.  The new file has mode 0644.  A temporary file that
+ * a killed save left behind is removed by a later save of the same path
+ * once it has not been modified for 10 minutes and no process holds its
+ * lock (every writer keeps an flock() on its temporary until the rename);
+ * other files are never touched.  Thread-safe (distinct paths).  Errors:
+ * SIVE_E_INVALID_ARG (also: path empty or ending in '/'), SIVE_E_NOMEM,
+ * SIVE_E_IO (the message names the file, shortened in the middle when long
+ * so that the system error always fits, and says when the temporary name
+ * is the one that is too long; no temporary file is left behind).
  */
 SIVE_API int sive_checkpoint_save(const char *path, const sive_mlp *m,
                                   const float *theta,

@@ -2,22 +2,31 @@
  * libsive - local learning coefficient probes with the Shift-Invariant
  * Variance Estimator (SIVE).
  *
- * The core API: a probe handle (options + callbacks), a run that drives one
- * or more tethered Langevin chains around a centre theta*, and a result handle
- * holding the estimators, diagnostics and per-step traces.
+ * The core API.  A *model* (sive_model) is a plain value the caller fills:
+ * its precision, dimension, data-set size and callbacks.  A *probe*
+ * (sive_probe) holds options and a progress callback.  A *run*
+ * (sive_probe_run) drives one or more tethered Langevin chains around a
+ * centre theta* and returns a *result* (sive_result) holding the
+ * estimators, diagnostics, per-step traces and the run's status.
  *
- * Conventions (stable ABI):
+ * Conventions (stable ABI, see docs/abi.md):
  *  - Every function that can fail returns an int status: SIVE_OK (0) or a
  *    negative SIVE_E_* code.  Values are pinned forever.  sive_strerror()
- *    gives static text; sive_probe_errmsg() the detail of the last failure on
- *    a handle; sive_last_errmsg() the detail of the last failure in the
+ *    gives static text; sive_probe_errmsg() the detail of the last failure
+ *    on a probe; sive_last_errmsg() the detail of the last failure in the
  *    calling thread (for functions without a handle).
- *  - Handles are opaque.  Constructors take the out-parameter first;
- *    destructors accept NULL.  The library never prints, never aborts and
- *    keeps no global mutable state (the per-thread last error excepted).
+ *  - Handles are opaque.  Constructors take the out-parameter first and set
+ *    it to NULL on every failure path; destructors accept NULL.  The library
+ *    never prints, never aborts and keeps no global mutable state (the
+ *    per-thread last error excepted).
  *  - Thread safety: a handle may be used by one thread at a time; distinct
- *    handles may be used concurrently.  Result handles are immutable and may
- *    be read from many threads at once.
+ *    handles may be used concurrently.  Result handles are immutable and
+ *    may be read from many threads at once.  Static tables (option info,
+ *    names) may be read from any thread.
+ *  - Structs the caller fills (sive_model) start with a struct_size member:
+ *    fields are only appended, and the library reads only the first
+ *    struct_size bytes, so a program built against an older header keeps
+ *    working.
  *  - No function-like macros, no variadic functions, fixed-width integers.
  */
 #ifndef SIVE_SIVE_H
@@ -25,6 +34,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sive/version.h"
 
 #if defined(_WIN32) && defined(SIVE_BUILDING_LIBRARY)
 #define SIVE_API __declspec(dllexport)
@@ -39,19 +50,13 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ */
-/* Version                                                            */
+/* Version (the macros come from sive/version.h, generated from the   */
+/* build's project version)                                           */
 /* ------------------------------------------------------------------ */
-
-#define SIVE_VERSION_MAJOR 0
-#define SIVE_VERSION_MINOR 1
-#define SIVE_VERSION_PATCH 0
-/* MAJOR*10000 + MINOR*100 + PATCH */
-#define SIVE_VERSION_NUMBER 100
-#define SIVE_VERSION_STRING "0.1.0"
 
 /** Version of the library actually linked: MAJOR*10000 + MINOR*100 + PATCH. */
 SIVE_API uint32_t sive_version_number(void);
-/** Version of the library actually linked, e.g. "0.1.0" (static storage). */
+/** Version of the library actually linked, e.g. "0.2.0" (static storage). */
 SIVE_API const char *sive_version_string(void);
 
 /* ------------------------------------------------------------------ */
@@ -62,13 +67,15 @@ enum {
     SIVE_OK = 0,
     SIVE_E_INVALID_ARG = -1, /**< NULL pointer, out-of-range value, bad size  */
     SIVE_E_NOMEM = -2,       /**< allocation failed                           */
-    SIVE_E_STATE = -3,       /**< call not valid now (e.g. no callbacks set)  */
+    SIVE_E_STATE = -3,       /**< call not valid now                          */
     SIVE_E_CALLBACK = -4,    /**< a user callback returned non-zero           */
     SIVE_E_DIVERGED = -5,    /**< every chain produced a non-finite value     */
     SIVE_E_CANCELLED = -6,   /**< the progress callback asked to stop         */
     SIVE_E_IO = -7,          /**< file could not be opened, read or written   */
     SIVE_E_FORMAT = -8,      /**< file is malformed, truncated or corrupted   */
-    SIVE_E_THREAD = -9,      /**< a worker thread could not be started        */
+    SIVE_E_THREAD = -9,      /**< reserved: no function returns it since 0.2
+                                  (a run whose worker threads cannot start
+                                  runs its chains on the calling thread)    */
     SIVE_E_UNSUPPORTED = -10 /**< feature not compiled in (e.g. gzip)         */
 };
 
@@ -82,162 +89,251 @@ SIVE_API const char *sive_strerror(int status);
  */
 SIVE_API const char *sive_last_errmsg(void);
 
+/**
+ * Set the calling thread's last-error message (msg NULL clears it).  Meant
+ * for model callbacks: a callback that returns non-zero may first call
+ * this, and the run's error message then carries the text, e.g.
+ * "evaluation callback returned -1 at chain 0 step 3: index 9000 out of
+ * range".  The library clears the message before every callback call, so a
+ * stale message is never picked up.  At most 511 bytes are kept.
+ */
+SIVE_API void sive_set_errmsg(const char *msg);
+
 /* ------------------------------------------------------------------ */
-/* Callbacks                                                          */
+/* The model                                                          */
 /* ------------------------------------------------------------------ */
 
+/** Precision of a model's parameters. */
+typedef enum sive_dtype {
+    SIVE_F32 = 1, /**< float  (IEEE binary32) */
+    SIVE_F64 = 2  /**< double (IEEE binary64) */
+} sive_dtype;
+
 /**
- * The examples a callback must use.  Indices are drawn by the library in
- * [0, data size).  For an evaluation call, index holds n_groups*group_size
- * entries, group-major: group i is index[i*group_size ... (i+1)*group_size-1].
- * For a gradient call n_groups is 1.  When the data-set size is 0 (analytic
- * models) index is NULL and seed is the only input: a fresh 64-bit value from
- * an independent stream for the callback's own randomness (for example the
- * evaluation noise of a toy model).  seed is set in every call.
+ * The examples a callback must use.
+ *
+ * Gradient call: index holds group_size = B_grad indices in
+ * [0, n_examples), n_groups is 1.  Per-example loss call: index holds
+ * group_size distinct indices in ascending order, n_groups is 1.  Group
+ * call: index holds n_groups*group_size indices, group-major (group i is
+ * index[i*group_size ... (i+1)*group_size-1]).
+ *
+ * For a model with n_examples 0 (analytic models) index is NULL and seed is
+ * the only input: a fresh 64-bit value from an independent stream for the
+ * callback's own randomness (for example a toy model's evaluation noise).
+ * seed is set in every call.
+ *
+ * worker is the number of the run's worker thread making the call,
+ * 0 .. threads-1 (threads = min(SIVE_OPT_THREADS, SIVE_OPT_CHAINS)).  Two
+ * calls with the same worker never overlap in time, so a model can keep
+ * one scratch buffer per worker without locks.  Results must not depend on
+ * it.
  */
 typedef struct sive_batch {
-    const uint64_t *index; /**< NULL when the data-set size is 0            */
-    size_t n_groups;       /**< N for evaluation calls, 1 for gradient calls */
-    size_t group_size;     /**< B_eval or B_grad                             */
-    uint64_t seed;         /**< fresh per call, reproducible from the seed   */
-    int32_t chain;         /**< chain number, 0 .. chains-1                  */
-    int32_t reserved;      /**< 0                                            */
-    int64_t step;          /**< Langevin step m, 0 .. M-1                    */
+    const uint64_t *index; /**< NULL when the model has no data set        */
+    size_t n_groups;       /**< N for group calls, 1 otherwise              */
+    size_t group_size;     /**< B_eval, B_grad, or the distinct count       */
+    uint64_t seed;         /**< fresh per call, reproducible from the seed  */
+    int32_t chain;         /**< chain number, 0 .. chains-1                 */
+    int32_t worker;        /**< worker thread, 0 .. threads-1               */
+    int64_t step;          /**< Langevin step m, 0 .. M-1                   */
 } sive_batch;
 
 /**
- * Gradient callback (float32 parameters).  Write the gradient of the mean
- * loss over the batch at theta into grad[0..dim-1] (entries left unwritten
- * keep the previous step's values, zero at a chain's start).  Optionally store that
- * mean loss in *loss (it is pre-set to NaN and only traced; leaving it NaN is
- * fine).  Return 0, or non-zero to abort the run (SIVE_E_CALLBACK; the value
- * is kept, see sive_probe_callback_code()).  theta is read-only and valid
- * only during the call.  With more than one thread the callback is called
- * concurrently for different chains and must be thread-safe.
+ * Gradient callback.  theta and grad point to dim values of the model's
+ * dtype (float or double).  Write the gradient of the mean loss over the
+ * batch at theta into grad (entries left unwritten keep the previous
+ * step's values, zero at a chain's start).  Optionally store that mean
+ * loss in *loss (pre-set to NaN; only traced).  Return 0, or non-zero to
+ * stop the run (status SIVE_E_CALLBACK; the value is kept, see
+ * sive_result_callback_code(); see sive_set_errmsg() for a message).
+ * theta is read-only and valid only during the call.  With more than one
+ * worker thread the callback runs concurrently for different chains and
+ * must be thread-safe.
  */
-typedef int (*sive_grad_f32_fn)(const float *theta, size_t dim,
-                                const sive_batch *batch, float *grad,
-                                double *loss, void *user);
+typedef int (*sive_grad_fn)(const void *theta, size_t dim,
+                            const sive_batch *batch, void *grad, double *loss,
+                            void *user);
 /**
- * Evaluation callback (float32 parameters).  Write the mean loss of each of
- * the batch->n_groups groups at theta into group_loss[0..n_groups-1].  One
- * call covers all groups so that a model can evaluate them in one pass.
+ * Per-example loss callback: losses[i] = the loss of example
+ * batch->index[i] at theta, i = 0 .. batch->group_size-1 (the indices are
+ * distinct and ascending).  The library draws the N*B_eval evaluation
+ * indices, calls this once per evaluated step on the distinct ones, and
+ * forms the N group means itself.  Needs n_examples > 0.  Same return and
+ * threading rules as the gradient callback.
+ */
+typedef int (*sive_loss_fn)(const void *theta, size_t dim,
+                            const sive_batch *batch, double *losses,
+                            void *user);
+/**
+ * Per-group loss callback (for models whose evaluation noise is not a mean
+ * over examples, e.g. the analytic toys): write the mean loss of each of
+ * the batch->n_groups groups at theta into group_loss[0 .. n_groups-1].
  * Same return and threading rules as the gradient callback.
  */
-typedef int (*sive_eval_f32_fn)(const float *theta, size_t dim,
-                                const sive_batch *batch, double *group_loss,
-                                void *user);
-/** Gradient callback, float64 parameters (see sive_grad_f32_fn). */
-typedef int (*sive_grad_f64_fn)(const double *theta, size_t dim,
-                                const sive_batch *batch, double *grad,
-                                double *loss, void *user);
-/** Evaluation callback, float64 parameters (see sive_eval_f32_fn). */
-typedef int (*sive_eval_f64_fn)(const double *theta, size_t dim,
-                                const sive_batch *batch, double *group_loss,
-                                void *user);
+typedef int (*sive_group_fn)(const void *theta, size_t dim,
+                             const sive_batch *batch, double *group_loss,
+                             void *user);
+
 /**
- * Progress callback: called from the thread running the chain, at step 0,
- * about every 1/1000 of the run, and after the last step (step == total).
- * Return non-zero to cancel the run (SIVE_E_CANCELLED).  Must be thread-safe
- * when more than one thread is used.
+ * A model, described by value.  Fill it after sive_model_init() (which
+ * zeroes it and sets struct_size), then pass it to sive_probe_run().
+ *
+ * Required: dtype, dim, grad, and one of loss / group_loss (loss is used
+ * when both are set).  user is passed back to every callback verbatim.
+ * The run reads the description at its start and keeps no pointer to it
+ * after it returns: the model may be changed or destroyed between runs.
+ *
+ * destroy (optional) releases user; it is called only by
+ * sive_model_destroy(), never by a run, so whoever made the model (a
+ * constructor such as sive_mlp_model()) decides when its state goes away.
  */
-typedef int (*sive_progress_fn)(int32_t chain, int64_t step, int64_t total,
-                                void *user);
+typedef struct sive_model {
+    uint32_t struct_size;     /**< sizeof(sive_model), set by sive_model_init */
+    sive_dtype dtype;         /**< SIVE_F32 or SIVE_F64                        */
+    size_t dim;               /**< number of parameters, 1 .. 2^40             */
+    uint64_t n_examples;      /**< data-set size n; 0 = analytic (no data)     */
+    sive_grad_fn grad;        /**< mean-loss gradient on a batch               */
+    sive_loss_fn loss;        /**< per-example losses, or NULL                 */
+    sive_group_fn group_loss; /**< per-group mean losses, or NULL              */
+    void *user;               /**< passed to every callback                    */
+    void (*destroy)(void *user); /**< optional, see sive_model_destroy()       */
+} sive_model;
+
+/**
+ * Zero *m and set m->struct_size = struct_size (pass sizeof(sive_model)).
+ * SIVE_E_INVALID_ARG when m is NULL or struct_size is smaller than the 0.2
+ * layout (the fields up to destroy).
+ */
+SIVE_API int sive_model_init(sive_model *m, size_t struct_size);
+
+/**
+ * Release a model: calls m->destroy(m->user) when destroy is set, then
+ * zeroes every field but struct_size.  NULL and already-destroyed models
+ * are no-ops.  Not while a run uses the model.
+ */
+SIVE_API void sive_model_destroy(sive_model *m);
 
 /* ------------------------------------------------------------------ */
-/* Probe handle and options                                           */
+/* Options                                                            */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Options: parameters as data.  sive_option_info() gives each option's
+ * name, type, bounds, default and a one-line description; the tables of
+ * the CLI and of the language bindings are built from it.  Values are
+ * pinned; new options are appended.
+ */
+typedef enum sive_option {
+    SIVE_OPT_T = 1,           /**< double: inverse temperature t = n*beta     */
+    SIVE_OPT_BASE_LR = 2,     /**< double: base step a = eta*t                */
+    SIVE_OPT_H = 3,           /**< double: absolute localisation radius h     */
+    SIVE_OPT_C_H = 4,         /**< double: adaptive radius factor c_h         */
+    SIVE_OPT_STEPS = 5,       /**< int: Langevin steps M                      */
+    SIVE_OPT_BURN_IN = 6,     /**< double: burn-in fraction alpha             */
+    SIVE_OPT_GROUPS = 7,      /**< int: evaluation groups N                   */
+    SIVE_OPT_EVAL_BATCH = 8,  /**< int: evaluation batch size B_eval          */
+    SIVE_OPT_GRAD_BATCH = 9,  /**< int: gradient batch size B_grad            */
+    /* 10 was SIVE_OPT_DATA_SIZE in 0.1: the data-set size is now the
+     * model's n_examples.  The value is not reused. */
+    SIVE_OPT_CHAINS = 11,     /**< int: independent chains                    */
+    SIVE_OPT_THREADS = 12,    /**< int: worker threads                        */
+    SIVE_OPT_SEED = 13,       /**< int: seed                                  */
+    SIVE_OPT_REPLACEMENT = 14,/**< int: 1 with replacement, 0 without         */
+    SIVE_OPT_EVAL_STRIDE = 15,/**< int: evaluate every k-th step              */
+    SIVE_OPT_ANCHOR = 16      /**< double: anchor for the anchored mean       */
+} sive_option;
+
+/** Type of an option's value. */
+typedef enum sive_option_type {
+    SIVE_TYPE_INT = 1,   /**< int64_t, set with sive_probe_set_int()        */
+    SIVE_TYPE_DOUBLE = 2 /**< double, set with sive_probe_set_double()      */
+} sive_option_type;
+
+/**
+ * Everything the library knows about one option (static storage, never
+ * modified).  Bounds are inclusive unless *_open is 1.  For int options
+ * the int_* members hold the exact bounds and default, for double options
+ * the double ones; the other pair is 0.  Members are only appended.
+ */
+typedef struct sive_option_info {
+    sive_option id;
+    const char *name;        /**< stable machine name, e.g. "steps"         */
+    sive_option_type type;
+    int lo_open, hi_open;    /**< 1 when the bound itself is excluded        */
+    int64_t int_lo, int_hi, int_default;
+    double double_lo, double_hi, double_default; /**< NaN: no default     */
+    const char *doc;         /**< one line: meaning and default              */
+} sive_option_info;
+
+/**
+ * Information about an option, or NULL for an unknown value.  To list all
+ * options, call sive_option_at(i) for i = 0, 1, ... until it returns NULL.
+ */
+SIVE_API const sive_option_info *sive_option_info_get(sive_option opt);
+/** The i-th option in the table (i from 0), or NULL past the end. */
+SIVE_API const sive_option_info *sive_option_at(size_t i);
+/**
+ * Find an option by its machine name (e.g. "base_lr").  Stores it in *out
+ * and returns SIVE_OK, or SIVE_E_INVALID_ARG (unknown name or NULL
+ * argument; message in sive_last_errmsg()).
+ */
+SIVE_API int sive_option_by_name(const char *name, sive_option *out);
+
+/* ------------------------------------------------------------------ */
+/* Probe handle                                                       */
 /* ------------------------------------------------------------------ */
 
 typedef struct sive_probe sive_probe;
 
 /**
- * Options.  Each has a type: "double" options are set with
- * sive_probe_set_double(), "int" options with sive_probe_set_int(); using the
- * wrong setter is SIVE_E_INVALID_ARG.  Defaults are the paper's deep-network
- * operating point.  Bounds are checked by the setter; constraints between
- * options (for example B_eval <= data size without replacement) are checked
- * by the run.
+ * Progress callback: called from the thread running the chain at step 0,
+ * then at least every ~0.25 s of wall time or every 1/1000 of the run,
+ * whichever comes first, and after the last step (step == total).  Return
+ * non-zero to cancel the run (status SIVE_E_CANCELLED).  Must be
+ * thread-safe when more than one worker thread is used.
  */
-typedef enum sive_option {
-    /** double: inverse temperature t = n*beta. (0, 1e12], default 1e4.    */
-    SIVE_OPT_T = 1,
-    /** double: base step a = eta*t, so eta = a/t. (0, 1], default 0.05.   */
-    SIVE_OPT_BASE_LR = 2,
-    /** double: absolute localisation radius h. (0, 1e12]. Setting it
-     * selects absolute mode.                                             */
-    SIVE_OPT_H = 3,
-    /** double: adaptive radius h = c_h*||theta*||_2/sqrt(d). (0, 1e12],
-     * default 1.0 (adaptive mode is the default). Setting it selects
-     * adaptive mode.                                                     */
-    SIVE_OPT_C_H = 4,
-    /** int: Langevin steps M. [2, 2^40], default 100000.                  */
-    SIVE_OPT_STEPS = 5,
-    /** double: burn-in fraction alpha; the tail is m >= floor(alpha*M).
-     * [0, 1), default 0.3.                                               */
-    SIVE_OPT_BURN_IN = 6,
-    /** int: evaluation groups N per evaluated step. [2, 2^20], default 512 */
-    SIVE_OPT_GROUPS = 7,
-    /** int: evaluation batch size B_eval. [1, 2^24], default 64.          */
-    SIVE_OPT_EVAL_BATCH = 8,
-    /** int: gradient batch size B_grad. [1, 2^24], default 1024.          */
-    SIVE_OPT_GRAD_BATCH = 9,
-    /** int: data-set size n; indices are drawn in [0, n). 0 = no data set
-     * (analytic model: index is NULL). [0, 2^62], default 0.             */
-    SIVE_OPT_DATA_SIZE = 10,
-    /** int: independent chains. [1, 4096], default 5.                     */
-    SIVE_OPT_CHAINS = 11,
-    /** int: worker threads running chains in parallel. [1, 1024],
-     * default 1.  Results do not depend on it.                           */
-    SIVE_OPT_THREADS = 12,
-    /** int: seed (any 64-bit value, given as int64_t). default 0.         */
-    SIVE_OPT_SEED = 13,
-    /** int: 1 = indices drawn uniformly with replacement (default), 0 =
-     * without replacement within each batch (needs B <= data size).      */
-    SIVE_OPT_REPLACEMENT = 14,
-    /** int: evaluate every k-th step (m % k == 0). [1, 2^20], default 1.  */
-    SIVE_OPT_EVAL_STRIDE = 15,
-    /** double: mean anchor L_anchor for the anchored mean estimator; any
-     * finite value, or NaN to clear (default: none).                     */
-    SIVE_OPT_ANCHOR = 16
-} sive_option;
+typedef int (*sive_progress_fn)(int32_t chain, int64_t step, int64_t total,
+                                void *user);
 
 /**
- * Create a probe for a model with dim parameters.  *out is set to NULL on
- * failure.  Errors: SIVE_E_INVALID_ARG (out NULL, dim 0 or > 2^40),
- * SIVE_E_NOMEM.
+ * Create a probe with every option at its default (the paper's
+ * deep-network operating point).  *out is NULL on failure.  Errors:
+ * SIVE_E_INVALID_ARG (out NULL), SIVE_E_NOMEM.
  */
-SIVE_API int sive_probe_new(sive_probe **out, size_t dim);
+SIVE_API int sive_probe_new(sive_probe **out);
 /** Free a probe (NULL is a no-op). */
 SIVE_API void sive_probe_free(sive_probe *p);
-/** Number of parameters the probe was created for (0 if p is NULL). */
-SIVE_API size_t sive_probe_dim(const sive_probe *p);
+/** Set every option back to its default (the progress callback stays). */
+SIVE_API int sive_probe_reset(sive_probe *p);
 
-/** Set a double-typed option.  SIVE_E_INVALID_ARG on NULL, wrong type,
- *  unknown option or out-of-range value (the probe is then unchanged). */
+/**
+ * Set an int-typed option.  SIVE_E_INVALID_ARG on NULL, unknown option,
+ * wrong type or out-of-range value (bounds compared as integers; the probe
+ * is then unchanged and sive_probe_errmsg() says why).
+ */
+SIVE_API int sive_probe_set_int(sive_probe *p, sive_option opt, int64_t value);
+/** Set a double-typed option (see sive_probe_set_int).  Setting SIVE_OPT_H
+ *  selects the absolute radius, SIVE_OPT_C_H the adaptive one; NaN clears
+ *  SIVE_OPT_ANCHOR. */
 SIVE_API int sive_probe_set_double(sive_probe *p, sive_option opt,
                                    double value);
-/** Set an int-typed option (see sive_probe_set_double). */
-SIVE_API int sive_probe_set_int(sive_probe *p, sive_option opt,
-                                int64_t value);
-/** Read a double-typed option into *value. */
-SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
-                                   double *value);
 /** Read an int-typed option into *value. */
 SIVE_API int sive_probe_get_int(const sive_probe *p, sive_option opt,
                                 int64_t *value);
-
+/** Read a double-typed option into *value (NaN for the radius mode not in
+ *  use, and for an unset anchor). */
+SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
+                                   double *value);
 /**
- * Register float32 callbacks (user is passed back verbatim and is not
- * owned).  Replaces any earlier registration, float64 included.  Both NULL
- * clears the registration (a later run fails with SIVE_E_STATE); exactly one
- * NULL is SIVE_E_INVALID_ARG.
+ * Set an option from text, by name: the generic path for command lines and
+ * configuration files.  Int options take a plain decimal integer (no
+ * exponent, no fraction: "1e4" is refused), double options any finite
+ * strtod() number ("nan" for the anchor).  Errors as sive_probe_set_int().
  */
-SIVE_API int sive_probe_set_callbacks_f32(sive_probe *p, sive_grad_f32_fn grad,
-                                          sive_eval_f32_fn eval, void *user);
-/** Register (or, with both NULL, clear) float64 callbacks (see
- *  sive_probe_set_callbacks_f32). */
-SIVE_API int sive_probe_set_callbacks_f64(sive_probe *p, sive_grad_f64_fn grad,
-                                          sive_eval_f64_fn eval, void *user);
+SIVE_API int sive_probe_set_text(sive_probe *p, const char *name,
+                                 const char *value);
+
 /** Register (or clear, with fn NULL) the progress callback. */
 SIVE_API int sive_probe_set_progress(sive_probe *p, sive_progress_fn fn,
                                      void *user);
@@ -245,9 +341,6 @@ SIVE_API int sive_probe_set_progress(sive_probe *p, sive_progress_fn fn,
 /** Detail of the last failure on this handle ("" if none; never NULL).
  *  Owned by the handle, valid until its next call. */
 SIVE_API const char *sive_probe_errmsg(const sive_probe *p);
-/** The non-zero value returned by the callback that aborted the last run
- *  (0 if none). */
-SIVE_API int sive_probe_callback_code(const sive_probe *p);
 
 /* ------------------------------------------------------------------ */
 /* Running                                                            */
@@ -256,29 +349,28 @@ SIVE_API int sive_probe_callback_code(const sive_probe *p);
 typedef struct sive_result sive_result;
 
 /**
- * Run the probe from theta_star (dim values, only read, never modified) with
- * the float32 callbacks.  The same probe can be run again (options persist;
- * each run gives an independent result handle).
+ * Run the probe on model m from theta_star (m->dim values of m->dtype,
+ * only read, never modified).  The options are copied at the start: the
+ * probe may be changed or freed after the call returns, and the same probe
+ * can run again (each run gives an independent result).
  *
- * On return *out is NULL when the run could not start (SIVE_E_INVALID_ARG:
- * NULL pointer, non-finite theta*, zero adaptive radius, tail window with
- * fewer than 4 evaluated steps, B > data size without replacement;
- * SIVE_E_STATE: float32 callbacks not registered; SIVE_E_NOMEM;
- * SIVE_E_THREAD).  Otherwise *out is a result the caller frees with
- * sive_result_free(), and the status is:
- *   SIVE_OK          at least one chain finished (others may have diverged:
- *                    see sive_result_chain_status() and the health flags);
- *   SIVE_E_DIVERGED  every chain diverged;
- *   SIVE_E_CALLBACK  a callback returned non-zero (all chains stopped);
- *   SIVE_E_CANCELLED the progress callback asked to stop.
- * Summaries over chains use the chains that finished; they are NaN when none
- * did.  The probe's error message explains every non-OK status.
+ * The outcome is unambiguous:
+ *  - SIVE_OK: *out is a result (free it with sive_result_free()).  How the
+ *    run ended is sive_result_status(*out): SIVE_OK (at least one chain
+ *    finished; see the health flags), SIVE_E_DIVERGED (every chain
+ *    diverged), SIVE_E_CALLBACK (a callback returned non-zero; all chains
+ *    stopped) or SIVE_E_CANCELLED (the progress callback asked to stop);
+ *    sive_result_errmsg() explains every non-OK status.  Chains that
+ *    finished are summarised in every case.
+ *  - any other status: *out is NULL, no chain ran, and sive_probe_errmsg()
+ *    says why: SIVE_E_INVALID_ARG (NULL pointer; bad model description:
+ *    struct_size, dtype, dim, missing callbacks, per-example losses without
+ *    a data set; non-finite theta*; zero adaptive radius; a tail window
+ *    with fewer than 4 evaluated steps; B > n_examples without
+ *    replacement), SIVE_E_NOMEM.
  */
-SIVE_API int sive_probe_run_f32(sive_probe *p, const float *theta_star,
-                                sive_result **out);
-/** Run with the float64 callbacks (see sive_probe_run_f32). */
-SIVE_API int sive_probe_run_f64(sive_probe *p, const double *theta_star,
-                                sive_result **out);
+SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
+                            const void *theta_star, sive_result **out);
 
 /* ------------------------------------------------------------------ */
 /* Results                                                            */
@@ -287,13 +379,22 @@ SIVE_API int sive_probe_run_f64(sive_probe *p, const double *theta_star,
 /** Free a result (NULL is a no-op). */
 SIVE_API void sive_result_free(sive_result *r);
 
-/** Pass as chain to a getter to ask for the summary over healthy chains. */
+/** How the run ended (see sive_probe_run); SIVE_E_INVALID_ARG if r is NULL. */
+SIVE_API int sive_result_status(const sive_result *r);
+/** Why the run ended as it did ("" for SIVE_OK; never NULL; owned by r). */
+SIVE_API const char *sive_result_errmsg(const sive_result *r);
+/** The non-zero value of the callback that stopped the run (0 if none). */
+SIVE_API int sive_result_callback_code(const sive_result *r);
+
+/** Pass as chain to a getter to ask for the summary over finished chains. */
 #define SIVE_SUMMARY (-1)
 
 /**
  * Per-chain statistics.  All are computed on the tail window T: the
  * evaluated steps m >= floor(alpha*M).  Lbar_m is the mean of the N group
- * losses at step m, s2_m their sample variance (ddof 1).  See docs/theory.md.
+ * losses at step m, s2_m their sample variance (ddof 1).  See
+ * docs/theory.md.  Values are pinned; new statistics are appended;
+ * sive_stat_name() returns NULL past the last one.
  */
 typedef enum sive_stat {
     SIVE_STAT_SIVE = 0,           /**< max(0, t^2 (Var_T Lbar - mean_T s2 / N)) */
@@ -313,17 +414,22 @@ typedef enum sive_stat {
     SIVE_STAT_TETHER_STEP = 14,   /**< eta / h^2                                 */
     SIVE_STAT_GRAD_NORM2_START = 15, /**< ||g_0||^2, gradient batch at theta*   */
     SIVE_STAT_SLOPE_PROXY = 16,   /**< t^2 h^2 ||g_0||^2                         */
-    SIVE_STAT_RMS_DISP_REL_H = 17,/* mean_T (||theta-theta*||/sqrt d) / h      */
+    SIVE_STAT_RMS_DISP_REL_H = 17,/**< mean_T (||theta-theta*||/sqrt d) / h      */
     SIVE_STAT_TAIL_LENGTH = 18,   /**< |T|, evaluated steps in the tail          */
-    SIVE_STAT_COUNT_ = 19
+    SIVE_STAT_SIVE_ESS = 19       /**< ESS of the SIVE estimator's per-step
+                                       influence series (what its MCSE uses)   */
 } sive_stat;
+
+/** Stable machine name of a statistic ("sive", "mcse", ...), used as the
+ *  JSON/CSV key by every tool; NULL for an unknown value. */
+SIVE_API const char *sive_stat_name(sive_stat stat);
 
 /**
  * A statistic for one chain (0 .. chains-1) or, with SIVE_SUMMARY, the mean
  * over the chains that finished (for ESS: the multi-chain ESS; for RHAT: the
- * split-Rhat, which exists only as a summary and needs >= 1 finished chain;
- * for MCSE: the standard error of the mean over chains,
- * sqrt(sum MCSE_c^2)/K).  NaN when r is NULL, stat or chain is out of range,
+ * split-Rhat, which exists only as a summary; for MCSE and the noise
+ * correction's std: the standard error of the mean over chains,
+ * sqrt(sum se_c^2)/K).  NaN when r is NULL, stat or chain is out of range,
  * the chain did not finish, or the value is undefined (anchored mean without
  * anchor).
  */
@@ -357,6 +463,16 @@ SIVE_API int32_t sive_result_chains_ok(const sive_result *r);
 SIVE_API int64_t sive_result_steps(const sive_result *r);
 /** Evaluation stride k of the run (0 if r is NULL). */
 SIVE_API int64_t sive_result_eval_stride(const sive_result *r);
+/**
+ * The option values the run used (the copy frozen at its start).
+ * SIVE_E_INVALID_ARG for NULL arguments, an unknown option or the wrong
+ * type.  The radius actually used is sive_result_stat(r, SIVE_STAT_H, ...).
+ */
+SIVE_API int sive_result_option_int(const sive_result *r, sive_option opt,
+                                    int64_t *value);
+/** Double-typed counterpart of sive_result_option_int(). */
+SIVE_API int sive_result_option_double(const sive_result *r, sive_option opt,
+                                       double *value);
 
 /** How a chain ended. */
 typedef enum sive_chain_status {
@@ -372,18 +488,25 @@ typedef enum sive_chain_status {
 SIVE_API sive_chain_status sive_result_chain_status(const sive_result *r,
                                                     int32_t chain,
                                                     int64_t *step);
+/** Stable machine name of a chain status ("ok", "diverged", "callback",
+ *  "aborted", "invalid"); NULL for an unknown value. */
+SIVE_API const char *sive_chain_status_string(sive_chain_status status);
 
 /** Per-step traces.  Each has one entry per step actually run (M for a
  *  finished chain); LBAR and S2 are NaN at steps that were not evaluated
- *  (eval stride > 1); GRAD_LOSS is NaN when the callback did not report it. */
+ *  (eval stride > 1); GRAD_LOSS is NaN when the callback did not report it.
+ *  Values are pinned; sive_trace_name() returns NULL past the last one. */
 typedef enum sive_trace {
     SIVE_TRACE_LBAR = 0,      /**< Lbar_m: mean of the N group losses          */
     SIVE_TRACE_S2 = 1,        /**< s2_m: their sample variance (ddof 1)        */
     SIVE_TRACE_GRAD_LOSS = 2, /**< loss reported by the gradient callback      */
     SIVE_TRACE_GRAD_NORM = 3, /**< ||g_m||_2                                   */
-    SIVE_TRACE_DISP = 4,      /**< ||theta_m - theta*||_2 / sqrt(d)            */
-    SIVE_TRACE_COUNT_ = 5
+    SIVE_TRACE_DISP = 4       /**< ||theta_m - theta*||_2 / sqrt(d)            */
 } sive_trace;
+
+/** Stable machine name of a trace ("lbar", "s2", "grad_loss", "grad_norm",
+ *  "disp"); NULL for an unknown value. */
+SIVE_API const char *sive_trace_name(sive_trace which);
 
 /**
  * Borrow a trace of one chain.  Returns a pointer owned by r (valid until
@@ -393,21 +516,28 @@ typedef enum sive_trace {
 SIVE_API const double *sive_result_trace(const sive_result *r, sive_trace which,
                                          int32_t chain, size_t *len);
 
-/** Health flags (bit mask). */
+/** Health flags (bit mask).  Bits are pinned; new ones are appended. */
 enum {
     SIVE_FLAG_DIVERGED = 1u << 0,       /**< some chain diverged               */
     SIVE_FLAG_NEGATIVE_SIVE = 1u << 1,  /**< unclipped SIVE < 0 on some chain  */
     SIVE_FLAG_NONSTATIONARY = 1u << 2,  /**< tail halves disagree (|z| > 4)    */
     SIVE_FLAG_LOW_ESS = 1u << 3,        /**< a chain's tail ESS < 100          */
     SIVE_FLAG_HIGH_RHAT = 1u << 4,      /**< split-Rhat > 1.05                 */
-    SIVE_FLAG_NOISY_CORRECTION = 1u << 5,/* std of C > |lambda-hat|          */
-    SIVE_FLAG_ABORTED = 1u << 6         /**< run stopped early                 */
+    SIVE_FLAG_NOISY_CORRECTION = 1u << 5,/**< std of C > |lambda-hat|          */
+    SIVE_FLAG_ABORTED = 1u << 6,        /**< run stopped early                 */
+    SIVE_FLAG_DOMINANT_CORRECTION = 1u << 7 /**< C > 10 |lambda-hat|: lambda-hat
+                                             is a small difference of large
+                                             numbers                          */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */
 SIVE_API uint32_t sive_result_flags(const sive_result *r);
 /** Plain-language description of one flag bit (static; "" if unknown). */
 SIVE_API const char *sive_flag_string(uint32_t flag);
+/** Stable machine name of one flag bit ("diverged", "negative_sive",
+ *  "nonstationary", "low_ess", "high_rhat", "noisy_correction", "aborted",
+ *  "dominant_correction"); NULL if unknown. */
+SIVE_API const char *sive_flag_name(uint32_t flag);
 /** All raised flags explained, one line each with the numbers behind them
  *  ("" when healthy).  Owned by r. */
 SIVE_API const char *sive_result_health(const sive_result *r);

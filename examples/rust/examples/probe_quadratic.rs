@@ -6,7 +6,7 @@
 //! (docs/theory.md, "Exact targets").
 //!
 //! Run: cargo run --example probe_quadratic [-- seed]    (exit 1 if |z| > 4)
-use sive::{Opt, Probe, Rng, Stat};
+use sive::{Batch, Model, Probe, Rng, Stat};
 
 const D: usize = 8;
 const L0: f64 = 1.0; // a loss floor the estimator never needs
@@ -64,27 +64,18 @@ impl Quadratic {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seed: i64 = std::env::args().nth(1).map_or(Ok(1), |s| s.parse())?;
     let q = Quadratic::new();
-    let mut probe = Probe::new(D)?;
-    probe
-        .set(Opt::T(T))?
-        .set(Opt::BaseLr(A))?
-        .set(Opt::H(RADIUS))?
-        .set(Opt::Steps(4000))?
-        .set(Opt::Groups(16))?
-        .set(Opt::Chains(4))?
-        .set(Opt::Seed(seed))?;
-
-    let r = probe.run(
-        &q.theta_star,
+    // An analytic model (no data set): gradient and per-group losses.
+    let model = Model::grouped(
+        D,
         // Exact gradient: an analytic model has no mini-batches.
-        |theta, _batch, grad| {
+        |theta: &[f64], _batch: &Batch, grad: &mut [f64]| {
             for i in 0..D {
                 grad[i] = q.g[i] + q.h[i] * (theta[i] - q.theta_star[i]);
             }
             Ok(L0 + q.k(theta))
         },
         // N noisy observations, the noise drawn from the per-call seed.
-        |theta, batch, losses| {
+        |theta: &[f64], batch: &Batch, losses: &mut [f64]| {
             Rng::new(batch.seed, 0).fill_normals(losses);
             let k = q.k(theta);
             for l in losses.iter_mut() {
@@ -92,7 +83,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         },
-    )?;
+    );
+    let mut probe = Probe::new()?;
+    probe
+        .set("t", T)?
+        .set("base_lr", A)?
+        .set("h", RADIUS)?
+        .set("steps", 4000)?
+        .set("groups", 16)?
+        .set("chains", 4)?
+        .set("seed", seed)?;
+    let r = probe.run(&model, &q.theta_star)?;
 
     let lambda = r.stat(Stat::SiveUnclipped, None);
     let exact = q.exact_lambda();

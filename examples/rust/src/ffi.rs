@@ -1,9 +1,11 @@
-//! Hand-written declarations of `include/sive/sive.h` (ABI 0), in the
+//! Hand-written declarations of `include/sive/sive.h` (libsive 0.2), in the
 //! header's order so that a review against it is a side-by-side read.
 //!
 //! C enums are `int`-sized on every platform libsive supports, so the enum
 //! types are `c_int` aliases with the values as constants (a Rust `enum`
-//! would be undefined behaviour for any value the declarations do not list).
+//! would be undefined behaviour for any value the declarations do not list,
+//! and the library appends values).  Structs are `#[repr(C)]` mirrors,
+//! member for member.
 #![allow(non_camel_case_types)]
 
 use std::os::raw::{c_char, c_int, c_void};
@@ -21,6 +23,11 @@ pub const SIVE_E_FORMAT: c_int = -8;
 pub const SIVE_E_THREAD: c_int = -9;
 pub const SIVE_E_UNSUPPORTED: c_int = -10;
 
+// The model.
+pub type sive_dtype = c_int;
+pub const SIVE_F32: sive_dtype = 1;
+pub const SIVE_F64: sive_dtype = 2;
+
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct sive_batch {
@@ -29,42 +36,89 @@ pub struct sive_batch {
     pub group_size: usize,
     pub seed: u64,
     pub chain: i32,
-    pub reserved: i32,
+    pub worker: i32,
     pub step: i64,
 }
 
-pub type sive_grad_f32_fn = unsafe extern "C" fn(
-    theta: *const f32,
+/// theta and grad point to `dim` values of the model's dtype.
+pub type sive_grad_fn = unsafe extern "C" fn(
+    theta: *const c_void,
     dim: usize,
     batch: *const sive_batch,
-    grad: *mut f32,
+    grad: *mut c_void,
     loss: *mut f64,
     user: *mut c_void,
 ) -> c_int;
-pub type sive_eval_f32_fn = unsafe extern "C" fn(
-    theta: *const f32,
+pub type sive_loss_fn = unsafe extern "C" fn(
+    theta: *const c_void,
+    dim: usize,
+    batch: *const sive_batch,
+    losses: *mut f64,
+    user: *mut c_void,
+) -> c_int;
+pub type sive_group_fn = unsafe extern "C" fn(
+    theta: *const c_void,
     dim: usize,
     batch: *const sive_batch,
     group_loss: *mut f64,
     user: *mut c_void,
 ) -> c_int;
-pub type sive_grad_f64_fn = unsafe extern "C" fn(
-    theta: *const f64,
-    dim: usize,
-    batch: *const sive_batch,
-    grad: *mut f64,
-    loss: *mut f64,
-    user: *mut c_void,
-) -> c_int;
-pub type sive_eval_f64_fn = unsafe extern "C" fn(
-    theta: *const f64,
-    dim: usize,
-    batch: *const sive_batch,
-    group_loss: *mut f64,
-    user: *mut c_void,
-) -> c_int;
-pub type sive_progress_fn =
-    unsafe extern "C" fn(chain: i32, step: i64, total: i64, user: *mut c_void) -> c_int;
+
+/// A model by value; fill it after `sive_model_init`.  `None` is NULL.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct sive_model {
+    pub struct_size: u32,
+    pub dtype: sive_dtype,
+    pub dim: usize,
+    pub n_examples: u64,
+    pub grad: Option<sive_grad_fn>,
+    pub loss: Option<sive_loss_fn>,
+    pub group_loss: Option<sive_group_fn>,
+    pub user: *mut c_void,
+    pub destroy: Option<unsafe extern "C" fn(user: *mut c_void)>,
+}
+
+// Options.
+pub type sive_option = c_int;
+pub const SIVE_OPT_T: sive_option = 1;
+pub const SIVE_OPT_BASE_LR: sive_option = 2;
+pub const SIVE_OPT_H: sive_option = 3;
+pub const SIVE_OPT_C_H: sive_option = 4;
+pub const SIVE_OPT_STEPS: sive_option = 5;
+pub const SIVE_OPT_BURN_IN: sive_option = 6;
+pub const SIVE_OPT_GROUPS: sive_option = 7;
+pub const SIVE_OPT_EVAL_BATCH: sive_option = 8;
+pub const SIVE_OPT_GRAD_BATCH: sive_option = 9;
+// 10 was SIVE_OPT_DATA_SIZE in 0.1 (now the model's n_examples).
+pub const SIVE_OPT_CHAINS: sive_option = 11;
+pub const SIVE_OPT_THREADS: sive_option = 12;
+pub const SIVE_OPT_SEED: sive_option = 13;
+pub const SIVE_OPT_REPLACEMENT: sive_option = 14;
+pub const SIVE_OPT_EVAL_STRIDE: sive_option = 15;
+pub const SIVE_OPT_ANCHOR: sive_option = 16;
+
+pub type sive_option_type = c_int;
+pub const SIVE_TYPE_INT: sive_option_type = 1;
+pub const SIVE_TYPE_DOUBLE: sive_option_type = 2;
+
+/// Static storage in the library; read it through the pointer it gives.
+#[repr(C)]
+#[derive(Debug)]
+pub struct sive_option_info {
+    pub id: sive_option,
+    pub name: *const c_char,
+    pub type_: sive_option_type,
+    pub lo_open: c_int,
+    pub hi_open: c_int,
+    pub int_lo: i64,
+    pub int_hi: i64,
+    pub int_default: i64,
+    pub double_lo: f64,
+    pub double_hi: f64,
+    pub double_default: f64,
+    pub doc: *const c_char,
+}
 
 /// Opaque handles.
 #[repr(C)]
@@ -76,23 +130,8 @@ pub struct sive_result {
     _private: [u8; 0],
 }
 
-pub type sive_option = c_int;
-pub const SIVE_OPT_T: sive_option = 1;
-pub const SIVE_OPT_BASE_LR: sive_option = 2;
-pub const SIVE_OPT_H: sive_option = 3;
-pub const SIVE_OPT_C_H: sive_option = 4;
-pub const SIVE_OPT_STEPS: sive_option = 5;
-pub const SIVE_OPT_BURN_IN: sive_option = 6;
-pub const SIVE_OPT_GROUPS: sive_option = 7;
-pub const SIVE_OPT_EVAL_BATCH: sive_option = 8;
-pub const SIVE_OPT_GRAD_BATCH: sive_option = 9;
-pub const SIVE_OPT_DATA_SIZE: sive_option = 10;
-pub const SIVE_OPT_CHAINS: sive_option = 11;
-pub const SIVE_OPT_THREADS: sive_option = 12;
-pub const SIVE_OPT_SEED: sive_option = 13;
-pub const SIVE_OPT_REPLACEMENT: sive_option = 14;
-pub const SIVE_OPT_EVAL_STRIDE: sive_option = 15;
-pub const SIVE_OPT_ANCHOR: sive_option = 16;
+pub type sive_progress_fn =
+    unsafe extern "C" fn(chain: i32, step: i64, total: i64, user: *mut c_void) -> c_int;
 
 pub const SIVE_SUMMARY: i32 = -1;
 
@@ -116,6 +155,7 @@ pub const SIVE_STAT_GRAD_NORM2_START: sive_stat = 15;
 pub const SIVE_STAT_SLOPE_PROXY: sive_stat = 16;
 pub const SIVE_STAT_RMS_DISP_REL_H: sive_stat = 17;
 pub const SIVE_STAT_TAIL_LENGTH: sive_stat = 18;
+pub const SIVE_STAT_SIVE_ESS: sive_stat = 19;
 
 pub type sive_chain_status = c_int;
 pub const SIVE_CHAIN_OK: sive_chain_status = 0;
@@ -138,6 +178,7 @@ pub const SIVE_FLAG_LOW_ESS: u32 = 1 << 3;
 pub const SIVE_FLAG_HIGH_RHAT: u32 = 1 << 4;
 pub const SIVE_FLAG_NOISY_CORRECTION: u32 = 1 << 5;
 pub const SIVE_FLAG_ABORTED: u32 = 1 << 6;
+pub const SIVE_FLAG_DOMINANT_CORRECTION: u32 = 1 << 7;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -151,25 +192,26 @@ extern "C" {
     pub fn sive_version_string() -> *const c_char;
     pub fn sive_strerror(status: c_int) -> *const c_char;
     pub fn sive_last_errmsg() -> *const c_char;
+    pub fn sive_set_errmsg(msg: *const c_char);
 
-    pub fn sive_probe_new(out: *mut *mut sive_probe, dim: usize) -> c_int;
+    pub fn sive_model_init(m: *mut sive_model, struct_size: usize) -> c_int;
+    pub fn sive_model_destroy(m: *mut sive_model);
+
+    pub fn sive_option_info_get(opt: sive_option) -> *const sive_option_info;
+    pub fn sive_option_at(i: usize) -> *const sive_option_info;
+    pub fn sive_option_by_name(name: *const c_char, out: *mut sive_option) -> c_int;
+
+    pub fn sive_probe_new(out: *mut *mut sive_probe) -> c_int;
     pub fn sive_probe_free(p: *mut sive_probe);
-    pub fn sive_probe_dim(p: *const sive_probe) -> usize;
-    pub fn sive_probe_set_double(p: *mut sive_probe, opt: sive_option, value: f64) -> c_int;
+    pub fn sive_probe_reset(p: *mut sive_probe) -> c_int;
     pub fn sive_probe_set_int(p: *mut sive_probe, opt: sive_option, value: i64) -> c_int;
-    pub fn sive_probe_get_double(p: *const sive_probe, opt: sive_option, value: *mut f64) -> c_int;
+    pub fn sive_probe_set_double(p: *mut sive_probe, opt: sive_option, value: f64) -> c_int;
     pub fn sive_probe_get_int(p: *const sive_probe, opt: sive_option, value: *mut i64) -> c_int;
-    pub fn sive_probe_set_callbacks_f32(
+    pub fn sive_probe_get_double(p: *const sive_probe, opt: sive_option, value: *mut f64) -> c_int;
+    pub fn sive_probe_set_text(
         p: *mut sive_probe,
-        grad: Option<sive_grad_f32_fn>,
-        eval: Option<sive_eval_f32_fn>,
-        user: *mut c_void,
-    ) -> c_int;
-    pub fn sive_probe_set_callbacks_f64(
-        p: *mut sive_probe,
-        grad: Option<sive_grad_f64_fn>,
-        eval: Option<sive_eval_f64_fn>,
-        user: *mut c_void,
+        name: *const c_char,
+        value: *const c_char,
     ) -> c_int;
     pub fn sive_probe_set_progress(
         p: *mut sive_probe,
@@ -177,19 +219,19 @@ extern "C" {
         user: *mut c_void,
     ) -> c_int;
     pub fn sive_probe_errmsg(p: *const sive_probe) -> *const c_char;
-    pub fn sive_probe_callback_code(p: *const sive_probe) -> c_int;
-    pub fn sive_probe_run_f32(
+
+    pub fn sive_probe_run(
         p: *mut sive_probe,
-        theta_star: *const f32,
-        out: *mut *mut sive_result,
-    ) -> c_int;
-    pub fn sive_probe_run_f64(
-        p: *mut sive_probe,
-        theta_star: *const f64,
+        m: *const sive_model,
+        theta_star: *const c_void,
         out: *mut *mut sive_result,
     ) -> c_int;
 
     pub fn sive_result_free(r: *mut sive_result);
+    pub fn sive_result_status(r: *const sive_result) -> c_int;
+    pub fn sive_result_errmsg(r: *const sive_result) -> *const c_char;
+    pub fn sive_result_callback_code(r: *const sive_result) -> c_int;
+    pub fn sive_stat_name(stat: sive_stat) -> *const c_char;
     pub fn sive_result_stat(r: *const sive_result, stat: sive_stat, chain: i32) -> f64;
     pub fn sive_result_stat_std(r: *const sive_result, stat: sive_stat) -> f64;
     pub fn sive_result_lambda(r: *const sive_result) -> f64;
@@ -203,11 +245,23 @@ extern "C" {
     pub fn sive_result_chains_ok(r: *const sive_result) -> i32;
     pub fn sive_result_steps(r: *const sive_result) -> i64;
     pub fn sive_result_eval_stride(r: *const sive_result) -> i64;
+    pub fn sive_result_option_int(
+        r: *const sive_result,
+        opt: sive_option,
+        value: *mut i64,
+    ) -> c_int;
+    pub fn sive_result_option_double(
+        r: *const sive_result,
+        opt: sive_option,
+        value: *mut f64,
+    ) -> c_int;
     pub fn sive_result_chain_status(
         r: *const sive_result,
         chain: i32,
         step: *mut i64,
     ) -> sive_chain_status;
+    pub fn sive_chain_status_string(status: sive_chain_status) -> *const c_char;
+    pub fn sive_trace_name(which: sive_trace) -> *const c_char;
     pub fn sive_result_trace(
         r: *const sive_result,
         which: sive_trace,
@@ -216,6 +270,7 @@ extern "C" {
     ) -> *const f64;
     pub fn sive_result_flags(r: *const sive_result) -> u32;
     pub fn sive_flag_string(flag: u32) -> *const c_char;
+    pub fn sive_flag_name(flag: u32) -> *const c_char;
     pub fn sive_result_health(r: *const sive_result) -> *const c_char;
 
     pub fn sive_rng_seed(g: *mut sive_rng, seed: u64, stream: u64);

@@ -1,0 +1,176 @@
+/* Health flags: each a threshold, a plain-language text built from the
+ * same constant, and a line with the numbers behind it. */
+#include "probe_impl.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The thresholds (documented in docs/theory.md).  Texts below are built
+ * from these macros, so a change here changes the text too. */
+#define LOW_ESS 100
+#define HIGH_RHAT 1.05
+#define NONSTATIONARY_Z 4
+/* the correction C "dominates" when C > DOMINANT_C |lambda-hat| */
+#define DOMINANT_C 10
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef struct flag_desc {
+    uint32_t bit;
+    const char *name, *text;
+} flag_desc;
+
+static const flag_desc flags[] = {
+    {SIVE_FLAG_DIVERGED, "diverged",
+     "a chain diverged (non-finite loss, gradient or parameter); the summary uses the others"},
+    {SIVE_FLAG_NEGATIVE_SIVE, "negative_sive",
+     "the unclipped SIVE estimate is negative on some chain: the noise correction exceeds the "
+     "measured variance (too few groups N, or too short a chain)"},
+    {SIVE_FLAG_NONSTATIONARY, "nonstationary",
+     "the tail window is not stationary: its two halves have mean losses more than "
+     STR(NONSTATIONARY_Z) " standard errors apart (raise the burn-in or the steps, or lower h)"},
+    {SIVE_FLAG_LOW_ESS, "low_ess",
+     "the tail effective sample size is below " STR(LOW_ESS)
+     " on some chain: the estimate is noisy (more steps, or a larger base_lr)"},
+    {SIVE_FLAG_HIGH_RHAT, "high_rhat",
+     "split-Rhat above " STR(HIGH_RHAT) ": the chains disagree with each other"},
+    {SIVE_FLAG_NOISY_CORRECTION, "noisy_correction",
+     "the noise correction's uncertainty exceeds the estimate itself (raise N)"},
+    {SIVE_FLAG_ABORTED, "aborted", "the run stopped early (callback error or cancel)"},
+    {SIVE_FLAG_DOMINANT_CORRECTION, "dominant_correction",
+     "the noise correction is more than " STR(DOMINANT_C) " times the estimate: lambda-hat is "
+     "a small difference of two large numbers, and a small error in the noise model moves "
+     "it a lot (raise N*B_eval)"},
+};
+
+static const flag_desc *find(uint32_t bit)
+{
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (flags[i].bit == bit)
+            return &flags[i];
+    return NULL;
+}
+
+const char *sive_flag_string(uint32_t flag)
+{
+    const flag_desc *f = find(flag);
+    return f ? f->text : "";
+}
+
+const char *sive_flag_name(uint32_t flag)
+{
+    const flag_desc *f = find(flag);
+    return f ? f->name : NULL;
+}
+
+/* A growing text; on allocation failure it stays NULL and *rc is set. */
+typedef struct text {
+    char *buf;
+    size_t len;
+    int rc;
+} text;
+
+static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(text *t, const char *fmt, ...)
+{
+    char line[768];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (t->rc || k < 0)
+        return;
+    size_t n = strlen(line);
+    char *nb = realloc(t->buf, t->len + n + 1);
+    if (!nb) {
+        t->rc = SIVE_E_NOMEM;
+        return;
+    }
+    memcpy(nb + t->len, line, n + 1);
+    t->buf = nb;
+    t->len += n;
+}
+
+static uint32_t chain_flags(const sive_result *r, text *t)
+{
+    uint32_t f = 0;
+    for (int32_t c = 0; c < r->chains; c++) {
+        const sivei_chain_out *ch = &r->c[c];
+        if (ch->status == SIVE_CHAIN_DIVERGED) {
+            f |= SIVE_FLAG_DIVERGED;
+            add(t, "diverged: chain %d at step %lld (lower base_lr, or check the model for NaN)\n",
+                (int)c, (long long)ch->stop_step);
+        } else if (ch->status != SIVE_CHAIN_OK) {
+            f |= SIVE_FLAG_ABORTED;
+        } else {
+            if (ch->stat[SIVE_STAT_SIVE_UNCLIPPED] < 0.0) {
+                f |= SIVE_FLAG_NEGATIVE_SIVE;
+                add(t, "negative_sive: chain %d: unclipped SIVE %.4g < 0 (raw variance %.4g, "
+                    "noise correction %.4g): raise groups or steps\n",
+                    (int)c, ch->stat[SIVE_STAT_SIVE_UNCLIPPED],
+                    ch->stat[SIVE_STAT_RAW_VARIANCE], ch->stat[SIVE_STAT_NOISE_CORRECTION]);
+            }
+            if (ch->stat[SIVE_STAT_ESS] < LOW_ESS) {
+                f |= SIVE_FLAG_LOW_ESS;
+                add(t, "low_ess: chain %d: tail ESS %.1f < %d: raise steps\n", (int)c,
+                    ch->stat[SIVE_STAT_ESS], LOW_ESS);
+            }
+        }
+    }
+    if (f & SIVE_FLAG_ABORTED)
+        add(t, "aborted: the run stopped early: %d of %d chains finished\n", (int)r->chains_ok,
+            (int)r->chains);
+    return f;
+}
+
+static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t worst_chain,
+                              text *t)
+{
+    uint32_t f = 0;
+    const double *s = r->summary;
+    if (r->chains_ok == 0)
+        return 0;
+    if (worst_z > NONSTATIONARY_Z) {
+        f |= SIVE_FLAG_NONSTATIONARY;
+        add(t, "nonstationary: chain %d: the two halves of the tail differ in mean loss by "
+            "%.1f standard errors: raise burn_in or steps\n",
+            (int)worst_chain, worst_z);
+    }
+    if (s[SIVE_STAT_RHAT] > HIGH_RHAT) {
+        f |= SIVE_FLAG_HIGH_RHAT;
+        add(t, "high_rhat: split-Rhat %.3f > %.2f: the chains disagree; raise steps\n",
+            s[SIVE_STAT_RHAT], HIGH_RHAT);
+    }
+    const double lam = fabs(s[SIVE_STAT_SIVE_UNCLIPPED]), corr = s[SIVE_STAT_NOISE_CORRECTION];
+    if (s[SIVE_STAT_NOISE_CORRECTION_STD] > lam) {
+        f |= SIVE_FLAG_NOISY_CORRECTION;
+        add(t, "noisy_correction: noise correction std %.4g exceeds |SIVE| %.4g: raise groups\n",
+            s[SIVE_STAT_NOISE_CORRECTION_STD], lam);
+    }
+    if (corr > DOMINANT_C * lam) {
+        f |= SIVE_FLAG_DOMINANT_CORRECTION;
+        add(t, "dominant_correction: noise correction %.4g is %.0f times |SIVE| %.4g: "
+            "raise groups or eval_batch\n", corr, lam > 0.0 ? corr / lam : INFINITY, lam);
+    }
+    return f;
+}
+
+int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
+{
+    text t = {.buf = calloc(1, 1)};
+    if (!t.buf)
+        return SIVE_E_NOMEM;
+    uint32_t f = chain_flags(r, &t);
+    f |= summary_flags(r, worst_z, worst_chain, &t);
+    if (t.rc) {
+        free(t.buf);
+        return t.rc;
+    }
+    r->flags = f;
+    r->health = t.buf;
+    return SIVE_OK;
+}

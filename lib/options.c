@@ -1,0 +1,273 @@
+/* Options as data: one table gives each option's name, type, bounds,
+ * default and description.  The setters, getters, sive_option_info_get(),
+ * the CLI's flags and the bindings' option lists all read it. */
+#include "probe_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define I(id_, name_, lo_, hi_, def_, doc_)                                  \
+    {.id = id_, .name = name_, .type = SIVE_TYPE_INT, .int_lo = lo_,         \
+     .int_hi = hi_, .int_default = def_, .doc = doc_}
+#define D(id_, name_, lo_, hi_, lo_open_, hi_open_, def_, doc_)              \
+    {.id = id_, .name = name_, .type = SIVE_TYPE_DOUBLE, .double_lo = lo_,   \
+     .double_hi = hi_, .lo_open = lo_open_, .hi_open = hi_open_,            \
+     .double_default = def_, .doc = doc_}
+
+/* Defaults: the paper's deep-network operating point (DESIGN.md §2). */
+static const sive_option_info table[] = {
+    D(SIVE_OPT_T, "t", 0.0, 1e12, 1, 0, 1e4,
+      "inverse temperature t = n*beta"),
+    D(SIVE_OPT_BASE_LR, "base_lr", 0.0, 1.0, 1, 0, 0.05,
+      "base step a = eta*t (eta = a/t)"),
+    D(SIVE_OPT_H, "h", 0.0, 1e12, 1, 0, NAN,
+      "absolute localisation radius h (setting it selects absolute mode)"),
+    D(SIVE_OPT_C_H, "c_h", 0.0, 1e12, 1, 0, 1.0,
+      "adaptive radius h = c_h*||theta*||/sqrt(d) (the default mode)"),
+    I(SIVE_OPT_STEPS, "steps", 2, INT64_C(1) << 40, 100000,
+      "Langevin steps M per chain"),
+    D(SIVE_OPT_BURN_IN, "burn_in", 0.0, 1.0, 0, 1, 0.3,
+      "burn-in fraction alpha: the tail is m >= floor(alpha*M)"),
+    I(SIVE_OPT_GROUPS, "groups", 2, INT64_C(1) << 20, 512,
+      "evaluation groups N per evaluated step"),
+    I(SIVE_OPT_EVAL_BATCH, "eval_batch", 1, INT64_C(1) << 24, 64,
+      "evaluation batch size B_eval (examples per group)"),
+    I(SIVE_OPT_GRAD_BATCH, "grad_batch", 1, INT64_C(1) << 24, 1024,
+      "gradient batch size B_grad"),
+    I(SIVE_OPT_CHAINS, "chains", 1, 4096, 5, "independent chains"),
+    I(SIVE_OPT_THREADS, "threads", 1, 1024, 1,
+      "worker threads running chains in parallel (results do not depend on it)"),
+    I(SIVE_OPT_SEED, "seed", INT64_MIN, INT64_MAX, 0,
+      "seed of every random stream (any 64-bit value)"),
+    I(SIVE_OPT_REPLACEMENT, "replacement", 0, 1, 1,
+      "1: indices drawn with replacement; 0: distinct within a batch"),
+    I(SIVE_OPT_EVAL_STRIDE, "eval_stride", 1, INT64_C(1) << 20, 1,
+      "evaluate every k-th step (m % k == 0)"),
+    D(SIVE_OPT_ANCHOR, "anchor", -INFINITY, INFINITY, 1, 1, NAN,
+      "loss anchor of the anchored mean estimator (NaN: none)"),
+};
+#undef I
+#undef D
+
+#define N_OPTS (sizeof table / sizeof table[0])
+
+const sive_option_info *sive_option_at(size_t i)
+{
+    return i < N_OPTS ? &table[i] : NULL;
+}
+
+const sive_option_info *sive_option_info_get(sive_option opt)
+{
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (table[i].id == opt)
+            return &table[i];
+    return NULL;
+}
+
+int sive_option_by_name(const char *name, sive_option *out)
+{
+    if (!name || !out)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_option_by_name: NULL argument");
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (strcmp(table[i].name, name) == 0) {
+            *out = table[i].id;
+            return SIVE_OK;
+        }
+    return sivei_fail(NULL, SIVE_E_INVALID_ARG, "unknown option '%s'", name);
+}
+
+void sivei_options_default(sivei_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->anchor = NAN;
+    o->h = NAN;
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const sive_option_info *in = &table[i];
+        if (in->type == SIVE_TYPE_INT) {
+            int64_t v = in->int_default;
+            switch (in->id) {
+            case SIVE_OPT_STEPS: o->steps = v; break;
+            case SIVE_OPT_GROUPS: o->groups = v; break;
+            case SIVE_OPT_EVAL_BATCH: o->eval_batch = v; break;
+            case SIVE_OPT_GRAD_BATCH: o->grad_batch = v; break;
+            case SIVE_OPT_CHAINS: o->chains = v; break;
+            case SIVE_OPT_THREADS: o->threads = v; break;
+            case SIVE_OPT_SEED: o->seed = (uint64_t)v; break;
+            case SIVE_OPT_REPLACEMENT: o->replacement = v; break;
+            case SIVE_OPT_EVAL_STRIDE: o->eval_stride = v; break;
+            default: break;
+            }
+        } else {
+            double v = in->double_default;
+            switch (in->id) {
+            case SIVE_OPT_T: o->t = v; break;
+            case SIVE_OPT_BASE_LR: o->base_lr = v; break;
+            case SIVE_OPT_C_H: o->c_h = v; break;
+            case SIVE_OPT_BURN_IN: o->burn_in = v; break;
+            default: break; /* h, anchor: no default (NaN) */
+            }
+        }
+    }
+}
+
+/* The option's info, checked against the type the caller uses. */
+static const sive_option_info *lookup(sive_option opt, sive_option_type type,
+                                      char *errbuf)
+{
+    const sive_option_info *in = sive_option_info_get(opt);
+    if (!in) {
+        sivei_fail(errbuf, SIVE_E_INVALID_ARG, "unknown option %d", (int)opt);
+        return NULL;
+    }
+    if (in->type != type) {
+        const char *t = in->type == SIVE_TYPE_INT ? "int" : "double";
+        sivei_fail(errbuf, SIVE_E_INVALID_ARG,
+                  "option '%s' is %s-typed: use the _%s setter/getter",
+                  in->name, t, t);
+        return NULL;
+    }
+    return in;
+}
+
+static void *field(sivei_options *o, sive_option opt)
+{
+    switch (opt) {
+    case SIVE_OPT_T: return &o->t;
+    case SIVE_OPT_BASE_LR: return &o->base_lr;
+    case SIVE_OPT_H: return &o->h;
+    case SIVE_OPT_C_H: return &o->c_h;
+    case SIVE_OPT_BURN_IN: return &o->burn_in;
+    case SIVE_OPT_ANCHOR: return &o->anchor;
+    case SIVE_OPT_STEPS: return &o->steps;
+    case SIVE_OPT_GROUPS: return &o->groups;
+    case SIVE_OPT_EVAL_BATCH: return &o->eval_batch;
+    case SIVE_OPT_GRAD_BATCH: return &o->grad_batch;
+    case SIVE_OPT_CHAINS: return &o->chains;
+    case SIVE_OPT_THREADS: return &o->threads;
+    case SIVE_OPT_SEED: return &o->seed;
+    case SIVE_OPT_REPLACEMENT: return &o->replacement;
+    case SIVE_OPT_EVAL_STRIDE: return &o->eval_stride;
+    }
+    return NULL;
+}
+
+int sivei_options_get(const sivei_options *o, sive_option opt,
+                      sive_option_type type, int64_t *iv, double *dv,
+                      char *errbuf)
+{
+    if (!lookup(opt, type, errbuf))
+        return SIVE_E_INVALID_ARG;
+    const void *f = field((sivei_options *)o, opt);
+    if (type == SIVE_TYPE_INT) {
+        memcpy(iv, f, sizeof *iv); /* seed is uint64_t: same bits */
+        return SIVE_OK;
+    }
+    *dv = *(const double *)f;
+    /* only the radius mode in use has a value */
+    if ((opt == SIVE_OPT_H && !o->h_absolute) || (opt == SIVE_OPT_C_H && o->h_absolute))
+        *dv = NAN;
+    return SIVE_OK;
+}
+
+int sive_probe_set_int(sive_probe *p, sive_option opt, int64_t value)
+{
+    if (!p)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
+    const sive_option_info *in = lookup(opt, SIVE_TYPE_INT, p->errmsg);
+    if (!in)
+        return SIVE_E_INVALID_ARG;
+    /* compared as integers: a double comparison would accept 2^62+1 */
+    if (value < in->int_lo || value > in->int_hi)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "option '%s' = %lld is outside [%lld, %lld]", in->name,
+                         (long long)value, (long long)in->int_lo,
+                         (long long)in->int_hi);
+    memcpy(field(&p->opt, opt), &value, sizeof value);
+    return SIVE_OK;
+}
+
+int sive_probe_set_double(sive_probe *p, sive_option opt, double value)
+{
+    if (!p)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
+    const sive_option_info *in = lookup(opt, SIVE_TYPE_DOUBLE, p->errmsg);
+    if (!in)
+        return SIVE_E_INVALID_ARG;
+    int nan_ok = opt == SIVE_OPT_ANCHOR && isnan(value); /* NaN clears it */
+    int lo_ok = in->lo_open ? value > in->double_lo : value >= in->double_lo;
+    int hi_ok = in->hi_open ? value < in->double_hi : value <= in->double_hi;
+    if (!nan_ok && !(lo_ok && hi_ok))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "option '%s' = %g is outside %c%g, %g%c", in->name,
+                         value, in->lo_open ? '(' : '[', in->double_lo,
+                         in->double_hi, in->hi_open ? ')' : ']');
+    *(double *)field(&p->opt, opt) = value;
+    if (opt == SIVE_OPT_H || opt == SIVE_OPT_C_H)
+        p->opt.h_absolute = opt == SIVE_OPT_H;
+    return SIVE_OK;
+}
+
+int sive_probe_get_int(const sive_probe *p, sive_option opt, int64_t *value)
+{
+    if (!p || !value)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_probe_get_int: NULL argument");
+    return sivei_options_get(&p->opt, opt, SIVE_TYPE_INT, value, NULL,
+                             (char *)p->errmsg);
+}
+
+int sive_probe_get_double(const sive_probe *p, sive_option opt, double *value)
+{
+    if (!p || !value)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_probe_get_double: NULL argument");
+    return sivei_options_get(&p->opt, opt, SIVE_TYPE_DOUBLE, NULL, value,
+                             (char *)p->errmsg);
+}
+
+/* Strict text to int64: decimal digits with an optional sign, nothing
+ * else (so "1e4" and "10.0" are refused rather than truncated). */
+static int parse_int(const char *s, int64_t *out)
+{
+    const char *q = s + (*s == '-' || *s == '+');
+    if (*q < '0' || *q > '9')
+        return -1;
+    for (const char *c = q; *c; c++)
+        if (*c < '0' || *c > '9')
+            return -1;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE || *end)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
+{
+    if (!p || !name || !value)
+        return sivei_fail(p ? p->errmsg : NULL, SIVE_E_INVALID_ARG,
+                         "sive_probe_set_text: NULL argument");
+    sive_option opt;
+    if (sive_option_by_name(name, &opt))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "unknown option '%s'", name);
+    if (sive_option_info_get(opt)->type == SIVE_TYPE_INT) {
+        int64_t v;
+        if (parse_int(value, &v))
+            return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                             "option '%s' takes a whole number, not '%s'", name, value);
+        return sive_probe_set_int(p, opt, v);
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end || errno == ERANGE || (isnan(v) && opt != SIVE_OPT_ANCHOR))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "option '%s' takes a number, not '%s'", name, value);
+    return sive_probe_set_double(p, opt, v);
+}

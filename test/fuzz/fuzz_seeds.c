@@ -1,0 +1,363 @@
+/* Seed corpora for the fuzz targets, made from the project's own data:
+ *   fuzz_seeds DATA_DIR OUT_DIR
+ * reads DATA_DIR/mnist-10k-{images-idx3,labels-idx1}-ubyte.zst (the bundled
+ * digits) and writes OUT_DIR/<target>/seed-NN for every target of
+ * test/fuzz: small IDX pairs cut from the digits (8 images of 28 x 28,
+ * 3 of 7 x 7, one of 2 x 3, 2100 of 4 x 4 for the subset split) in plain,
+ * gzip and zstd form (multi-member and multi-frame, a leading skippable
+ * frame), MNIST directories, and checkpoints of four small models written
+ * by sive_checkpoint_save().  Called by test/fuzz/make_corpus.sh. */
+#include <sive/data.h>
+#include <sive/mlp.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+typedef struct buf {
+    uint8_t *p;
+    size_t n, cap;
+} buf;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "fuzz_seeds: %s (%s; %s)\n", what, strerror(errno),
+            sive_last_errmsg());
+    exit(1);
+}
+
+static void put(buf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t c = b->cap ? b->cap : 1024;
+        while (c < b->n + n)
+            c *= 2;
+        if (!(b->p = realloc(b->p, c)))
+            die("realloc");
+        b->cap = c;
+    }
+    if (n)
+        memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void put_u16(buf *b, size_t v)
+{
+    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    put(b, x, 2);
+}
+
+static const char *out_dir;
+
+static void save(const char *target, int k, const buf *b)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", out_dir, target);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/%s/seed-%02d", out_dir, target, k);
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(b->p, 1, b->n, f) != b->n || fclose(f) != 0)
+        die(p);
+}
+
+/* ---- IDX (decoded) ---- */
+
+static void idx_header(buf *b, int nd, const size_t *dims)
+{
+    uint8_t h[4] = {0, 0, 8, (uint8_t)nd};
+    put(b, h, 4);
+    for (int i = 0; i < nd; i++) {
+        uint8_t d[4] = {(uint8_t)(dims[i] >> 24), (uint8_t)(dims[i] >> 16),
+                        (uint8_t)(dims[i] >> 8), (uint8_t)dims[i]};
+        put(b, d, 4);
+    }
+}
+
+/* Images first..first+n-1 of all, pooled by `pool` (mean of pool x pool
+ * blocks) then cropped to rows x cols. */
+typedef struct pair {
+    buf img, lab;
+} pair;
+
+static pair cut(const sive_dataset *all, size_t n, size_t pool, size_t rows,
+                size_t cols)
+{
+    pair p = {{0}, {0}};
+    size_t R = sive_dataset_rows(all), C = sive_dataset_cols(all);
+    size_t dims[3] = {n, rows, cols};
+    idx_header(&p.img, 3, dims);
+    idx_header(&p.lab, 1, dims);
+    for (size_t k = 0; k < n; k++) {
+        const uint8_t *im = sive_dataset_pixels(all) + k * R * C;
+        for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < cols; c++) {
+                unsigned s = 0;
+                for (size_t i = 0; i < pool; i++)
+                    for (size_t j = 0; j < pool; j++)
+                        s += im[(r * pool + i) * C + c * pool + j];
+                uint8_t v = (uint8_t)(s / (pool * pool));
+                put(&p.img, &v, 1);
+            }
+        put(&p.lab, sive_dataset_labels(all) + k, 1);
+    }
+    return p;
+}
+
+/* ---- encodings ---- */
+
+enum { PLAIN, GZ, GZ2, ZST, ZST2, ZSTSKIP };
+
+static void gz(buf *out, const uint8_t *p, size_t n)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 9, Z_DEFLATED, 16 + 15, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+        die("deflateInit2");
+    size_t bound = deflateBound(&z, (uLong)n) + 64;
+    uint8_t *tmp = malloc(bound);
+    z.next_in = (Bytef *)(uintptr_t)p;
+    z.avail_in = (uInt)n;
+    z.next_out = tmp;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        die("deflate");
+    put(out, tmp, z.total_out);
+    deflateEnd(&z);
+    free(tmp);
+}
+
+static void zst(buf *out, const uint8_t *p, size_t n)
+{
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 19);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+    size_t bound = ZSTD_compressBound(n);
+    uint8_t *tmp = malloc(bound);
+    size_t r = ZSTD_compress2(c, tmp, bound, p, n);
+    if (ZSTD_isError(r))
+        die("ZSTD_compress2");
+    put(out, tmp, r);
+    free(tmp);
+    ZSTD_freeCCtx(c);
+}
+
+static buf encode(const buf *in, int how)
+{
+    buf o = {0};
+    size_t h = in->n / 2;
+    switch (how) {
+    case PLAIN: put(&o, in->p, in->n); break;
+    case GZ: gz(&o, in->p, in->n); break;
+    case GZ2:
+        gz(&o, in->p, h);
+        gz(&o, in->p + h, in->n - h);
+        break;
+    case ZST: zst(&o, in->p, in->n); break;
+    case ZST2:
+        zst(&o, in->p, h);
+        zst(&o, in->p + h, in->n - h);
+        break;
+    case ZSTSKIP: {
+        static const uint8_t skip[12] = {0x50, 0x2A, 0x4D, 0x18, 4, 0, 0, 0,
+                                         'S',  'I',  'V',  'E'};
+        put(&o, skip, sizeof skip);
+        zst(&o, in->p, in->n);
+        break;
+    }
+    }
+    return o;
+}
+
+/* idx_memory: u16 L, labels file, images file */
+static void seed_memory(int k, const pair *p, int hi, int hl)
+{
+    buf i = encode(&p->img, hi), l = encode(&p->lab, hl), s = {0};
+    put_u16(&s, l.n);
+    put(&s, l.p, l.n);
+    put(&s, i.p, i.n);
+    save("fuzz_idx_memory", k, &s);
+    free(i.p);
+    free(l.p);
+    free(s.p);
+}
+
+/* idx_files: mode, u16 L, decoded labels, decoded images */
+static void seed_files(int k, const pair *p, int mode)
+{
+    buf s = {0};
+    uint8_t m = (uint8_t)mode;
+    put(&s, &m, 1);
+    put_u16(&s, p->lab.n);
+    put(&s, p->lab.p, p->lab.n);
+    put(&s, p->img.p, p->img.n);
+    save("fuzz_idx_files", k, &s);
+    free(s.p);
+}
+
+/* open_dir: mode, a flag byte per file, files (u16 length but the last) */
+static void seed_dir(int k, int official, const uint8_t *flags,
+                     const buf *const *files, const int *how)
+{
+    int n = official ? 4 : 2;
+    buf s = {0};
+    uint8_t m = (uint8_t)official;
+    put(&s, &m, 1);
+    put(&s, flags, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        buf e = encode(files[i], how[i]);
+        if (i + 1 < n)
+            put_u16(&s, e.n);
+        put(&s, e.p, e.n);
+        free(e.p);
+    }
+    save("fuzz_open_dir", k, &s);
+    free(s.p);
+}
+
+/* ---- checkpoints ---- */
+
+static buf checkpoint(size_t in, size_t h1, size_t h2, size_t k,
+                      const sive_checkpoint_meta *meta, int specials)
+{
+    sive_mlp *m;
+    if (sive_mlp_new(&m, in, h1, h2, k))
+        die("sive_mlp_new");
+    size_t d = sive_mlp_dim(m);
+    float *th = malloc(d * sizeof *th);
+    sive_mlp_init_params(m, th, 7);
+    if (specials) {
+        th[0] = -0.0f;
+        th[1] = INFINITY;
+        th[2] = NAN;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tmp.ckpt", out_dir);
+    if (sive_checkpoint_save(path, m, th, meta))
+        die("sive_checkpoint_save");
+    free(th);
+    sive_mlp_free(m);
+    buf b = {0};
+    FILE *f = fopen(path, "rb");
+    uint8_t chunk[4096];
+    size_t r;
+    while (f && (r = fread(chunk, 1, sizeof chunk, f)) > 0)
+        put(&b, chunk, r);
+    if (!f)
+        die(path);
+    fclose(f);
+    remove(path);
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: fuzz_seeds DATA_DIR OUT_DIR\n");
+        return 2;
+    }
+    out_dir = argv[2];
+    mkdir(out_dir, 0755);
+    char ip[4096], lp[4096];
+    snprintf(ip, sizeof ip, "%s/mnist-10k-images-idx3-ubyte.zst", argv[1]);
+    snprintf(lp, sizeof lp, "%s/mnist-10k-labels-idx1-ubyte.zst", argv[1]);
+    sive_dataset *all;
+    if (sive_dataset_load_idx(&all, ip, lp))
+        die("loading the bundled digits");
+
+    pair a = cut(all, 8, 1, 28, 28), b = cut(all, 3, 4, 7, 7),
+         c = cut(all, 1, 1, 2, 3), d = cut(all, 2100, 7, 4, 4),
+         tr = cut(all, 20, 4, 7, 7);
+    /* a test set: the 20 images after the training ones */
+    pair te = {{0}, {0}};
+    {
+        size_t dims[3] = {5, 7, 7};
+        idx_header(&te.img, 3, dims);
+        idx_header(&te.lab, 1, dims);
+        pair t = cut(all, 25, 4, 7, 7);
+        put(&te.img, t.img.p + 16 + 20 * 49, 5 * 49);
+        put(&te.lab, t.lab.p + 8 + 20, 5);
+        free(t.img.p);
+        free(t.lab.p);
+    }
+
+    int k = 0;
+    seed_memory(k++, &a, PLAIN, PLAIN);
+    seed_memory(k++, &a, ZST, ZST);
+    seed_memory(k++, &a, GZ, GZ);
+    seed_memory(k++, &b, ZST2, GZ2);
+    seed_memory(k++, &c, ZSTSKIP, PLAIN);
+    seed_memory(k++, &b, GZ, ZST);
+    seed_memory(k++, &d, ZST, ZST);
+
+    k = 0;
+    seed_files(k++, &a, 0);
+    seed_files(k++, &b, 1);
+    seed_files(k++, &c, 0);
+    seed_files(k++, &tr, 1);
+
+    k = 0;
+    {
+        const buf *files[4] = {&d.img, &d.lab};
+        const uint8_t f0[2] = {1 << 2, 1 << 2}; /* both .zst */
+        const int h0[2] = {ZST, ZST};
+        seed_dir(k++, 0, f0, files, h0);
+        const uint8_t f1[2] = {2 << 2 | 2, 0}; /* dotted .gz, plain */
+        const int h1[2] = {GZ, PLAIN};
+        seed_dir(k++, 0, f1, files, h1);
+        const buf *off[4] = {&tr.img, &tr.lab, &te.img, &te.lab};
+        const uint8_t f2[4] = {0, 1 << 2 | 2, 2 << 2, 0};
+        const int h2[4] = {PLAIN, ZST, GZ, PLAIN};
+        seed_dir(k++, 1, f2, off, h2);
+        const uint8_t f3[4] = {1 << 2, 1 << 2, 1 << 2, 1}; /* one missing */
+        const int h3[4] = {ZST, ZST, ZST, ZST};
+        seed_dir(k++, 1, f3, off, h3);
+        const buf *mixed[4] = {&b.img, &b.lab, &a.img, &a.lab}; /* 7x7, 28x28 */
+        const uint8_t f4[4] = {0, 0, 0, 0};
+        const int h4[4] = {ZST, ZST, ZST, ZST};
+        seed_dir(k++, 1, f4, mixed, h4);
+    }
+
+    const sive_checkpoint_meta m1 = {1, 2, 3.0, 4.0},
+                               m2 = {-5, 0xfeedfacecafebeefull, NAN, 0.125};
+    buf ck[4] = {checkpoint(3, 4, 3, 2, &m1, 0), checkpoint(4, 3, 3, 2, NULL, 0),
+                 checkpoint(16, 8, 8, 10, &m2, 1), checkpoint(2, 2, 2, 2, &m1, 1)};
+    for (int i = 0; i < 4; i++)
+        save("fuzz_checkpoint", i, &ck[i]);
+    k = 0;
+    for (int i = 0; i < 4; i++) {
+        buf pl = {0};
+        unsigned long long n = ZSTD_getFrameContentSize(ck[i].p, ck[i].n - 20);
+        if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR)
+            die("checkpoint frame");
+        uint8_t *dec = malloc(n);
+        if (ZSTD_decompress(dec, n, ck[i].p, ck[i].n - 20) != n)
+            die("checkpoint payload");
+        for (int mode = 0; mode < 16; mode++) {
+            if (i > 0 && mode != 0 && mode != 3 && mode != 7 && mode != 15)
+                continue;
+            pl.n = 0;
+            uint8_t m = (uint8_t)mode;
+            put(&pl, &m, 1);
+            put(&pl, dec, n);
+            save("fuzz_checkpoint_reframed", k++, &pl);
+        }
+        free(dec);
+        free(pl.p);
+        free(ck[i].p);
+    }
+
+    pair *ps[] = {&a, &b, &c, &d, &tr, &te};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+        free(ps[i]->img.p);
+        free(ps[i]->lab.p);
+    }
+    sive_dataset_free(all);
+    return 0;
+}
