@@ -31,6 +31,26 @@ typedef struct tails {
     int32_t worst_chain;
 } tails;
 
+/* A chain stopped by a callback error or a cancel keeps estimates from the
+ * steps it ran (its tail: the last 1 - alpha of them), outside the
+ * summaries: the estimators see a view of the result with fewer steps. */
+static int estimate_partial(const sive_result *r, sivei_chain_out *ch)
+{
+    sive_result view = *r; /* shallow: the same traces */
+    view.opt.steps = ch->steps_run;
+    if (sivei_tail_count(&view.opt) < 4)
+        return SIVE_OK;
+    if (sivei_chain_estimate(&view, ch))
+        return SIVE_E_NOMEM;
+    size_t n = 0;
+    double *x = sivei_tail_copy(&view, ch, SIVE_TRACE_LBAR, &n);
+    if (!x)
+        return SIVE_E_NOMEM;
+    ch->stat[SIVE_STAT_ESS] = sivei_ess_geyer(x, n);
+    free(x);
+    return SIVE_OK;
+}
+
 static int32_t collect(sive_result *r, tails *t)
 {
     const int64_t first = sivei_tail_first(&r->opt);
@@ -40,6 +60,11 @@ static int32_t collect(sive_result *r, tails *t)
     t->worst_chain = -1;
     for (int32_t c = 0; c < r->chains; c++) {
         sivei_chain_out *ch = &r->c[c];
+        if (ch->status == SIVE_CHAIN_ABORTED || ch->status == SIVE_CHAIN_CALLBACK) {
+            if (estimate_partial(r, ch))
+                return -1;
+            continue;
+        }
         if (ch->status != SIVE_CHAIN_OK)
             continue;
         if (sivei_chain_estimate(r, ch))

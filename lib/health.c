@@ -100,12 +100,18 @@ static uint32_t chain_flags(const sive_result *r, text *t)
     uint32_t f = 0;
     for (int32_t c = 0; c < r->chains; c++) {
         const sivei_chain_out *ch = &r->c[c];
+        if (ch->status == SIVE_CHAIN_NOT_RUN)
+            continue; /* another part of a split run computes it */
         if (ch->status == SIVE_CHAIN_DIVERGED) {
             f |= SIVE_FLAG_DIVERGED;
             add(t, "diverged: chain %d at step %lld (lower base_lr, or check the model for NaN)\n",
                 (int)c, (long long)ch->stop_step);
         } else if (ch->status != SIVE_CHAIN_OK) {
             f |= SIVE_FLAG_ABORTED;
+            if (!isnan(ch->stat[SIVE_STAT_SIVE]))
+                add(t, "aborted: chain %d stopped at step %lld of %lld; its own estimates use "
+                    "those steps and are left out of the summary\n", (int)c,
+                    (long long)ch->stop_step, (long long)r->opt.steps);
         } else {
             if (ch->stat[SIVE_STAT_SIVE_UNCLIPPED] < 0.0) {
                 f |= SIVE_FLAG_NEGATIVE_SIVE;
@@ -123,7 +129,7 @@ static uint32_t chain_flags(const sive_result *r, text *t)
     }
     if (f & SIVE_FLAG_ABORTED)
         add(t, "aborted: the run stopped early: %d of %d chains finished\n", (int)r->chains_ok,
-            (int)r->chains);
+            (int)(r->end - r->begin));
     return f;
 }
 

@@ -48,6 +48,10 @@ static const sive_option_info table[] = {
       "evaluate every k-th step (m % k == 0)"),
     D(SIVE_OPT_ANCHOR, "anchor", -INFINITY, INFINITY, 1, 1, NAN,
       "loss anchor of the anchored mean estimator (NaN: none)"),
+    I(SIVE_OPT_CHAIN_BEGIN, "chain_begin", 0, 4095, 0,
+      "first chain of this run's range [chain_begin, chain_end)"),
+    I(SIVE_OPT_CHAIN_END, "chain_end", 0, 4096, 0,
+      "one past the last chain of this run's range (0: chains)"),
 };
 #undef I
 #undef D
@@ -99,6 +103,8 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_SEED: o->seed = (uint64_t)v; break;
             case SIVE_OPT_REPLACEMENT: o->replacement = v; break;
             case SIVE_OPT_EVAL_STRIDE: o->eval_stride = v; break;
+            case SIVE_OPT_CHAIN_BEGIN: o->chain_begin = v; break;
+            case SIVE_OPT_CHAIN_END: o->chain_end = v; break;
             default: break;
             }
         } else {
@@ -151,6 +157,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_SEED: return &o->seed;
     case SIVE_OPT_REPLACEMENT: return &o->replacement;
     case SIVE_OPT_EVAL_STRIDE: return &o->eval_stride;
+    case SIVE_OPT_CHAIN_BEGIN: return &o->chain_begin;
+    case SIVE_OPT_CHAIN_END: return &o->chain_end;
     }
     return NULL;
 }

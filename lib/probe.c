@@ -82,7 +82,7 @@ static void *worker_main(void *arg)
     }
     for (;;) {
         int c = atomic_fetch_add(&run->next_chain, 1);
-        if (c >= run->r->chains)
+        if (c >= run->r->end)
             break;
         if (run->model.dtype == SIVE_F32)
             sivei_chain_run_f32(run, w, c);
@@ -187,7 +187,8 @@ static int check_sizes(const sivei_options *o, const sive_model *m, char *err)
  * worker 0, so a run whose extra threads cannot start still completes. */
 static void run_workers(sivei_run *run)
 {
-    int64_t n = run->opt.threads < run->opt.chains ? run->opt.threads : run->opt.chains;
+    int64_t todo = run->r->end - run->r->begin;
+    int64_t n = run->opt.threads < todo ? run->opt.threads : todo;
     sivei_work *w = calloc((size_t)n, sizeof *w);
     pthread_t *tid = calloc((size_t)n, sizeof *tid);
     if (!w || !tid)
@@ -209,6 +210,17 @@ static void run_workers(sivei_run *run)
     free(w);
 }
 
+/* What sive_result_merge() checks parts agree on: the model's shape and
+ * the bytes of theta*. */
+static void identify(sive_result *r, const sive_model *m, const void *theta)
+{
+    size_t esz = m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+    r->dtype = (int32_t)m->dtype;
+    r->dim = m->dim;
+    r->n_examples = m->n_examples;
+    r->theta_hash = sivei_fnv1a64(SIVEI_FNV_OFFSET, theta, m->dim * esz);
+}
+
 /* Start a run: everything that can be checked before the first callback. */
 static int prepare(sive_probe *p, const sive_model *m, const void *theta_star,
                    sivei_run *run)
@@ -225,29 +237,21 @@ static int prepare(sive_probe *p, const sive_model *m, const void *theta_star,
     if ((rc = radius(&run->opt, &run->model, theta_star, &run->h, p->errmsg)) ||
         (rc = check_sizes(&run->opt, &run->model, p->errmsg)))
         return rc;
+    int64_t end = run->opt.chain_end ? run->opt.chain_end : run->opt.chains;
+    if (run->opt.chain_begin >= end || end > run->opt.chains)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "chain range [%lld, %lld) is not a non-empty part of the %lld chains",
+                         (long long)run->opt.chain_begin, (long long)end,
+                         (long long)run->opt.chains);
     run->eta = run->opt.base_lr / run->opt.t;
-    run->r = sivei_result_alloc(&run->opt, run->h, run->eta);
+    run->r = sivei_result_alloc(&run->opt, run->h, run->eta,
+                                (int32_t)run->opt.chain_begin, (int32_t)end);
     if (!run->r)
         return sivei_fail(p->errmsg, SIVE_E_NOMEM,
                          "out of memory for %lld chains x %lld steps of traces",
-                         (long long)run->opt.chains, (long long)run->opt.steps);
+                         (long long)(end - run->opt.chain_begin), (long long)run->opt.steps);
+    identify(run->r, &run->model, theta_star);
     return SIVE_OK;
-}
-
-/* The result's status and message once the chains have run. */
-static void conclude(sivei_run *run)
-{
-    sive_result *r = run->r;
-    r->status = run->status;
-    r->callback_code = run->callback_code;
-    snprintf(r->errmsg, sizeof r->errmsg, "%s", run->errmsg);
-    if (r->status == SIVE_OK && r->chains_ok == 0) {
-        r->status = SIVE_E_DIVERGED;
-        snprintf(r->errmsg, sizeof r->errmsg,
-                 "all %d chains diverged (chain 0 at step %lld); lower base_lr or t, "
-                 "or check the model for NaN",
-                 (int)r->chains, (long long)r->c[0].stop_step);
-    }
 }
 
 int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
@@ -265,7 +269,7 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     int rc = prepare(p, m, theta_star, &run);
     if (rc)
         return rc;
-    atomic_init(&run.next_chain, 0);
+    atomic_init(&run.next_chain, run.r->begin);
     atomic_init(&run.stop, 0);
     pthread_mutex_init(&run.lock, NULL);
     run_workers(&run);
@@ -278,7 +282,7 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
         sive_result_free(run.r);
         return sivei_fail(p->errmsg, rc, "out of memory while summarising the chains");
     }
-    conclude(&run);
+    sivei_result_conclude(run.r, run.status, run.callback_code, run.errmsg);
     *out = run.r;
     sivei_clear_error();
     return SIVE_OK;

@@ -33,6 +33,7 @@ typedef struct sivei_options {
     int h_absolute;
     int64_t steps, groups, eval_batch, grad_batch, chains, threads;
     int64_t replacement, eval_stride;
+    int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
     uint64_t seed;
 } sivei_options;
 
@@ -66,6 +67,9 @@ typedef struct sivei_chain_out {
 struct sive_result {
     sivei_options opt;   /* frozen at the run's start */
     int32_t chains, chains_ok;
+    int32_t begin, end;  /* chains computed: [begin, end); others NOT_RUN */
+    int32_t dtype;       /* the model's, and a hash of theta*: what merge */
+    uint64_t dim, n_examples, theta_hash; /* checks parts agree on     */
     double h, eta;
     sivei_chain_out *c;
     double summary[SIVEI_N_STATS];
@@ -76,9 +80,18 @@ struct sive_result {
     char errmsg[SIVE_ERRMSG_LEN];
 };
 
-/* result.c: a result with traces for every chain, statistics NaN. */
+/* result.c: a result with traces for the chains of its range
+ * [begin, end) (the others NOT_RUN, without traces), statistics NaN. */
 SIVE_HIDDEN sive_result *sivei_result_alloc(const sivei_options *o, double h,
-                                            double eta);
+                                            double eta, int32_t begin,
+                                            int32_t end);
+/* The status and message of a result whose chains have been summarised
+ * (SIVE_E_DIVERGED when none of its range finished); status is the run's. */
+SIVE_HIDDEN void sivei_result_conclude(sive_result *r, int status, int cb_code,
+                                       const char *msg);
+/* FNV-1a 64 of n bytes, continuing from h (start: SIVEI_FNV_OFFSET). */
+#define SIVEI_FNV_OFFSET 0xcbf29ce484222325ull
+SIVE_HIDDEN uint64_t sivei_fnv1a64(uint64_t h, const void *p, size_t n);
 /* Copy the tail of a chain's trace into a new array (*n entries). */
 SIVE_HIDDEN double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
                                     sive_trace which, size_t *n);

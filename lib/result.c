@@ -3,6 +3,7 @@
 #include "probe_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,18 @@ double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
     return x;
 }
 
-sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta)
+uint64_t sivei_fnv1a64(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta,
+                                int32_t begin, int32_t end)
 {
     sive_result *r = calloc(1, sizeof *r);
     if (!r)
@@ -47,12 +59,20 @@ sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta)
     r->chains = (int32_t)o->chains;
     r->h = h;
     r->eta = eta;
+    r->begin = begin;
+    r->end = end;
     r->c = calloc((size_t)r->chains, sizeof *r->c);
     if (!r->c) {
         free(r);
         return NULL;
     }
     for (int32_t c = 0; c < r->chains; c++) {
+        for (int k = 0; k < SIVEI_N_STATS; k++)
+            r->c[c].stat[k] = NAN;
+        if (c < begin || c >= end) {
+            r->c[c].status = SIVE_CHAIN_NOT_RUN;
+            continue;
+        }
         for (int k = 0; k < SIVEI_N_TRACES; k++) {
             r->c[c].trace[k] = malloc((size_t)o->steps * sizeof(double));
             if (!r->c[c].trace[k]) {
@@ -60,8 +80,6 @@ sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta)
                 return NULL;
             }
         }
-        for (int k = 0; k < SIVEI_N_STATS; k++)
-            r->c[c].stat[k] = NAN;
     }
     for (int k = 0; k < SIVEI_N_STATS; k++)
         r->summary[k] = r->spread[k] = NAN;
@@ -152,6 +170,7 @@ const char *sive_chain_status_string(sive_chain_status status)
     case SIVE_CHAIN_DIVERGED: return "diverged";
     case SIVE_CHAIN_CALLBACK: return "callback";
     case SIVE_CHAIN_ABORTED: return "aborted";
+    case SIVE_CHAIN_NOT_RUN: return "not_run";
     case SIVE_CHAIN_INVALID: return "invalid";
     }
     return NULL;
@@ -165,9 +184,9 @@ double sive_result_stat(const sive_result *r, sive_stat stat, int32_t chain)
         return NAN;
     if (chain == SIVE_SUMMARY)
         return r->summary[stat];
-    if (chain < 0 || chain >= r->chains || r->c[chain].status != SIVE_CHAIN_OK)
+    if (chain < 0 || chain >= r->chains)
         return NAN;
-    return r->c[chain].stat[stat];
+    return r->c[chain].stat[stat]; /* NaN unless estimated */
 }
 
 double sive_result_stat_std(const sive_result *r, sive_stat stat)
@@ -238,4 +257,29 @@ uint32_t sive_result_flags(const sive_result *r) { return r ? r->flags : 0; }
 const char *sive_result_health(const sive_result *r)
 {
     return r && r->health ? r->health : "";
+}
+
+int sive_result_chain_range(const sive_result *r, int32_t *begin, int32_t *end)
+{
+    if (!r || !begin || !end)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_chain_range: NULL argument");
+    *begin = r->begin;
+    *end = r->end;
+    return SIVE_OK;
+}
+
+void sivei_result_conclude(sive_result *r, int status, int cb_code, const char *msg)
+{
+    r->status = status;
+    r->callback_code = cb_code;
+    snprintf(r->errmsg, sizeof r->errmsg, "%s", msg);
+    if (r->status == SIVE_OK && r->chains_ok == 0) {
+        /* the first chain of the range: chain 0 for a whole run */
+        r->status = SIVE_E_DIVERGED;
+        snprintf(r->errmsg, sizeof r->errmsg,
+                 "all %d chains diverged (chain %d at step %lld); lower base_lr or t, "
+                 "or check the model for NaN",
+                 (int)(r->end - r->begin), (int)r->begin,
+                 (long long)r->c[r->begin].stop_step);
+    }
 }

@@ -48,3 +48,35 @@ deps=$(ldd "$tmp/hello")
 grep -q "libsive.so.* => $tmp/" <<<"$deps" ||
     { echo "$deps"; echo "not linked against the installed libsive"; exit 1; }
 "$tmp/hello"
+# The installed program runs with an empty environment: no LD_LIBRARY_PATH,
+# no SIVE_DATA_DIR (its rpath is relative to itself, and the bundled digits
+# are found beside its prefix).
+sive=$(find "$tmp" -path '*/bin/sive' -type f | head -n 1)
+[ -n "$sive" ] || { echo "sive not installed"; exit 1; }
+out=$(env -i "$sive" version) || { echo "installed sive version failed: $out"; exit 1; }
+echo "$out"
+case $out in *"libsive 0."*) ;; *) echo "unexpected: $out"; exit 1 ;; esac
+env -i "$sive" toy --model k1 --steps 400 --chains 2 --format json >/dev/null ||
+    { echo "installed sive toy failed"; exit 1; }
+
+# The Python package (when meson installed it): importable from the
+# prefix's site directory in a clean environment, and loading the installed
+# library (found relative to the package, so the --destdir tree works).
+init=$(find "$tmp" -path '*/sive/__init__.py' | head -n 1)
+if [ -z "$init" ]; then
+    echo "python package not installed (meson option python disabled or no python3): not checked"
+    exit 0
+fi
+site=$(dirname "$(dirname "$init")")
+[ -f "$site/sive/torch.py" ] && [ -f "$site/sive/_config.py" ] ||
+    { echo "python package incomplete in $site"; exit 1; }
+if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    echo "no numpy for /usr/bin/python3: python package import not checked"
+    exit 0
+fi
+out=$(cd / && env -i PATH=/usr/bin:/bin PYTHONPATH="$site" PYTHONDONTWRITEBYTECODE=1 \
+      /usr/bin/python3 -c 'import sive, sive.torch; print(sive.__file__); print(sive.library_path); print(sive.version())')
+echo "python: $out"
+{ read -r file; read -r lib; } <<<"$out"
+case $file in "$site"/*) ;; *) echo "imported sive from $file, not from $site"; exit 1 ;; esac
+case $lib in "$tmp"/*) ;; *) echo "sive loaded $lib, not the installed library"; exit 1 ;; esac

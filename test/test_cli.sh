@@ -350,9 +350,12 @@ run "trajectory csv stdout" 0 "$SIVE" trajectory --epochs 1 --out "$TMP/tj3" "${
 # stderr (not a terminal here) ~2 s in, send SIGINT; $got is the exit
 # status and $ms the time from the signal to the exit
 interrupt() {
+    # the previous run's stderr must not satisfy the wait below: a SIGINT
+    # sent before the handler is installed is ignored (background job)
+    rm -f "$TMP/int.err"
     "$@" >"$TMP/int.out" 2>"$TMP/int.err" &
     local pid=$! t0
-    for _ in $(seq 1 200); do grep -q "will take about" "$TMP/int.err" && break; sleep 0.1; done
+    for _ in $(seq 1 200); do grep -q "will take about" "$TMP/int.err" 2>/dev/null && break; sleep 0.1; done
     t0=$(date +%s%N)
     kill -INT $pid
     wait $pid

@@ -1045,6 +1045,13 @@ START_TEST(progress_cancel)
     ck_assert_int_eq(sive_result_chain_status(r, 0, &step), SIVE_CHAIN_ABORTED);
     ck_assert_int_eq(step, 1000);
     ck_assert(sive_result_flags(r) & SIVE_FLAG_ABORTED);
+    /* the stopped chain keeps estimates from its 1000 steps (tail 700) ... */
+    ck_assert(isfinite(sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, 0)));
+    ck_assert(sive_result_stat(r, SIVE_STAT_TAIL_LENGTH, 0) == 700.0);
+    ck_assert(isfinite(sive_result_stat(r, SIVE_STAT_ESS, 0)));
+    /* ... which stay out of the summary (no chain finished) */
+    ck_assert(isnan(sive_result_lambda(r)));
+    ck_assert_ptr_nonnull(strstr(sive_result_health(r), "chain 0 stopped at step 1000"));
     sive_result_free(r);
     sive_probe_free(p);
 }
@@ -1355,14 +1362,14 @@ START_TEST(enum_names)
         ck_assert_str_eq(names[k], traces[k]);
     ck_assert_ptr_null(sive_trace_name((sive_trace)n));
     ck_assert_ptr_null(sive_trace_name((sive_trace)-1));
-    /* chain statuses -1 .. 3 */
-    const char *status[] = {"invalid", "ok", "diverged", "callback", "aborted"};
-    for (int s = -1; s <= 3; s++) {
+    /* chain statuses -1 .. 4 (not_run: 0.2, issue 10) */
+    const char *status[] = {"invalid", "ok", "diverged", "callback", "aborted", "not_run"};
+    for (int s = -1; s <= 4; s++) {
         names[s + 1] = sive_chain_status_string((sive_chain_status)s);
         ck_assert_str_eq(names[s + 1], status[s + 1]);
     }
-    check_name_list(names, 5);
-    ck_assert_ptr_null(sive_chain_status_string((sive_chain_status)4));
+    check_name_list(names, 6);
+    ck_assert_ptr_null(sive_chain_status_string((sive_chain_status)5));
     ck_assert_ptr_null(sive_chain_status_string((sive_chain_status)-2));
 }
 END_TEST

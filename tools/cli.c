@@ -581,7 +581,10 @@ void cli_opts_print(FILE *f, const sive_probe *p, const cli_optset *set, int jso
     for (size_t i = 0; (in = sive_option_at(i)); i++) {
         char v[64];
         opt_value(v, sizeof v, p, in, json);
-        if (!wanted(in, set) || !v[0])
+        /* in text, the chain range only when a part of the chains was
+         * asked for: the settings line of whole runs reads as before */
+        int range = in->id == SIVE_OPT_CHAIN_BEGIN || in->id == SIVE_OPT_CHAIN_END;
+        if (!wanted(in, set) || !v[0] || (range && !json && !strcmp(v, "0")))
             continue;
         if (json)
             fprintf(f, "%s\"%s\":%s", first ? "" : ",", in->name, v);

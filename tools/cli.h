@@ -250,6 +250,23 @@ void probe_print_settings(FILE *f, const probe_cfg *c);
 /* The settings as JSON object members (without braces). */
 void probe_json_settings(FILE *f, const probe_cfg *c);
 int cmd_probe(int argc, char **argv);
+/* `sive merge`: result files of chain ranges -> the whole probe's output
+ * (cmd_probe.c). */
+int cmd_merge(int argc, char **argv);
+
+/* ---- Open MPI (mpi.c; a one-rank world when built without MPI) ---- */
+
+/* Start MPI when run under mpirun; returns the number of ranks (1 without
+ * a launcher), -1 when MPI_Init failed. */
+int cli_mpi_start(int *argc, char ***argv);
+void cli_mpi_end(void);
+int cli_mpi_rank(void);
+int cli_mpi_size(void);
+/* Send len bytes (an error text when is_error) to rank 0; 0 or -1. */
+int cli_mpi_send(const void *buf, int64_t len, int is_error);
+/* Receive the next message of rank src: *buf (NUL-terminated, free()),
+ * *len, *is_error.  0 or -1. */
+int cli_mpi_recv(int src, char **buf, int64_t *len, int *is_error);
 /* `sive options`: the library's option table (cmd_probe.c). */
 int cmd_options(int argc, char **argv);
 
@@ -269,6 +286,10 @@ typedef struct trajectory_cfg {
 int trajectory_run(const trajectory_cfg *c);
 int cmd_trajectory(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+
+/* `sive calibrate`: one-parameter sweeps and plateau rules (cmd_calibrate.c,
+ * calibrate_rules.c; docs/calibration.md). */
+int cmd_calibrate(int argc, char **argv);
 
 /* Draw the trajectory figure (plot.c): writes dir/trajectory.gp and runs
  * gnuplot in dir to render dir/trajectory.png from dir/trajectory.csv.

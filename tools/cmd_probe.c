@@ -5,9 +5,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
-enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES };
+enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES,
+       PO_CHAIN_RANGE, PO_SAVE_RESULT };
 
 /* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
 enum { BLIS_MAX = 1024 };
@@ -518,6 +520,9 @@ static const char probe_usage_text[] =
     "  --traces FILE       write the per-step traces as CSV (chain, step, Lbar, s2,\n"
     "                      gradient-batch loss, |g|, |theta - theta*|/sqrt(d)); with\n"
     "                      several checkpoints FILE gets a column for each's index\n"
+    "  --chain-range A:B   run only chains A .. B-1 of the --chains (the same\n"
+    "                      numbers as in the whole run; see 'sive merge')\n"
+    "  --save-result FILE  save the result (one checkpoint) for 'sive merge'\n"
     "  --quiet             no progress bar or notes on stderr\n";
 
 /* The synopsis, then (full) the description of the command's own flags. */
@@ -525,6 +530,7 @@ static void probe_usage(FILE *f, int full)
 {
     static const char *const pre[] = {"CKPT...", "[--data DIR]", NULL};
     static const char *const post[] = {"[--format table|json|csv]", "[--traces FILE]",
+                                       "[--chain-range A:B]", "[--save-result FILE]",
                                        "[--quiet]", NULL};
     cli_wrap w;
     cli_wrap_start(&w, f, "sive probe");
@@ -538,7 +544,7 @@ static void probe_usage(FILE *f, int full)
 
 typedef struct probe_args {
     probe_cfg cfg;
-    const char *data_dir, *traces;
+    const char *data_dir, *traces, *save; /* save: --save-result */
     int fmt;
     char **ckpts;
     int n_ckpt;
@@ -550,13 +556,40 @@ typedef struct probe_args {
     uint32_t flags;    /* every flag raised by a checkpoint  */
 } probe_args;
 
+/* --chain-range A:B: chains [A, B) of the --chains (checked by the run
+ * against the chain count, which may come later on the command line). */
+static int chain_range(probe_cfg *c, const char *arg)
+{
+    char a[32], b[32];
+    const char *colon = strchr(arg, ':');
+    if (!colon || (size_t)(colon - arg) >= sizeof a || strlen(colon + 1) >= sizeof b) {
+        fprintf(stderr, "sive probe: --chain-range takes A:B (chains A .. B-1), not '%s'\n",
+                arg);
+        return -1;
+    }
+    snprintf(a, sizeof a, "%.*s", (int)(colon - arg), arg);
+    snprintf(b, sizeof b, "%s", colon + 1);
+    if (sive_probe_set_text(c->p, "chain_begin", a) ||
+        sive_probe_set_text(c->p, "chain_end", b)) {
+        fprintf(stderr, "sive probe: --chain-range %s: %s\n", arg, sive_probe_errmsg(c->p));
+        return -1;
+    }
+    if (strtol(b, NULL, 10) <= strtol(a, NULL, 10)) {
+        fprintf(stderr, "sive probe: --chain-range %s: the range is empty\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
 /* Parse argv into a; returns -1 to go on, else the exit status. */
 static int probe_parse(probe_args *a, int argc, char **argv)
 {
     static const struct option own[] = {
         {"data", required_argument, 0, PO_DATA},   {"format", required_argument, 0, PO_FORMAT},
         {"quiet", no_argument, 0, PO_QUIET},       {"help", no_argument, 0, PO_HELP},
-        {"traces", required_argument, 0, PO_TRACES}, {0, 0, 0, 0}};
+        {"traces", required_argument, 0, PO_TRACES},
+        {"chain-range", required_argument, 0, PO_CHAIN_RANGE},
+        {"save-result", required_argument, 0, PO_SAVE_RESULT}, {0, 0, 0, 0}};
     struct option opts[64] = {{0}};
     cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
     int o;
@@ -572,6 +605,11 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         case PO_FORMAT: if (cli_format(optarg, &a->fmt)) return EXIT_USAGE; break;
         case PO_QUIET: a->cfg.quiet = 1; break;
         case PO_TRACES: a->traces = optarg; break;
+        case PO_SAVE_RESULT: a->save = optarg; break;
+        case PO_CHAIN_RANGE:
+            if (chain_range(&a->cfg, optarg))
+                return EXIT_USAGE;
+            break;
         case PO_HELP:
             probe_usage(stdout, 1);
             probe_usage_opts(stdout, NULL);
@@ -584,6 +622,10 @@ static int probe_parse(probe_args *a, int argc, char **argv)
     if (a->n_ckpt < 1) {
         fprintf(stderr, "sive probe: no checkpoint given\n");
         probe_usage(stderr, 0);
+        return EXIT_USAGE;
+    }
+    if (a->save && a->n_ckpt != 1) {
+        fprintf(stderr, "sive probe: --save-result saves one result: give one checkpoint\n");
         return EXIT_USAGE;
     }
     probe_cfg_finish(&a->cfg);
@@ -617,6 +659,67 @@ static void emit(probe_args *a, int i, const probe_out *o)
     fflush(stdout);
 }
 
+/* ------------------------------------------------------------------ */
+/* Result files: --save-result and `sive merge`                       */
+/* ------------------------------------------------------------------ */
+
+/* What the output needs besides the result, kept in the file's note (the
+ * library stores it verbatim).  Doubles in %a: exact round trip.  The
+ * path comes last and runs to the end, so it may hold any character. */
+#define NOTE_HEAD "sive-probe-note 1\n"
+
+static char *note_make(const probe_out *o)
+{
+    const ckpt_info *ci = o->ci;
+    size_t cap = strlen(ci->path) + 512;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    snprintf(s, cap,
+             NOTE_HEAD "epoch %lld\ntrain_seed %llu\nlayers %zu %zu %zu %zu\ndim %zu\n"
+             "train_loss %a\ntest_loss %a\nblis_threads %lld\nseconds %a\ncheckpoint %s",
+             (long long)ci->meta.epoch, (unsigned long long)ci->meta.seed, ci->sizes[0],
+             ci->sizes[1], ci->sizes[2], ci->sizes[3], ci->dim, ci->meta.train_loss,
+             ci->meta.test_loss, (long long)probe_blis(o->cfg), o->seconds, ci->path);
+    return s;
+}
+
+/* The note back into ci (path borrowed from note), blis threads and
+ * seconds; -1 when it is not a probe's note. */
+static int note_parse(const char *note, ckpt_info *ci, int64_t *blis, double *seconds)
+{
+    long long epoch, bl;
+    unsigned long long seed;
+    int used = 0;
+    if (strncmp(note, NOTE_HEAD, strlen(NOTE_HEAD)))
+        return -1;
+    note += strlen(NOTE_HEAD);
+    if (sscanf(note, "epoch %lld\ntrain_seed %llu\nlayers %zu %zu %zu %zu\ndim %zu\n"
+                     "train_loss %la\ntest_loss %la\nblis_threads %lld\nseconds %la\n"
+                     "checkpoint %n",
+               &epoch, &seed, &ci->sizes[0], &ci->sizes[1], &ci->sizes[2], &ci->sizes[3],
+               &ci->dim, &ci->meta.train_loss, &ci->meta.test_loss, &bl, seconds,
+               &used) != 11 || !used)
+        return -1;
+    ci->meta.epoch = epoch;
+    ci->meta.seed = seed;
+    ci->path = note + used;
+    *blis = bl;
+    return 0;
+}
+
+/* Save the result of the one checkpoint; returns an exit status. */
+static int save_result(const probe_args *a, const probe_out *o)
+{
+    char *note = note_make(o);
+    int rc = note ? sive_result_save(o->r, a->save, note) : SIVE_E_NOMEM;
+    if (rc)
+        fprintf(stderr, "sive probe: cannot save the result: %s (%s)\n",
+                note ? sive_last_errmsg() : "out of memory", sive_strerror(rc));
+    free(note);
+    return rc ? EXIT_RUN : 0;
+}
+
 /* Load and probe checkpoint i and print the outcome; returns its exit
  * status. */
 static int probe_one(probe_args *a, int i)
@@ -639,6 +742,11 @@ static int probe_one(probe_args *a, int i)
     }
     o.r = r;
     int status = o.rc ? report_failure(ci.path, o.rc, err) : 0;
+    /* a part stopped by a callback or a cancel cannot be merged: no file */
+    if (a->save && r && (o.rc == SIVE_OK || o.rc == SIVE_E_DIVERGED)) {
+        int s = save_result(a, &o);
+        status = s > status ? s : status;
+    }
     emit(a, i, &o);
     if (a->tf && r) /* a failed write is reported by the commit */
         write_traces(a->tf, i, r);
@@ -648,6 +756,125 @@ static int probe_one(probe_args *a, int i)
     return status;
 }
 
+/* ------------------------------------------------------------------ */
+/* Under mpirun: (checkpoint, chain) units spread over the ranks       */
+/* ------------------------------------------------------------------ */
+
+/* A result as the bytes of its file (the checksummed format is also the
+ * wire format), through a private temporary directory. */
+static int result_bytes(const sive_result *r, const char *note, char **buf, int64_t *len)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/sive-mpi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    *buf = NULL;
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/unit.sres", dir);
+    int rc = sive_result_save(r, path, note);
+    FILE *f = rc ? NULL : fopen(path, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0 && (*len = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (*buf = malloc((size_t)*len)) && fread(*buf, 1, (size_t)*len, f) != (size_t)*len) {
+        free(*buf);
+        *buf = NULL;
+    }
+    if (f)
+        fclose(f);
+    unlink(path);
+    rmdir(dir);
+    return *buf ? 0 : -1;
+}
+
+static int result_parse(const char *buf, int64_t len, sive_result **r, char **note)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/sive-mpi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return SIVE_E_IO;
+    snprintf(path, sizeof path, "%s/unit.sres", dir);
+    FILE *f = fopen(path, "wb");
+    int rc = f && fwrite(buf, 1, (size_t)len, f) == (size_t)len ? 0 : SIVE_E_IO;
+    if (f && fclose(f) != 0)
+        rc = SIVE_E_IO;
+    if (!rc)
+        rc = sive_result_load(path, r, note);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+/* One unit: chain c of checkpoint i, as result bytes or an error text. */
+static int unit_run(probe_args *a, int i, int32_t c, char **buf, int64_t *len)
+{
+    ckpt_info ci = {.path = a->ckpts[i]};
+    sive_mlp *m = NULL;
+    float *theta = NULL;
+    sive_result *r = NULL;
+    char err[1024] = "";
+    probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err};
+    sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN, c);
+    sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_END, c + 1);
+    if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta))) {
+        snprintf(err, sizeof err, "%s", sive_last_errmsg());
+    } else {
+        sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
+        ci.dim = sive_mlp_dim(m);
+        o.rc = probe_run(&a->cfg, m, theta, a->train, a->pg, "unit", &r, &o.seconds, err,
+                         sizeof err);
+    }
+    int fail = !r || (o.rc != SIVE_OK && o.rc != SIVE_E_DIVERGED);
+    if (!fail) {
+        o.r = r;
+        char *note = note_make(&o);
+        if (!note || result_bytes(r, note, buf, len)) {
+            snprintf(err, sizeof err, "cannot serialise the result: %s", sive_last_errmsg());
+            fail = 1;
+        }
+        free(note);
+    }
+    if (fail) {
+        char *e = malloc(1200);
+        if (e)
+            snprintf(e, 1200, "%s (%s)", err, sive_strerror(o.rc ? o.rc : SIVE_E_IO));
+        *buf = e;
+        *len = e ? (int64_t)strlen(e) : 0;
+    }
+    sive_result_free(r);
+    sive_free(theta);
+    sive_mlp_free(m);
+    return fail;
+}
+
+/* Rank 0: merge the K units of checkpoint i and print them as probe_one
+ * would.  got[c] holds chain c's result. */
+static int mpi_emit(probe_args *a, int i, sive_result **got, int32_t K, double seconds)
+{
+    ckpt_info ci = {.path = a->ckpts[i]};
+    char err[1024] = "";
+    sive_result *r = NULL;
+    probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err, .seconds = seconds};
+    sive_mlp *m = NULL;
+    float *theta = NULL;
+    if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta)) == SIVE_OK) {
+        sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
+        ci.dim = sive_mlp_dim(m);
+        o.rc = sive_result_merge(&r, (const sive_result *const *)got, (size_t)K);
+    }
+    if (o.rc)
+        snprintf(err, sizeof err, "%s", sive_last_errmsg());
+    else if ((o.rc = sive_result_status(r)))
+        run_message(r, o.rc, err, sizeof err);
+    o.r = r;
+    int status = o.rc ? report_failure(ci.path, o.rc, err) : 0;
+    emit(a, i, &o);
+    if (a->tf && r)
+        write_traces(a->tf, i, r);
+    sive_result_free(r);
+    sive_free(theta);
+    sive_mlp_free(m);
+    return status;
+}
 static void print_preamble(const probe_args *a)
 {
     if (!a->cfg.quiet) {
@@ -703,16 +930,281 @@ static int probe_all(probe_args *a)
     return status;
 }
 
+/* Rank 0: receive the other ranks' units, then, only if none failed,
+ * merge and print checkpoint by checkpoint.  Returns the exit status. */
+static int mpi_collect(probe_args *a, char **buf, int64_t *len, int *fail, int32_t K, int R)
+{
+    const int U = a->n_ckpt * K;
+    for (int u = 0; u < U; u++)
+        if (u % R && cli_mpi_recv(u % R, &buf[u], &len[u], &fail[u])) {
+            fprintf(stderr, "sive probe: lost the connection to rank %d\n", u % R);
+            return EXIT_RUN;
+        }
+    for (int u = 0; u < U; u++)
+        if (fail[u]) {
+            fprintf(stderr, "sive probe: rank %d, unit %d (checkpoint %s, chain %d) failed: %s\n",
+                    u % R, u, a->ckpts[u / K], (int)(u % K), buf[u] ? buf[u] : "out of memory");
+            return EXIT_RUN;
+        }
+    sive_result **got = calloc((size_t)(unsigned)U + 1, sizeof *got);
+    double *sec = calloc((size_t)(unsigned)a->n_ckpt + 1, sizeof *sec); /* summed over the units */
+    int status = got && sec ? 0 : EXIT_RUN;
+    for (int u = 0; u < U && !status; u++) {
+        char *note = NULL;
+        ckpt_info one = {0};
+        int64_t blis;
+        double t = 0.0;
+        if (result_parse(buf[u], len[u], &got[u], &note)) {
+            fprintf(stderr, "sive probe: unit %d: %s\n", u, sive_last_errmsg());
+            status = EXIT_RUN;
+        } else if (!note_parse(note, &one, &blis, &t)) {
+            sec[u / K] += t;
+        }
+        sive_free(note);
+    }
+    if (status) {
+        free(sec);
+        return status;
+    }
+    print_preamble(a);
+    summary_init(&a->summary);
+    for (int i = 0; i < a->n_ckpt; i++) {
+        int s = mpi_emit(a, i, got + (size_t)i * K, K, sec[i]);
+        status = s > status ? s : status;
+    }
+    if (a->fmt == FMT_JSON)
+        fputs(a->n_ckpt > 1 ? "]\n" : "\n", stdout);
+    else if (a->fmt == FMT_TABLE)
+        summary_print(stdout, &a->summary, a->flags);
+    cli_table_free(&a->summary);
+    for (int u = 0; got && u < U; u++)
+        sive_result_free(got[u]);
+    free(got);
+    free(sec);
+    return status;
+}
+
+/* Every rank computes the units u = i*K + c with u % R == rank (equal
+ * work each: one chain of one checkpoint); ranks other than 0 send them
+ * to rank 0.  Rank 0 writes everything, and nothing when a unit failed. */
+static int probe_all_mpi(probe_args *a, int R, int rank)
+{
+    if (cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN) || cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_END) ||
+        a->save) {
+        if (rank == 0)
+            fprintf(stderr, "sive probe: under mpirun the ranks split the chains: no "
+                            "--chain-range or --save-result\n");
+        return EXIT_USAGE;
+    }
+    const int32_t K = (int32_t)cli_opt_int(a->cfg.p, SIVE_OPT_CHAINS);
+    const int U = a->n_ckpt * K;
+    sive_dataset *train = NULL, *test = NULL;
+    int data_bad = cli_open_data("sive probe", a->data_dir, &train, &test, 1);
+    sive_dataset_free(test);
+    a->train = train;
+    a->pg = progress_new(0);
+    char **buf = calloc((size_t)(unsigned)U + 1, sizeof *buf);
+    int64_t *len = calloc((size_t)(unsigned)U + 1, sizeof *len);
+    int *fail = calloc((size_t)(unsigned)U + 1, sizeof *fail), status = 0;
+    if (!buf || !len || !fail)
+        return EXIT_RUN; /* every rank is out of memory alike */
+    for (int u = rank; u < U; u += R) {
+        if (data_bad) {
+            buf[u] = strdup("cannot open the training data");
+            len[u] = buf[u] ? (int64_t)strlen(buf[u]) : 0;
+            fail[u] = 1;
+        } else {
+            fail[u] = unit_run(a, u / K, u % K, &buf[u], &len[u]);
+        }
+        status = fail[u] ? EXIT_RUN : status;
+    }
+    sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN, 0); /* the settings shown */
+    sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_END, 0);
+    for (int u = rank; rank && u < U; u += R)
+        if (cli_mpi_send(buf[u], len[u], fail[u]))
+            status = EXIT_RUN;
+    if (rank == 0) {
+        if (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces))) {
+            status = EXIT_RUN;
+        } else {
+            if (a->tf)
+                traces_header(a->tf);
+            status = mpi_collect(a, buf, len, fail, K, R);
+        }
+        /* a failed unit: no traces file either */
+        if (a->tf && status)
+            cli_out_abort(a->tout);
+        else if (a->tf && cli_out_commit(a->tout))
+            status = EXIT_RUN;
+    }
+    for (int u = 0; u < U; u++)
+        free(buf[u]);
+    free(buf);
+    free(len);
+    free(fail);
+    progress_free(a->pg);
+    sive_dataset_free(train);
+    return status;
+}
+
 int cmd_probe(int argc, char **argv)
 {
     probe_args a;
     memset(&a, 0, sizeof a);
     a.fmt = FMT_TABLE;
+    int R = cli_mpi_start(&argc, &argv);
+    if (R < 0) {
+        fprintf(stderr, "sive probe: MPI_Init failed\n");
+        return EXIT_RUN;
+    }
     if (probe_cfg_init(&a.cfg))
         return EXIT_RUN;
     int status = probe_parse(&a, argc, argv);
     if (status < 0)
-        status = probe_all(&a);
+        status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
+    probe_cfg_free(&a.cfg);
+    cli_mpi_end();
+    return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* `sive merge`                                                       */
+/* ------------------------------------------------------------------ */
+
+static const char merge_usage[] =
+    "usage: sive merge [--format table|json|csv] [--quiet] FILE...\n"
+    "Combines result files of disjoint chain ranges of one probe (made by\n"
+    "'sive probe --chain-range A:B --save-result FILE') and prints what the\n"
+    "whole 'sive probe' would have printed: the same numbers, bit for bit\n"
+    "('seconds' is the sum of the parts').  Parts of different probes,\n"
+    "overlapping or missing chains are refused.\n";
+
+/* The probe settings the merged run used, for the settings line. */
+static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
+{
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        int64_t iv;
+        double dv;
+        if (in->type == SIVE_TYPE_INT) {
+            if (sive_result_option_int(r, in->id, &iv) || sive_probe_set_int(c->p, in->id, iv))
+                return -1;
+        } else if (!sive_result_option_double(r, in->id, &dv) && !isnan(dv) &&
+                   sive_probe_set_double(c->p, in->id, dv)) {
+            return -1; /* NaN: no anchor, or the radius mode not in use */
+        }
+    }
+    c->threads_set = 1;
+    c->blis_threads = blis;
+    return 0;
+}
+
+/* Load every part; *seconds sums theirs.  Returns an exit status. */
+static int merge_load(char **paths, int n, sive_result **parts, char **notes, ckpt_info *ci,
+                      int64_t *blis, double *seconds)
+{
+    *seconds = 0.0;
+    for (int i = 0; i < n; i++) {
+        int rc = sive_result_load(paths[i], &parts[i], &notes[i]);
+        if (rc) {
+            fprintf(stderr, "sive merge: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
+            return EXIT_RUN;
+        }
+        ckpt_info one = {0};
+        double sec = 0.0;
+        if (note_parse(notes[i], i ? &one : ci, blis, &sec)) {
+            fprintf(stderr, "sive merge: %s: not saved by 'sive probe --save-result'\n",
+                    paths[i]);
+            return EXIT_RUN;
+        }
+        *seconds += sec;
+    }
+    return 0;
+}
+
+/* Print the merged result as `sive probe` prints one checkpoint. */
+static int merge_print(probe_args *a, const ckpt_info *ci, const sive_result *r,
+                       double seconds)
+{
+    char err[1024] = "";
+    probe_out o = {.ci = ci, .cfg = &a->cfg, .r = r, .seconds = seconds, .err = err};
+    o.rc = sive_result_status(r);
+    if (o.rc)
+        run_message(r, o.rc, err, sizeof err);
+    int status = o.rc ? report_failure(ci->path, o.rc, err) : 0;
+    a->n_ckpt = 1;
+    print_preamble(a);
+    summary_init(&a->summary);
+    emit(a, 0, &o);
+    if (a->fmt == FMT_JSON)
+        fputs("\n", stdout);
+    else if (a->fmt == FMT_TABLE)
+        summary_print(stdout, &a->summary, a->flags);
+    cli_table_free(&a->summary);
+    return status;
+}
+
+static int merge_run(probe_args *a, char **paths, int n)
+{
+    sive_result **parts = calloc((size_t)n, sizeof *parts), *merged = NULL;
+    char **notes = calloc((size_t)n, sizeof *notes);
+    ckpt_info ci = {0};
+    int64_t blis = 0;
+    double seconds = 0.0;
+    int status = parts && notes ? 0 : EXIT_RUN;
+    if (!status)
+        status = merge_load(paths, n, parts, notes, &ci, &blis, &seconds);
+    if (!status) {
+        int rc = sive_result_merge(&merged, (const sive_result *const *)parts, (size_t)n);
+        if (rc) {
+            fprintf(stderr, "sive merge: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
+            status = EXIT_RUN;
+        } else if (merge_cfg(&a->cfg, merged, blis)) {
+            fprintf(stderr, "sive merge: the parts' options are out of range\n");
+            status = EXIT_RUN;
+        } else {
+            status = merge_print(a, &ci, merged, seconds);
+        }
+    }
+    sive_result_free(merged);
+    for (int i = 0; parts && notes && i < n; i++) {
+        sive_result_free(parts[i]);
+        sive_free(notes[i]);
+    }
+    free(parts);
+    free(notes);
+    return status;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    static const struct option opts[] = {{"format", required_argument, 0, PO_FORMAT},
+                                         {"quiet", no_argument, 0, PO_QUIET},
+                                         {"help", no_argument, 0, PO_HELP}, {0, 0, 0, 0}};
+    probe_args a;
+    memset(&a, 0, sizeof a);
+    a.fmt = FMT_TABLE;
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (o == PO_FORMAT && !cli_format(optarg, &a.fmt))
+            continue;
+        if (o == PO_QUIET) {
+            a.cfg.quiet = 1;
+            continue;
+        }
+        fputs(merge_usage, o == PO_HELP ? stdout : stderr);
+        return o == PO_HELP ? 0 : EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "sive merge: no result file given\n%s", merge_usage);
+        return EXIT_USAGE;
+    }
+    int quiet = a.cfg.quiet;
+    if (probe_cfg_init(&a.cfg))
+        return EXIT_RUN;
+    a.cfg.quiet = quiet;
+    int status = merge_run(&a, argv + optind, argc - optind);
     probe_cfg_free(&a.cfg);
     return status;
 }

@@ -630,6 +630,13 @@ static int traj_parse(trajectory_cfg *c, int argc, char **argv)
         traj_usage(stderr, 0);
         return EXIT_USAGE;
     }
+    /* a trajectory has no result files to merge: a partial one would only
+     * print partial numbers (split runs: sive probe --chain-range) */
+    if (cli_opt_int(c->probe.p, SIVE_OPT_CHAIN_BEGIN) || cli_opt_int(c->probe.p, SIVE_OPT_CHAIN_END)) {
+        fprintf(stderr, "sive trajectory: --chain-begin/--chain-end are for 'sive probe "
+                        "--chain-range' and 'sive merge'\n");
+        return EXIT_USAGE;
+    }
     return -1;
 }
 

@@ -13,7 +13,9 @@ static const char *usage =
     "  toy         the paper's Table 1 on the analytic toy models\n"
     "  train       train the reference MLP, one checkpoint per epoch\n"
     "  probe       lambda-hat and diagnostics for checkpoints\n"
+    "  merge       combine result files of chain ranges (probe --save-result)\n"
     "  trajectory  train, probe every checkpoint, compare the estimators, plot\n"
+    "  calibrate   sweep c_h, base_lr or N and recommend an operating point\n"
     "  options     the library's probe options: names, defaults, bounds\n"
     "  version     print the library version\n"
     "Run 'sive <command> --help' for the options of a command.\n";
@@ -30,7 +32,9 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {{"toy", cmd_toy},     {"train", cmd_train},
                 {"probe", cmd_probe}, {"trajectory", cmd_trajectory},
-                {"demo", cmd_demo},   {"options", cmd_options}};
+                {"demo", cmd_demo},   {"options", cmd_options},
+                {"merge", cmd_merge},
+                {"calibrate", cmd_calibrate}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name))
             return cmds[i].fn(argc - 1, argv + 1);

@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct toy_ctx {
-    int model;
-    double l0, sigma;
-    double **k_trace; /* per chain: noiseless K(theta_m) at evaluated steps */
-} toy_ctx;
-
 static double toy_k(int model, const double *th)
 {
     return model == 1 ? th[0] * th[0] : th[0] * th[0] * th[1] * th[1];
@@ -20,7 +14,7 @@ static double toy_k(int model, const double *th)
 static int toy_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
                     double *loss, void *user)
 {
-    const toy_ctx *ctx = user;
+    const toy_model_ctx *ctx = user;
     const double *th = theta;
     double *g = grad;
     (void)d;
@@ -38,7 +32,7 @@ static int toy_grad(const void *theta, size_t d, const sive_batch *b, void *grad
 static int toy_eval(const void *theta, size_t d, const sive_batch *b,
                     double *group_loss, void *user)
 {
-    const toy_ctx *ctx = user;
+    const toy_model_ctx *ctx = user;
     const double *th = theta;
     (void)d;
     double k = toy_k(ctx->model, th);
@@ -50,6 +44,16 @@ static int toy_eval(const void *theta, size_t d, const sive_batch *b,
     if (ctx->k_trace)
         ctx->k_trace[b->chain][b->step] = k;
     return 0;
+}
+
+void toy_model(sive_model *m, toy_model_ctx *ctx)
+{
+    sive_model_init(m, sizeof *m);
+    m->dtype = SIVE_F64;
+    m->dim = (size_t)ctx->model;
+    m->grad = toy_grad;
+    m->group_loss = toy_eval;
+    m->user = ctx;
 }
 
 void toy_defaults(toy_config *cfg, int model)
@@ -124,29 +128,9 @@ static void oracle(const toy_config *cfg, const double *k, double *mean_out,
     *var_se = cfg->t * cfg->t * sive_stats_mcse(work, n);
 }
 
-int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
+static int configure(sive_probe *p, const toy_config *cfg)
 {
-    memset(rep, 0, sizeof *rep);
-    if (cfg->model != 1 && cfg->model != 2) {
-        snprintf(err, errlen, "unknown toy model %d (use 1 or 2)", cfg->model);
-        return SIVE_E_INVALID_ARG;
-    }
-    size_t dim = (size_t)cfg->model;
-    int32_t K = (int32_t)cfg->chains;
-    toy_ctx ctx = {.model = cfg->model, .l0 = cfg->floor_l0, .sigma = cfg->sigma};
-    sive_probe *p = NULL;
-    sive_result *r = NULL;
-    double *work = NULL;
-    sive_model model;
-    sive_model_init(&model, sizeof model);
-    model.dtype = SIVE_F64;
-    model.dim = dim;
-    model.grad = toy_grad;
-    model.group_loss = toy_eval;
-    model.user = &ctx;
-    int rc = sive_probe_new(&p);
-    if (rc)
-        goto fail_noprobe;
+    int rc;
     if ((rc = sive_probe_set_double(p, SIVE_OPT_T, cfg->t)) ||
         (rc = sive_probe_set_double(p, SIVE_OPT_H, cfg->h)) ||
         (rc = sive_probe_set_double(p, SIVE_OPT_BASE_LR, cfg->base_lr)) ||
@@ -159,49 +143,45 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
         (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cfg->stride)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_SEED, (int64_t)cfg->seed)) ||
         (rc = sive_probe_set_progress(p, cfg->progress, cfg->progress_user)))
-        goto fail;
+        return rc;
+    return SIVE_OK;
+}
 
-    ctx.k_trace = calloc((size_t)K, sizeof *ctx.k_trace);
-    if (!ctx.k_trace) {
-        rc = SIVE_E_NOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    for (int32_t c = 0; c < K; c++) {
-        ctx.k_trace[c] = malloc((size_t)cfg->steps * sizeof(double));
-        if (!ctx.k_trace[c]) {
-            rc = SIVE_E_NOMEM;
-            snprintf(err, errlen, "out of memory");
-            goto out;
+/* Per-chain traces of the noiseless K, or NULL (out of memory). */
+static double **alloc_k_trace(const toy_config *cfg)
+{
+    double **k = calloc((size_t)cfg->chains, sizeof *k);
+    for (int64_t c = 0; k && c < cfg->chains; c++)
+        if (!(k[c] = malloc((size_t)cfg->steps * sizeof(double)))) {
+            for (int64_t j = 0; j < c; j++)
+                free(k[j]);
+            free(k);
+            return NULL;
         }
-    }
-    if ((rc = sive_probe_run(p, &model, cfg->centre, &r)))
-        goto fail;
-    rc = sive_result_status(r);
+    return k;
+}
 
-    work = malloc((size_t)cfg->steps * sizeof(double));
+static int alloc_report(toy_report *rep, int32_t K)
+{
+    int ok = 1;
     for (int k = 0; k < TOY_EST_COUNT; k++)
-        rep->per_chain[k] = malloc((size_t)K * sizeof(double));
+        ok = (rep->per_chain[k] = malloc((size_t)K * sizeof(double))) && ok;
     rep->nc_std_per_chain = malloc((size_t)K * sizeof(double));
     rep->sive_mcse_per_chain = malloc((size_t)K * sizeof(double));
-    int alloc_ok = work && rep->nc_std_per_chain && rep->sive_mcse_per_chain;
-    for (int k = 0; k < TOY_EST_COUNT; k++)
-        alloc_ok = alloc_ok && rep->per_chain[k];
-    if (!alloc_ok) {
-        rc = SIVE_E_NOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    rep->chains = K;
-    rep->chains_ok = sive_result_chains_ok(r);
-    double q_mean = 0.0, q_var = 0.0;
-    for (int32_t c = 0; c < K; c++) {
-        int ok = sive_result_chain_status(r, c, NULL) == SIVE_CHAIN_OK;
+    return ok && rep->nc_std_per_chain && rep->sive_mcse_per_chain ? SIVE_OK : SIVE_E_NOMEM;
+}
+
+/* Per-chain estimates and oracles; returns the squared oracle SEs summed. */
+static void fill_chains(const toy_config *cfg, const sive_result *r, double **k_trace,
+                        toy_report *rep, double *work, double *q_mean, double *q_var)
+{
+    *q_mean = *q_var = 0.0;
+    for (int32_t c = 0; c < rep->chains; c++) {
         double om = NAN, ose = NAN, ov = NAN, ovse = NAN;
-        if (ok) {
-            oracle(cfg, ctx.k_trace[c], &om, &ose, &ov, &ovse, work);
-            q_mean += ose * ose;
-            q_var += ovse * ovse;
+        if (sive_result_chain_status(r, c, NULL) == SIVE_CHAIN_OK) {
+            oracle(cfg, k_trace[c], &om, &ose, &ov, &ovse, work);
+            *q_mean += ose * ose;
+            *q_var += ovse * ovse;
         }
         rep->per_chain[TOY_ORACLE][c] = om;
         rep->per_chain[TOY_ORACLE_VAR][c] = ov;
@@ -213,6 +193,23 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
         rep->nc_std_per_chain[c] = sive_result_stat(r, SIVE_STAT_NOISE_CORRECTION_STD, c);
         rep->sive_mcse_per_chain[c] = sive_result_stat(r, SIVE_STAT_MCSE, c);
     }
+}
+
+/* The report from a result (chains that did not finish are NaN). */
+static int fill_report(const toy_config *cfg, const sive_result *r, double **k_trace,
+                       toy_report *rep)
+{
+    const int32_t K = (int32_t)cfg->chains;
+    double *work = malloc((size_t)cfg->steps * sizeof(double));
+    if (!work || alloc_report(rep, K)) {
+        free(work);
+        return SIVE_E_NOMEM;
+    }
+    rep->chains = K;
+    rep->chains_ok = sive_result_chains_ok(r);
+    double q_mean, q_var;
+    fill_chains(cfg, r, k_trace, rep, work, &q_mean, &q_var);
+    free(work);
     for (int k = 0; k < TOY_EST_COUNT; k++)
         mean_std(rep->per_chain[k], K, &rep->mean[k], &rep->std[k]);
     int32_t ok_n = rep->chains_ok > 0 ? rep->chains_ok : 1;
@@ -226,28 +223,46 @@ int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
     rep->rhat = sive_result_rhat(r);
     rep->flags = sive_result_flags(r);
     rep->health = strdup(sive_result_health(r));
-    if (!rep->health) {
+    return rep->health ? SIVE_OK : SIVE_E_NOMEM;
+}
+
+static void free_k_trace(double **k, int64_t chains)
+{
+    for (int64_t c = 0; k && c < chains; c++)
+        free(k[c]);
+    free(k);
+}
+
+int toy_run(const toy_config *cfg, toy_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    if (cfg->model != 1 && cfg->model != 2) {
+        snprintf(err, errlen, "unknown toy model %d (use 1 or 2)", cfg->model);
+        return SIVE_E_INVALID_ARG;
+    }
+    toy_model_ctx ctx = {.model = cfg->model, .l0 = cfg->floor_l0, .sigma = cfg->sigma};
+    sive_model model;
+    toy_model(&model, &ctx);
+    sive_probe *p = NULL;
+    sive_result *r = NULL;
+    int rc = sive_probe_new(&p);
+    if (rc) {
+        snprintf(err, errlen, "%s", sive_last_errmsg());
+        return rc;
+    }
+    if (!(ctx.k_trace = alloc_k_trace(cfg))) {
         rc = SIVE_E_NOMEM;
         snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    if (rc)
+    } else if ((rc = configure(p, cfg)) || (rc = sive_probe_run(p, &model, cfg->centre, &r))) {
+        snprintf(err, errlen, "%s", sive_probe_errmsg(p));
+    } else if ((rc = fill_report(cfg, r, ctx.k_trace, rep))) {
+        snprintf(err, errlen, "out of memory");
+    } else if ((rc = sive_result_status(r))) {
         snprintf(err, errlen, "%s", sive_result_errmsg(r));
-    goto out;
-
-fail:
-    snprintf(err, errlen, "%s", sive_probe_errmsg(p));
-    goto out;
-fail_noprobe:
-    snprintf(err, errlen, "%s", sive_last_errmsg());
-out:
+    }
     if (rc && rc != SIVE_E_DIVERGED)
-        toy_report_free(rep);
-    if (ctx.k_trace)
-        for (int32_t c = 0; c < K; c++)
-            free(ctx.k_trace[c]);
-    free(ctx.k_trace);
-    free(work);
+        toy_report_free(rep); /* a diverged run keeps the chains that finished */
+    free_k_trace(ctx.k_trace, cfg->chains);
     sive_result_free(r);
     sive_probe_free(p);
     return rc;

@@ -35,6 +35,17 @@ typedef struct toy_report {
     char *health;               /* sive_result_health() text, "" if none */
 } toy_report;
 
+/* K1 (model 1) or K2 (model 2) with hidden floor l0 and Gaussian
+ * evaluation noise sigma per group, as an analytic probe model (float64,
+ * no data set).  k_trace (optional, NULL) receives per chain the noiseless
+ * K at every evaluated step (chains x steps).  ctx must outlive the runs. */
+typedef struct toy_model_ctx {
+    int model;
+    double l0, sigma;
+    double **k_trace;
+} toy_model_ctx;
+void toy_model(sive_model *m, toy_model_ctx *ctx);
+
 /* The paper's toy operating point for model 1 or 2. */
 void toy_defaults(toy_config *cfg, int model);
 /* Run the probe; fills rep (free with toy_report_free).  Returns a libsive

@@ -241,7 +241,16 @@ typedef enum sive_option {
     SIVE_OPT_SEED = 13,       /**< int: seed                                  */
     SIVE_OPT_REPLACEMENT = 14,/**< int: 1 with replacement, 0 without         */
     SIVE_OPT_EVAL_STRIDE = 15,/**< int: evaluate every k-th step              */
-    SIVE_OPT_ANCHOR = 16      /**< double: anchor for the anchored mean       */
+    SIVE_OPT_ANCHOR = 16,     /**< double: anchor for the anchored mean       */
+    /** int: first chain this run computes (default 0).  A run computes the
+     *  chains [chain_begin, chain_end) of a SIVE_OPT_CHAINS-chain probe;
+     *  chain c draws from the streams of (seed, c) whichever run computes
+     *  it, so results of disjoint ranges merge (sive_result_merge()) into
+     *  the whole run's result bit for bit.  Needs chain_begin < end. */
+    SIVE_OPT_CHAIN_BEGIN = 17,
+    /** int: one past the last chain this run computes; 0 (the default)
+     *  means SIVE_OPT_CHAINS.  Must not exceed SIVE_OPT_CHAINS. */
+    SIVE_OPT_CHAIN_END = 18
 } sive_option;
 
 /** Type of an option's value. */
@@ -430,8 +439,11 @@ SIVE_API const char *sive_stat_name(sive_stat stat);
  * split-Rhat, which exists only as a summary; for MCSE and the noise
  * correction's std: the standard error of the mean over chains,
  * sqrt(sum se_c^2)/K).  NaN when r is NULL, stat or chain is out of range,
- * the chain did not finish, or the value is undefined (anchored mean without
- * anchor).
+ * the chain diverged, or the value is undefined (anchored mean without
+ * anchor).  A chain stopped early by a callback error or a cancel
+ * (SIVE_CHAIN_CALLBACK, SIVE_CHAIN_ABORTED) has its own statistics from the
+ * steps it ran (tail: the last 1 - alpha of them; NaN when that tail holds
+ * fewer than 4 evaluated steps), which never enter the summaries.
  */
 SIVE_API double sive_result_stat(const sive_result *r, sive_stat stat,
                                  int32_t chain);
@@ -480,6 +492,7 @@ typedef enum sive_chain_status {
     SIVE_CHAIN_DIVERGED = 1,  /**< non-finite loss, gradient or parameter      */
     SIVE_CHAIN_CALLBACK = 2,  /**< its callback returned non-zero              */
     SIVE_CHAIN_ABORTED = 3,   /**< stopped: another chain failed or cancelled  */
+    SIVE_CHAIN_NOT_RUN = 4,   /**< outside this run's chain range (no traces)  */
     SIVE_CHAIN_INVALID = -1   /**< r NULL or chain out of range                */
 } sive_chain_status;
 
@@ -489,7 +502,7 @@ SIVE_API sive_chain_status sive_result_chain_status(const sive_result *r,
                                                     int32_t chain,
                                                     int64_t *step);
 /** Stable machine name of a chain status ("ok", "diverged", "callback",
- *  "aborted", "invalid"); NULL for an unknown value. */
+ *  "aborted", "not_run", "invalid"); NULL for an unknown value. */
 SIVE_API const char *sive_chain_status_string(sive_chain_status status);
 
 /** Per-step traces.  Each has one entry per step actually run (M for a
@@ -541,6 +554,120 @@ SIVE_API const char *sive_flag_name(uint32_t flag);
 /** All raised flags explained, one line each with the numbers behind them
  *  ("" when healthy).  Owned by r. */
 SIVE_API const char *sive_result_health(const sive_result *r);
+
+/* ------------------------------------------------------------------ */
+/* Sweeps: one option over a list of values (calibration)             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * Run probe p on model m from theta_star once per value of one option:
+ * run i uses a copy of p's options with opt set to values[i] (the copy is
+ * made here; p itself is not changed, except for its error message).  No
+ * statistics of its own: out[i] is the result sive_probe_run() gives for
+ * that setting, read it with the sive_result_* getters.
+ *
+ * Common random numbers: every value runs with p's seed, so the chains of
+ * different values share their Langevin noise and batch draws, and the
+ * differences between values are not chain noise.  The seed itself cannot
+ * be swept.  Int-typed options take integral values (e.g. 64.0 for
+ * SIVE_OPT_GROUPS).  Setting SIVE_OPT_H or SIVE_OPT_C_H selects that radius
+ * mode for the runs, as sive_probe_set_double() does.
+ *
+ * parallel >= 1 is the number of values run at the same time: slot 0 on
+ * the calling thread, slots 1 .. parallel-1 on their own threads (each run
+ * still uses SIVE_OPT_THREADS workers for its chains).  Parallel runs never
+ * share a worker number: slot s sees batch->worker offset by s * w, w =
+ * min(threads, chains) (the largest swept value when the sweep is over
+ * threads or chains), so a model that keeps per-worker scratch must accept
+ * worker numbers up to parallel * w - 1 (the bundled MLP model accepts
+ * 1024).  The model's callbacks must be thread-safe when parallel > 1, as
+ * for threads > 1; the progress callback of p is used by every run and is
+ * then called from several threads at once.  Results do not depend on
+ * parallel.
+ *
+ * out points to an array of n result pointers, filled by the call.
+ *  - SIVE_OK: every out[i] is a result (its status may still be DIVERGED
+ *    or CALLBACK, see sive_probe_run()); the caller frees each with
+ *    sive_result_free().
+ *  - SIVE_E_CANCELLED: the progress callback stopped a run; no further
+ *    value is started, every out[i] is NULL (results already made are
+ *    freed) and sive_probe_errmsg(p) names the value.
+ *  - any other status: every out[i] is NULL (results already made are
+ *    freed) and sive_probe_errmsg(p) names the value that failed:
+ *    SIVE_E_INVALID_ARG (NULL argument, n == 0, parallel < 1, unknown
+ *    option, the seed, a value out of the option's bounds or not integral
+ *    for an int option -- checked for every value before anything runs --
+ *    or a run refused the model or theta*), SIVE_E_NOMEM.
+ * Thread safety: p is used by the call (one thread at a time, as for
+ * sive_probe_run()); m is only read.
+ */
+SIVE_API int sive_probe_sweep(sive_probe *p, const sive_model *m,
+                              const void *theta_star, sive_option opt,
+                              const double *values, size_t n,
+                              int32_t parallel, sive_result **out);
+
+/* ------------------------------------------------------------------ */
+/* Partial runs: merging and result files                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * The chain range [*begin, *end) a result computed (the whole run: 0 and
+ * sive_result_chains(r)).  Chains outside it have status
+ * SIVE_CHAIN_NOT_RUN.  SIVE_E_INVALID_ARG for NULL arguments.
+ * Thread safety: like every result getter.
+ */
+SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
+                                     int32_t *end);
+
+/**
+ * Merge results of disjoint chain ranges of one probe into the result the
+ * whole run would have given: the same per-chain values, traces,
+ * summaries, ESS, R-hat, flags, health text and status, bit for bit.
+ *
+ * parts[0 .. n-1] (n >= 1, any order) must have equal options (the chain
+ * range and the thread count excepted), radius, model dtype, dim and
+ * n_examples and theta* hash, must each have ended with SIVE_OK or
+ * SIVE_E_DIVERGED (a part stopped by a callback or a cancel cannot be
+ * completed by the others), and their ranges must cover 0 .. chains-1
+ * exactly once.  The merged result reports the range [0, chains) and the
+ * threads of parts[0].
+ *
+ * Ownership: the parts are only read (and stay owned by the caller); *out
+ * is a new result to free with sive_result_free().  *out is NULL on every
+ * failure.  Thread safety: parts may be read concurrently by others.
+ * Errors (message in sive_last_errmsg()): SIVE_E_INVALID_ARG (NULL, n 0,
+ * mismatched configuration or theta*, overlapping or missing chains, a
+ * part that failed), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_result_merge(sive_result **out,
+                               const sive_result *const *parts, size_t n);
+
+/**
+ * Save a result to path: options, radius, model dtype/dim/n_examples,
+ * theta* hash, chain range, status and message, and per chain its status,
+ * stop step and traces (statistics are recomputed on load, so they cannot
+ * disagree with the traces).  note (may be NULL) is an opaque text of the
+ * caller's, at most 1 MiB, kept verbatim (e.g. the CLI's checkpoint
+ * metadata).  The format is versioned and checksummed (docs/scale.md) and
+ * the file is written atomically: a temporary beside path, fsynced, then
+ * renamed; on failure path is untouched.  Thread safety: r may be read by
+ * others meanwhile.  Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG,
+ * SIVE_E_IO, SIVE_E_NOMEM.
+ */
+SIVE_API int sive_result_save(const sive_result *r, const char *path,
+                              const char *note);
+
+/**
+ * Load a result written by sive_result_save().  *out receives a new result
+ * (free with sive_result_free()); note (may be NULL) receives the saved
+ * note as a new NUL-terminated string to free with sive_free() (an empty
+ * string when none was saved).  Both are NULL on failure.  A damaged,
+ * truncated or foreign file is SIVE_E_FORMAT, never a wrong result.
+ * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
+ * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).
+ */
+SIVE_API int sive_result_load(const char *path, sive_result **out,
+                              char **note);
 
 /* ------------------------------------------------------------------ */
 /* Random numbers for callbacks                                       */

@@ -1,0 +1,142 @@
+/* Results of disjoint chain ranges merged into the whole run's result.
+ *
+ * A chain's values depend only on the options and on (seed, chain), so
+ * copying each part's chains into one result and summarising them with
+ * the code a whole run uses gives the whole run's numbers bit for bit.
+ * What has to be checked is that the parts really are pieces of one run. */
+#include "probe_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int same_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0; /* NaN == NaN, -0 != +0 */
+}
+
+/* The name of the first option (threads and the chain range excepted,
+ * they do not change any chain) on which a and b differ, or NULL. */
+static const char *option_mismatch(const sivei_options *a, const sivei_options *b)
+{
+    const double da[] = {a->t, a->base_lr, a->h, a->c_h, a->burn_in, a->anchor};
+    const double db[] = {b->t, b->base_lr, b->h, b->c_h, b->burn_in, b->anchor};
+    const char *dn[] = {"t", "base_lr", "h", "c_h", "burn_in", "anchor"};
+    for (size_t i = 0; i < sizeof da / sizeof da[0]; i++)
+        if (!same_double(da[i], db[i]))
+            return dn[i];
+    const int64_t ia[] = {a->h_absolute, a->steps, a->groups, a->eval_batch, a->grad_batch,
+                          a->chains, a->replacement, a->eval_stride, (int64_t)a->seed};
+    const int64_t ib[] = {b->h_absolute, b->steps, b->groups, b->eval_batch, b->grad_batch,
+                          b->chains, b->replacement, b->eval_stride, (int64_t)b->seed};
+    const char *in[] = {"radius mode", "steps", "groups", "eval_batch", "grad_batch",
+                        "chains", "replacement", "eval_stride", "seed"};
+    for (size_t i = 0; i < sizeof ia / sizeof ia[0]; i++)
+        if (ia[i] != ib[i])
+            return in[i];
+    return NULL;
+}
+
+/* Part i fits part 0: same configuration, model and theta*, and a status
+ * the other parts can complete. */
+static int check_part(const sive_result *ref, const sive_result *p, size_t i)
+{
+    if (!p)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_merge: part %zu is NULL", i);
+    if (p->status != SIVE_OK && p->status != SIVE_E_DIVERGED)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu (chains %d..%d) did not complete (%s: %s); rerun it",
+                         i, (int)p->begin, (int)p->end - 1, sive_strerror(p->status),
+                         p->errmsg);
+    const char *what = option_mismatch(&ref->opt, &p->opt);
+    if (what)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu differs from part 0 in option '%s': not parts of one probe",
+                         i, what);
+    if (ref->dtype != p->dtype || ref->dim != p->dim || ref->n_examples != p->n_examples)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu probed a different model (dim %llu, n %llu; part 0: "
+                         "dim %llu, n %llu)", i, (unsigned long long)p->dim,
+                         (unsigned long long)p->n_examples, (unsigned long long)ref->dim,
+                         (unsigned long long)ref->n_examples);
+    if (ref->theta_hash != p->theta_hash)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu was probed at a different theta* (hash %016llx, part 0: "
+                         "%016llx)", i, (unsigned long long)p->theta_hash,
+                         (unsigned long long)ref->theta_hash);
+    if (!same_double(ref->h, p->h) || !same_double(ref->eta, p->eta))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu used radius h = %.17g, part 0 h = %.17g", i, p->h, ref->h);
+    return SIVE_OK;
+}
+
+/* Every chain in exactly one part; owner[c] = its part. */
+static int check_cover(const sive_result *const *parts, size_t n, int32_t K, size_t *owner)
+{
+    for (int32_t c = 0; c < K; c++)
+        owner[c] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        for (int32_t c = parts[i]->begin; c < parts[i]->end; c++) {
+            if (owner[c] != SIZE_MAX)
+                return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                                 "chain %d is in part %zu and in part %zu: the ranges "
+                                 "overlap", (int)c, owner[c], i);
+            owner[c] = i;
+        }
+    for (int32_t c = 0; c < K; c++)
+        if (owner[c] == SIZE_MAX)
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                             "chain %d of %d is in no part: a part is missing", (int)c, (int)K);
+    return SIVE_OK;
+}
+
+static void copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
+{
+    dst->status = src->status;
+    dst->stop_step = src->stop_step;
+    dst->steps_run = src->steps_run;
+    for (int k = 0; k < SIVEI_N_TRACES; k++)
+        if (src->steps_run > 0)
+            memcpy(dst->trace[k], src->trace[k], (size_t)src->steps_run * sizeof(double));
+}
+
+int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t n)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !parts || n == 0 || !parts[0])
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_result_merge: NULL argument or no parts");
+    const sive_result *ref = parts[0];
+    int rc = SIVE_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = check_part(ref, parts[i], i);
+    if (rc)
+        return rc;
+    size_t *owner = malloc((size_t)ref->chains * sizeof *owner);
+    if (!owner)
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory");
+    rc = check_cover(parts, n, ref->chains, owner);
+    sivei_options o = ref->opt;
+    o.chain_begin = o.chain_end = 0; /* the whole run's (default) range */
+    sive_result *r = rc ? NULL : sivei_result_alloc(&o, ref->h, ref->eta, 0, ref->chains);
+    if (!rc && !r)
+        rc = sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory for the traces");
+    for (int32_t c = 0; !rc && c < ref->chains; c++)
+        copy_chain(&r->c[c], &parts[owner[c]]->c[c]);
+    free(owner);
+    if (rc)
+        return rc;
+    r->dtype = ref->dtype;
+    r->dim = ref->dim;
+    r->n_examples = ref->n_examples;
+    r->theta_hash = ref->theta_hash;
+    if ((rc = sivei_result_summarise(r))) {
+        sive_result_free(r);
+        return sivei_fail(NULL, rc, "sive_result_merge: out of memory while summarising");
+    }
+    sivei_result_conclude(r, SIVE_OK, 0, "");
+    *out = r;
+    sivei_clear_error();
+    return SIVE_OK;
+}

@@ -1,0 +1,205 @@
+/* One-parameter sweeps on top of sive_probe_run(): a copy of the probe per
+ * value with that one option changed, every value with the same seed
+ * (common random numbers), optionally several values at once on their own
+ * threads.  No statistics here: each value's result is an ordinary run's. */
+#include "probe_impl.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The model seen by one concurrent slot: worker numbers shifted by
+ * offset, so that runs going on at the same time never share a worker
+ * number (models keep per-worker scratch, see sive_batch.worker). */
+typedef struct sweep_wrap {
+    const sive_model *inner;
+    int32_t offset;
+} sweep_wrap;
+
+static int wrap_grad(const void *theta, size_t dim, const sive_batch *b, void *grad,
+                     double *loss, void *user)
+{
+    const sweep_wrap *w = user;
+    sive_batch c = *b;
+    c.worker += w->offset;
+    return w->inner->grad(theta, dim, &c, grad, loss, w->inner->user);
+}
+
+static int wrap_loss(const void *theta, size_t dim, const sive_batch *b, double *losses,
+                     void *user)
+{
+    const sweep_wrap *w = user;
+    sive_batch c = *b;
+    c.worker += w->offset;
+    return w->inner->loss(theta, dim, &c, losses, w->inner->user);
+}
+
+static int wrap_group(const void *theta, size_t dim, const sive_batch *b, double *gl,
+                      void *user)
+{
+    const sweep_wrap *w = user;
+    sive_batch c = *b;
+    c.worker += w->offset;
+    return w->inner->group_loss(theta, dim, &c, gl, w->inner->user);
+}
+
+typedef struct sweep_job {
+    sive_probe *probes;          /* one per value, options already set */
+    const sive_model *m;
+    const void *theta;
+    size_t n;
+    sive_result **out;
+    int *status;                 /* per value: the run's return value   */
+    char (*msg)[SIVE_ERRMSG_LEN];/* per value: probe message on failure */
+    atomic_size_t next;
+    atomic_int stop;
+} sweep_job;
+
+typedef struct sweep_slot {
+    sweep_job *job;
+    sweep_wrap wrap;
+    sive_model model;
+} sweep_slot;
+
+static void *slot_main(void *arg)
+{
+    sweep_slot *s = arg;
+    sweep_job *j = s->job;
+    for (;;) {
+        if (atomic_load(&j->stop))
+            break;
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n)
+            break;
+        int rc = sive_probe_run(&j->probes[i], &s->model, j->theta, &j->out[i]);
+        if (rc == SIVE_OK && sive_result_status(j->out[i]) == SIVE_E_CANCELLED) {
+            /* the progress callback asked to stop: no further values */
+            rc = SIVE_E_CANCELLED;
+            snprintf(j->msg[i], SIVE_ERRMSG_LEN, "%s", sive_result_errmsg(j->out[i]));
+        } else if (rc != SIVE_OK) {
+            memcpy(j->msg[i], j->probes[i].errmsg, SIVE_ERRMSG_LEN);
+        }
+        j->status[i] = rc;
+        if (rc != SIVE_OK)
+            atomic_store(&j->stop, 1);
+    }
+    return NULL;
+}
+
+int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
+                     sive_option opt, const double *values, size_t n, int32_t parallel,
+                     sive_result **out)
+{
+    if (!p)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_probe_sweep: probe handle is NULL");
+    if (!m || !theta_star || !values || !out || n == 0)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                          "sive_probe_sweep: NULL model, theta*, values or out, or n == 0");
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (parallel < 1)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                          "sive_probe_sweep: parallel %d < 1", (int)parallel);
+    const sive_option_info *in = sive_option_info_get(opt);
+    if (!in)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "sive_probe_sweep: unknown option %d",
+                          (int)opt);
+    if (opt == SIVE_OPT_SEED)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                          "sive_probe_sweep: the seed cannot be swept (every value runs with "
+                          "the probe's seed)");
+    if (m->struct_size < offsetof(sive_model, destroy) + sizeof m->destroy || !m->grad ||
+        (!m->loss && !m->group_loss))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                          "sive_probe_sweep: bad model description (struct_size or callbacks)");
+
+    sive_probe *probes = malloc(n * sizeof *probes);
+    int *status = calloc(n, sizeof *status);
+    char(*msg)[SIVE_ERRMSG_LEN] = calloc(n, sizeof *msg);
+    if (!probes || !status || !msg) {
+        free(probes), free(status), free(msg);
+        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
+    }
+    /* every value's probe first: a bad value fails before anything runs */
+    int rc = SIVE_OK;
+    for (size_t i = 0; i < n && rc == SIVE_OK; i++) {
+        probes[i] = *p;
+        probes[i].errmsg[0] = '\0';
+        double v = values[i];
+        if (in->type == SIVE_TYPE_INT) {
+            if (!isfinite(v) || v != floor(v) || fabs(v) > 9.0e15)
+                rc = sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                                "sive_probe_sweep: value %zu (%g) of integer option %s is not "
+                                "an integer", i, v, in->name);
+            else if ((rc = sive_probe_set_int(&probes[i], opt, (int64_t)v)))
+                sivei_fail(p->errmsg, rc, "sive_probe_sweep: value %zu: %s", i,
+                           probes[i].errmsg);
+        } else if ((rc = sive_probe_set_double(&probes[i], opt, v))) {
+            sivei_fail(p->errmsg, rc, "sive_probe_sweep: value %zu: %s", i, probes[i].errmsg);
+        }
+    }
+    if (rc) {
+        free(probes), free(status), free(msg);
+        return rc;
+    }
+
+    size_t nslots = (size_t)parallel < n ? (size_t)parallel : n;
+    int64_t threads = p->opt.threads < p->opt.chains ? p->opt.threads : p->opt.chains;
+    if (opt == SIVE_OPT_THREADS || opt == SIVE_OPT_CHAINS)
+        for (size_t i = 0; i < n; i++)
+            if (values[i] > (double)threads)
+                threads = (int64_t)values[i];
+    sweep_job job = {.probes = probes, .m = m, .theta = theta_star, .n = n, .out = out,
+                     .status = status, .msg = msg};
+    atomic_init(&job.next, 0);
+    atomic_init(&job.stop, 0);
+    sweep_slot *slots = calloc(nslots, sizeof *slots);
+    pthread_t *tid = calloc(nslots, sizeof *tid);
+    int *started = calloc(nslots, sizeof *started);
+    if (!slots || !tid || !started) {
+        free(probes), free(status), free(msg), free(slots), free(tid), free(started);
+        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
+    }
+    for (size_t s = 0; s < nslots; s++) {
+        slots[s].job = &job;
+        slots[s].model = *m;
+        if (s > 0) { /* slot 0 uses the model as it is */
+            slots[s].wrap.inner = m;
+            slots[s].wrap.offset = (int32_t)((int64_t)s * threads);
+            slots[s].model.user = &slots[s].wrap;
+            slots[s].model.grad = wrap_grad;
+            slots[s].model.loss = m->loss ? wrap_loss : NULL;
+            slots[s].model.group_loss = m->group_loss ? wrap_group : NULL;
+            slots[s].model.destroy = NULL;
+        }
+    }
+    /* slots 1.. on their own threads; slot 0 on the caller's, so a sweep
+     * whose threads cannot start still runs every value */
+    for (size_t s = 1; s < nslots; s++)
+        started[s] = pthread_create(&tid[s], NULL, slot_main, &slots[s]) == 0;
+    slot_main(&slots[0]);
+    for (size_t s = 1; s < nslots; s++)
+        if (started[s])
+            pthread_join(tid[s], NULL);
+
+    rc = SIVE_OK;
+    for (size_t i = 0; i < n; i++)
+        if (status[i] != SIVE_OK) {
+            rc = status[i];
+            sivei_fail(p->errmsg, rc, "sive_probe_sweep: value %zu (%s = %g): %s", i, in->name,
+                       values[i], msg[i]);
+            break;
+        }
+    if (rc)
+        for (size_t i = 0; i < n; i++) {
+            sive_result_free(out[i]);
+            out[i] = NULL;
+        }
+    else
+        p->errmsg[0] = '\0';
+    free(probes), free(status), free(msg), free(slots), free(tid), free(started);
+    return rc;
+}

@@ -1,0 +1,1277 @@
+"""libsive 0.2 from Python: the `sive` package (ctypes + numpy; docs/python.md).
+
+Covers the whole public API: models, probes and results
+(include/sive/sive.h), data sets (sive/data.h), the reference MLP, its probe
+model and checkpoints (sive/mlp.h).
+
+    import numpy as np, sive
+
+    def grad(theta, batch):          # -> gradient, or (gradient, loss)
+        return 2 * theta, float(theta @ theta)
+
+    def group_loss(theta, batch):    # -> batch.n_groups mean losses
+        return np.full(batch.n_groups, theta @ theta)
+
+    model = sive.Model(2, grad, group_loss=group_loss)
+    with sive.Probe(steps=2000, h=0.1) as p:
+        with p.run(model, np.array([0.5, 0.5])) as r:
+            print(r.lambda_hat, "+/-", r.mcse, r.stats())
+
+Conventions
+ - Failures raise SiveError, carrying the status, sive_strerror() and the
+   library's detailed message (the probe's, the run's, or the thread's last
+   one).
+ - Everything the library describes is read from it, not repeated here: the
+   options (names, types, bounds, defaults, docs: options(), Option), the
+   names of statistics, traces, chain states and health flags (Stat, Trace,
+   ChainStatus, Flag, and the keys of Result.stats()).
+ - Handles (Probe, Result, Model, Dataset, Mlp, Workspace) are context
+   managers; close() frees them early, otherwise the garbage collector does.
+ - Arrays passed to callbacks (theta, batch.index) are read-only views of
+   library memory, valid only during the call: copy them to keep them.
+ - An exception raised in a callback aborts the run: the trampoline hands
+   its text to the library (sive_set_errmsg), returns non-zero, the library
+   stops every chain with SIVE_E_CALLBACK, and run() re-raises that same
+   exception with the run's message as a note.
+ - ctypes releases the GIL during library calls, so a run does not block
+   other Python threads except while a callback executes.
+
+The library is looked up (library_path says which one was loaded):
+ 1. $SIVE_LIBRARY, a path: an explicit override always wins;
+ 2. the library this package was configured with (the generated
+    _config.py): installed by `meson install`, the install's libdir, found
+    relative to the package first so that a --destdir or moved prefix
+    works, then at its absolute path; in a build tree, the build's
+    lib/libsive.so;
+ 3. ctypes.util.find_library("sive") (the system's ldconfig cache);
+ 4. build/lib or builddir/lib of the source tree holding this file.
+
+The PyTorch adapter is the submodule sive.torch (torch is imported only
+when it is used).
+"""
+
+import ctypes
+import ctypes.util
+import enum
+import json
+import math
+import operator
+import os
+import pathlib
+import threading
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
+                    c_float, c_int, c_int32, c_int64, c_size_t, c_uint8,
+                    c_uint32, c_uint64, c_void_p, sizeof)
+from typing import NamedTuple
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+# The version these declarations were written for.  Before 1.0 every minor
+# release may break the ABI, so major and minor must both match.
+ABI_VERSION = (0, 2)
+
+
+def _configured():
+    """Candidates from the generated _config.py (absent in a source tree)."""
+    try:
+        from . import _config
+    except ImportError:
+        return []
+    out = []
+    here = pathlib.Path(__file__).resolve().parent
+    purelib = getattr(_config, "PURELIB", "")
+    libdir = getattr(_config, "LIBDIR", "")
+    name = getattr(_config, "LIBRARY_NAME", "libsive.so")
+    if purelib and libdir:
+        # The package sits in <purelib>/sive: the libdir relative to it
+        # survives a --destdir install and a moved prefix.
+        out.append(here.parent / os.path.relpath(libdir, purelib) / name)
+    library = getattr(_config, "LIBRARY", "")
+    if library:
+        out.append(pathlib.Path(library))
+    return out
+
+
+def _find_library():
+    path = os.environ.get("SIVE_LIBRARY")
+    if path:
+        return path
+    for candidate in _configured():
+        if candidate.exists():
+            return str(candidate)
+    name = ctypes.util.find_library("sive")
+    if name:
+        return name
+    root = pathlib.Path(__file__).resolve().parents[2]
+    for build in ("build", "builddir"):
+        candidate = root / build / "lib" / "libsive.so"
+        if candidate.exists():
+            return str(candidate)
+    raise OSError("libsive not found: set SIVE_LIBRARY to the path of libsive.so")
+
+
+library_path = _find_library()
+_lib = ctypes.CDLL(library_path)
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+# ---------------------------------------------------------------------------
+# Constants the library has no names for (values pinned by the ABI)
+# ---------------------------------------------------------------------------
+
+
+class Status(enum.IntEnum):
+    OK = 0
+    INVALID_ARG = -1
+    NOMEM = -2
+    STATE = -3
+    CALLBACK = -4
+    DIVERGED = -5
+    CANCELLED = -6
+    IO = -7
+    FORMAT = -8
+    THREAD = -9
+    UNSUPPORTED = -10
+
+
+class OptionType(enum.IntEnum):
+    INT = 1
+    DOUBLE = 2
+
+
+_F32, _F64 = 1, 2  # sive_dtype
+SUMMARY = -1  # chain argument of Result.stat(): the summary over chains
+CHECKPOINT_VERSION = 1
+DATASET_SUBSET_TEST = 2000
+DATASET_SUBSET_SEED = 42
+
+# ---------------------------------------------------------------------------
+# Structures and prototypes (mirrors of sive.h, member for member)
+# ---------------------------------------------------------------------------
+
+
+class _Batch(Structure):
+    _fields_ = [("index", POINTER(c_uint64)), ("n_groups", c_size_t),
+                ("group_size", c_size_t), ("seed", c_uint64),
+                ("chain", c_int32), ("worker", c_int32), ("step", c_int64)]
+
+
+# Callbacks get theta and grad as void pointers of the model's dtype.
+_GRAD = CFUNCTYPE(c_int, c_void_p, c_size_t, POINTER(_Batch), c_void_p,
+                  POINTER(c_double), c_void_p)
+_LOSS = CFUNCTYPE(c_int, c_void_p, c_size_t, POINTER(_Batch), POINTER(c_double), c_void_p)
+_DESTROY = CFUNCTYPE(None, c_void_p)
+_PROGRESS = CFUNCTYPE(c_int, c_int32, c_int64, c_int64, c_void_p)
+
+
+class _Model(Structure):
+    """sive_model.  A NULL function pointer is the field left unset."""
+    _fields_ = [("struct_size", c_uint32), ("dtype", c_int), ("dim", c_size_t),
+                ("n_examples", c_uint64), ("grad", _GRAD), ("loss", _LOSS),
+                ("group_loss", _LOSS), ("user", c_void_p), ("destroy", _DESTROY)]
+
+
+class _OptionInfo(Structure):
+    _fields_ = [("id", c_int), ("name", c_char_p), ("type", c_int),
+                ("lo_open", c_int), ("hi_open", c_int),
+                ("int_lo", c_int64), ("int_hi", c_int64), ("int_default", c_int64),
+                ("double_lo", c_double), ("double_hi", c_double),
+                ("double_default", c_double), ("doc", c_char_p)]
+
+
+class _Rng(Structure):
+    _fields_ = [("state", c_uint64), ("inc", c_uint64)]
+
+
+class _CheckpointMeta(Structure):
+    _fields_ = [("epoch", c_int64), ("seed", c_uint64),
+                ("train_loss", c_double), ("test_loss", c_double)]
+
+
+_vp = c_void_p
+_pvp = POINTER(c_void_p)
+_pf, _pd, _pu64, _pu8 = POINTER(c_float), POINTER(c_double), POINTER(c_uint64), POINTER(c_uint8)
+_pi64 = POINTER(c_int64)
+
+# sive.h
+_version_number = _fn("sive_version_number", c_uint32)
+_version_string = _fn("sive_version_string", c_char_p)
+_strerror = _fn("sive_strerror", c_char_p, c_int)
+_last_errmsg = _fn("sive_last_errmsg", c_char_p)
+_set_errmsg = _fn("sive_set_errmsg", None, c_char_p)
+_model_init = _fn("sive_model_init", c_int, POINTER(_Model), c_size_t)
+_model_destroy = _fn("sive_model_destroy", None, POINTER(_Model))
+_option_info_get = _fn("sive_option_info_get", POINTER(_OptionInfo), c_int)
+_option_at = _fn("sive_option_at", POINTER(_OptionInfo), c_size_t)
+_probe_new = _fn("sive_probe_new", c_int, _pvp)
+_probe_free = _fn("sive_probe_free", None, _vp)
+_probe_reset = _fn("sive_probe_reset", c_int, _vp)
+_probe_set_int = _fn("sive_probe_set_int", c_int, _vp, c_int, c_int64)
+_probe_set_double = _fn("sive_probe_set_double", c_int, _vp, c_int, c_double)
+_probe_get_int = _fn("sive_probe_get_int", c_int, _vp, c_int, _pi64)
+_probe_get_double = _fn("sive_probe_get_double", c_int, _vp, c_int, _pd)
+_probe_set_text = _fn("sive_probe_set_text", c_int, _vp, c_char_p, c_char_p)
+_probe_set_progress = _fn("sive_probe_set_progress", c_int, _vp, _PROGRESS, _vp)
+_probe_errmsg = _fn("sive_probe_errmsg", c_char_p, _vp)
+_probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
+_result_free = _fn("sive_result_free", None, _vp)
+_result_status = _fn("sive_result_status", c_int, _vp)
+_result_errmsg = _fn("sive_result_errmsg", c_char_p, _vp)
+_result_callback_code = _fn("sive_result_callback_code", c_int, _vp)
+_stat_name = _fn("sive_stat_name", c_char_p, c_int)
+_result_stat = _fn("sive_result_stat", c_double, _vp, c_int, c_int32)
+_result_stat_std = _fn("sive_result_stat_std", c_double, _vp, c_int)
+_result_lambda = _fn("sive_result_lambda", c_double, _vp)
+_result_lambda_std = _fn("sive_result_lambda_std", c_double, _vp)
+_result_mcse = _fn("sive_result_mcse", c_double, _vp)
+_result_ess = _fn("sive_result_ess", c_double, _vp)
+_result_rhat = _fn("sive_result_rhat", c_double, _vp)
+_result_noise_correction = _fn("sive_result_noise_correction", c_double, _vp)
+_result_noise_correction_std = _fn("sive_result_noise_correction_std", c_double, _vp)
+_result_chains = _fn("sive_result_chains", c_int32, _vp)
+_result_chains_ok = _fn("sive_result_chains_ok", c_int32, _vp)
+_result_steps = _fn("sive_result_steps", c_int64, _vp)
+_result_eval_stride = _fn("sive_result_eval_stride", c_int64, _vp)
+_result_option_int = _fn("sive_result_option_int", c_int, _vp, c_int, _pi64)
+_result_option_double = _fn("sive_result_option_double", c_int, _vp, c_int, _pd)
+_result_chain_status = _fn("sive_result_chain_status", c_int, _vp, c_int32, _pi64)
+_chain_status_string = _fn("sive_chain_status_string", c_char_p, c_int)
+_trace_name = _fn("sive_trace_name", c_char_p, c_int)
+_result_trace = _fn("sive_result_trace", _pd, _vp, c_int, c_int32, POINTER(c_size_t))
+_result_flags = _fn("sive_result_flags", c_uint32, _vp)
+_flag_string = _fn("sive_flag_string", c_char_p, c_uint32)
+_flag_name = _fn("sive_flag_name", c_char_p, c_uint32)
+_result_health = _fn("sive_result_health", c_char_p, _vp)
+_rng_seed = _fn("sive_rng_seed", None, POINTER(_Rng), c_uint64, c_uint64)
+_rng_next = _fn("sive_rng_next", c_uint32, POINTER(_Rng))
+_rng_uniform = _fn("sive_rng_uniform", c_double, POINTER(_Rng))
+_rng_normals = _fn("sive_rng_normals", None, POINTER(_Rng), _pd, c_size_t)
+_stats_ess = _fn("sive_stats_ess", c_double, _pd, c_size_t)
+_stats_mcse = _fn("sive_stats_mcse", c_double, _pd, c_size_t)
+# data.h
+_dataset_load_idx = _fn("sive_dataset_load_idx", c_int, _pvp, c_char_p, c_char_p)
+_dataset_open_dir = _fn("sive_dataset_open_dir", c_int, c_char_p, _pvp, _pvp)
+_dataset_split = _fn("sive_dataset_split", c_int, _vp, c_size_t, c_uint64, _pvp, _pvp)
+_dataset_free = _fn("sive_dataset_free", None, _vp)
+_dataset_count = _fn("sive_dataset_count", c_size_t, _vp)
+_dataset_rows = _fn("sive_dataset_rows", c_size_t, _vp)
+_dataset_cols = _fn("sive_dataset_cols", c_size_t, _vp)
+_dataset_pixels = _fn("sive_dataset_pixels", _pu8, _vp)
+_dataset_labels = _fn("sive_dataset_labels", _pu8, _vp)
+_dataset_classes = _fn("sive_dataset_classes", c_size_t, _vp)
+_dataset_from_memory = _fn("sive_dataset_from_memory", c_int, _pvp, _pu8, _pu8,
+                           c_size_t, c_size_t, c_size_t)
+_dataset_save_idx = _fn("sive_dataset_save_idx", c_int, _vp, c_char_p, c_char_p, c_int)
+# mlp.h
+_mlp_new = _fn("sive_mlp_new", c_int, _pvp, c_size_t, c_size_t, c_size_t, c_size_t)
+_mlp_free = _fn("sive_mlp_free", None, _vp)
+_mlp_dim = _fn("sive_mlp_dim", c_size_t, _vp)
+_psz = POINTER(c_size_t)
+_mlp_sizes = _fn("sive_mlp_sizes", c_int, _vp, _psz, _psz, _psz, _psz)
+_mlp_init_params = _fn("sive_mlp_init_params", c_int, _vp, _pf, c_uint64)
+_mlp_work_new = _fn("sive_mlp_work_new", c_int, _pvp, _vp, c_size_t, c_int)
+_mlp_work_free = _fn("sive_mlp_work_free", None, _vp)
+_mlp_example_losses = _fn("sive_mlp_example_losses", c_int, _vp, _vp, _pf, _vp, _pu64,
+                          c_size_t, _pd)
+_mlp_loss_grad = _fn("sive_mlp_loss_grad", c_int, _vp, _vp, _pf, _vp, _pu64, c_size_t,
+                     _pf, _pd)
+_mlp_group_losses = _fn("sive_mlp_group_losses", c_int, _vp, _vp, _pf, _vp, _pu64,
+                        c_size_t, c_size_t, _pd)
+_mlp_evaluate = _fn("sive_mlp_evaluate", c_int, _vp, _vp, _pf, _vp, _pd, _pd)
+_mlp_train_epoch = _fn("sive_mlp_train_epoch", c_int, _vp, _vp, _pf, _vp, c_float,
+                       c_size_t, c_uint64, c_uint64, _pd)
+_mlp_model = _fn("sive_mlp_model", c_int, POINTER(_Model), _vp, _vp, c_int)
+_checkpoint_save = _fn("sive_checkpoint_save", c_int, c_char_p, _vp, _pf,
+                       POINTER(_CheckpointMeta))
+_checkpoint_load = _fn("sive_checkpoint_load", c_int, c_char_p, _pvp, POINTER(_pf),
+                       POINTER(_CheckpointMeta))
+_free = _fn("sive_free", None, _vp)
+
+# ---------------------------------------------------------------------------
+# Errors and module-level functions
+# ---------------------------------------------------------------------------
+
+
+def _text(b):
+    return b.decode("utf-8", "replace") if b else ""
+
+
+def strerror(status):
+    """Static text for a status code."""
+    return _text(_strerror(int(status)))
+
+
+def last_errmsg():
+    """Detail of the last failure in this thread (thread-local in C)."""
+    return _text(_last_errmsg())
+
+
+def set_errmsg(message):
+    """Set this thread's last-error message (sive_set_errmsg).  The
+    trampolines call it for an exception; exposed for completeness."""
+    _set_errmsg(None if message is None else str(message).encode("utf-8", "replace"))
+
+
+def version():
+    return _text(_version_string())
+
+
+def version_number():
+    return int(_version_number())
+
+
+def _check_version():
+    n = version_number()
+    major, minor = n // 10000, n // 100 % 100
+    if major != ABI_VERSION[0] or (major == 0 and minor != ABI_VERSION[1]):
+        raise ImportError(f"libsive {version()} is not ABI {ABI_VERSION[0]}.{ABI_VERSION[1]}, "
+                          "which these bindings declare")
+
+
+_check_version()
+
+
+def flag_string(flag):
+    """Plain-language description of one health flag bit."""
+    return _text(_flag_string(int(flag)))
+
+
+def flag_name(flag):
+    """Stable machine name of one health flag bit ("" if unknown)."""
+    return _text(_flag_name(int(flag)))
+
+
+class SiveError(Exception):
+    """A libsive call failed.  status is a Status, message the library's
+    detail; result holds the partial Result of a run that ended early
+    (diverged, callback error, cancelled), else None.
+
+    SiveError(status, ...) makes the subclass that matches the status
+    (InvalidArgument, NoMemory, StateError, CallbackError, Diverged,
+    Cancelled, SiveIOError, FormatError, Unsupported), so callers may catch
+    either the family or one kind."""
+
+    def __new__(cls, status=0, message="", result=None):
+        if cls is SiveError:
+            cls = _ERROR_TYPES.get(int(status), SiveError)
+        return super().__new__(cls, status, message, result)
+
+    def __init__(self, status, message="", result=None):
+        try:
+            status = Status(status)
+        except ValueError:
+            pass
+        self.status, self.message, self.result = status, message, result
+        text = strerror(status)
+        super().__init__(f"{text}: {message}" if message else text)
+
+
+class InvalidArgument(SiveError, ValueError):
+    """SIVE_E_INVALID_ARG: a bad value, description or option."""
+
+
+class NoMemory(SiveError, MemoryError):
+    """SIVE_E_NOMEM."""
+
+
+class StateError(SiveError):
+    """SIVE_E_STATE: call not valid now."""
+
+
+class CallbackError(SiveError):
+    """SIVE_E_CALLBACK: a callback returned non-zero (a Python callback's
+    own exception is re-raised instead)."""
+
+
+class Diverged(SiveError):
+    """SIVE_E_DIVERGED: every chain produced a non-finite value."""
+
+
+class Cancelled(SiveError):
+    """SIVE_E_CANCELLED: the progress function asked to stop."""
+
+
+class SiveIOError(SiveError, OSError):
+    """SIVE_E_IO: a file could not be opened, read or written."""
+
+
+class FormatError(SiveError):
+    """SIVE_E_FORMAT: a file is malformed, truncated or corrupted."""
+
+
+class Unsupported(SiveError):
+    """SIVE_E_UNSUPPORTED: feature not compiled in."""
+
+
+_ERROR_TYPES = {-1: InvalidArgument, -2: NoMemory, -3: StateError, -4: CallbackError,
+                -5: Diverged, -6: Cancelled, -7: SiveIOError, -8: FormatError,
+                -10: Unsupported}
+
+
+def _check(rc, message=None):
+    """Raise SiveError for a non-zero status; message defaults to the
+    thread's last error (read at once: the next call overwrites it)."""
+    if rc != 0:
+        raise SiveError(rc, last_errmsg() if message is None else message)
+
+
+# ---------------------------------------------------------------------------
+# Names and options, read from the library
+# ---------------------------------------------------------------------------
+
+
+def _names(name_fn, values):
+    """(NAME, value) for each value the library names, up to the first it
+    does not (the library's lists end there)."""
+    out = []
+    for v in values:
+        name = name_fn(v)
+        if not name:
+            break
+        out.append((name.decode().upper(), v))
+    return out
+
+
+def _counting(start=0):
+    v = start
+    while True:
+        yield v
+        v += 1
+
+
+Stat = enum.IntEnum("Stat", _names(_stat_name, _counting()), module=__name__)
+Trace = enum.IntEnum("Trace", _names(_trace_name, _counting()), module=__name__)
+# -1 is the "invalid" state; the real states count up from 0.
+ChainStatus = enum.IntEnum("ChainStatus", _names(_chain_status_string, [-1])
+                           + _names(_chain_status_string, _counting()), module=__name__)
+Flag = enum.IntFlag("Flag", _names(_flag_name, (1 << k for k in range(32))), module=__name__)
+
+
+class OptionInfo(NamedTuple):
+    """What the library says about one option (sive_option_info).  lo, hi
+    and default have the option's type; default is NaN when there is none."""
+    id: int
+    name: str
+    type: OptionType
+    lo: object
+    hi: object
+    lo_open: bool
+    hi_open: bool
+    default: object
+    doc: str
+
+    def accepts(self, value):
+        """Whether value lies within the bounds (the library checks again)."""
+        above = value > self.lo if self.lo_open else value >= self.lo
+        below = value < self.hi if self.hi_open else value <= self.hi
+        return above and below
+
+
+def _option_info(c):
+    i = c.contents
+    typed = ((i.int_lo, i.int_hi, i.int_default) if i.type == OptionType.INT
+             else (i.double_lo, i.double_hi, i.double_default))
+    return OptionInfo(i.id, _text(i.name), OptionType(i.type), typed[0], typed[1],
+                      bool(i.lo_open), bool(i.hi_open), typed[2], _text(i.doc))
+
+
+def _read_options():
+    out = []
+    while True:
+        c = _option_at(len(out))
+        if not c:
+            return tuple(out)
+        out.append(_option_info(c))
+
+
+OPTIONS = _read_options()  # every option, in the library's order
+_OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
+Option = enum.IntEnum("Option", [(o.name.upper(), o.id) for o in OPTIONS], module=__name__)
+
+
+def options():
+    """Every option the library has, as OptionInfo tuples."""
+    return OPTIONS
+
+
+def option_info(option):
+    """OptionInfo of an option given by name ("base_lr"), Option or number;
+    KeyError for an unknown one."""
+    if isinstance(option, str):
+        try:
+            return _OPTIONS_BY_NAME[option]
+        except KeyError:
+            raise KeyError(f"unknown option {option!r}; options: "
+                           + ", ".join(_OPTIONS_BY_NAME)) from None
+    c = _option_info_get(int(option))
+    if not c:
+        raise KeyError(f"unknown option {option!r}")
+    return _option_info(c)
+
+
+def _name(e, enum_type):
+    """An enum member from itself, its value or its machine name."""
+    if isinstance(e, str):
+        return enum_type[e.upper()]
+    return enum_type(e)
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def _path(p):
+    return os.fsencode(os.fspath(p))
+
+
+def _array(x, dtype, shape=None, name="array"):
+    """A C-contiguous array of dtype (copy only if needed), shape-checked."""
+    a = np.ascontiguousarray(x, dtype=dtype)
+    if shape is not None and a.shape != shape:
+        raise ValueError(f"{name} has shape {a.shape}, expected {shape}")
+    return a
+
+
+def _ptr(a, ctype):
+    return a.ctypes.data_as(POINTER(ctype))
+
+
+def _view(ptr, n, writeable):
+    """numpy view of n elements of C memory (no copy)."""
+    a = np.ctypeslib.as_array(ptr, shape=(n,)) if n else np.empty(0, ptr._type_)
+    a.flags.writeable = writeable
+    return a
+
+
+def stats_ess(x):
+    """Geyer effective sample size of a series (NaN if n < 4 or not finite)."""
+    a = _array(x, np.float64)
+    return _stats_ess(_ptr(a, c_double), a.size)
+
+
+def stats_mcse(x):
+    """Batch-means Monte Carlo standard error of the mean of a series."""
+    a = _array(x, np.float64)
+    return _stats_mcse(_ptr(a, c_double), a.size)
+
+
+class Rng:
+    """The library's PCG32 generator (a value: copy.copy() duplicates it)."""
+
+    def __init__(self, seed=0, stream=0):
+        self._g = _Rng()
+        _rng_seed(byref(self._g), seed, stream)
+
+    def __copy__(self):
+        other = Rng.__new__(Rng)
+        other._g = _Rng(self._g.state, self._g.inc)
+        return other
+
+    def next(self):
+        return int(_rng_next(byref(self._g)))
+
+    def uniform(self):
+        return float(_rng_uniform(byref(self._g)))
+
+    def normals(self, n=None, out=None):
+        """n standard normals (or fill out, a float64 array)."""
+        if out is None:
+            out = np.empty(n, np.float64)
+        elif out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise TypeError("out must be a C-contiguous float64 array")
+        _rng_normals(byref(self._g), _ptr(out, c_double), out.size)
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Handles
+# ---------------------------------------------------------------------------
+
+
+class _Handle:
+    _destroy = None  # the C destructor, set by each subclass
+    _ptr = None      # so that a failed constructor leaves a closed handle
+
+    def __init__(self, ptr):
+        self._ptr = ptr
+
+    @property
+    def _p(self):
+        if not self._ptr:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return self._ptr
+
+    @property
+    def closed(self):
+        return not self._ptr
+
+    def close(self):
+        ptr, self._ptr = self._ptr, None
+        if ptr:
+            type(self)._destroy(ptr)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+
+class Batch:
+    """What a callback must use.  index is None for analytic models
+    (n_examples 0); otherwise a read-only uint64 view valid only during the
+    call: shaped (n_groups, group_size) for a group_loss call, and
+    (group_size,) for a gradient or a per-example loss call (there the
+    indices are distinct and ascending).  seed is fresh in every call (for
+    the callback's own noise); worker numbers the library thread making the
+    call (0 .. threads-1)."""
+
+    __slots__ = ("index", "n_groups", "group_size", "seed", "chain", "worker", "step")
+
+    def __init__(self, b, grouped):
+        self.n_groups, self.group_size = b.n_groups, b.group_size
+        self.seed, self.chain, self.worker, self.step = b.seed, b.chain, b.worker, b.step
+        if b.index:
+            idx = _view(b.index, b.n_groups * b.group_size, False)
+            self.index = idx.reshape(b.n_groups, b.group_size) if grouped else idx
+        else:
+            self.index = None
+
+    def __repr__(self):
+        return (f"Batch(chain={self.chain}, step={self.step}, n_groups={self.n_groups}, "
+                f"group_size={self.group_size})")
+
+
+class _Failure:
+    """First exception raised by a callback during a run.  Callbacks may run
+    on several library threads at once, hence the lock."""
+
+    def __init__(self):
+        self.exc = None
+        self._lock = threading.Lock()
+
+    def set(self, exc):
+        """Keep exc (the first one wins) and hand its text to the library,
+        which appends it to the run's message."""
+        with self._lock:
+            if self.exc is None:
+                self.exc = exc
+        set_errmsg(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+    def take(self):
+        with self._lock:
+            exc, self.exc = self.exc, None
+        return exc
+
+
+_CTYPES = {np.dtype(np.float32): (c_float, _F32), np.dtype(np.float64): (c_double, _F64)}
+
+
+def _put(out, values, what):
+    """Copy a callback's values into library memory, shape-checked."""
+    if np.shape(values) != out.shape:
+        raise ValueError(f"{what} has shape {np.shape(values)}, expected {out.shape}")
+    out[:] = values
+
+
+# Trampolines: C-callable wrappers of the user's functions.  They hold the
+# function and the model's _Failure, never the Model itself (no cycle).
+def _grad_trampoline(fn, ctype, failure):
+    def trampoline(theta_p, d, batch_p, grad_p, loss_p, user):
+        try:
+            theta = _view(ctypes.cast(theta_p, POINTER(ctype)), d, False)
+            res = fn(theta, Batch(batch_p.contents, False))
+            g, loss = res if isinstance(res, tuple) else (res, None)
+            _put(_view(ctypes.cast(grad_p, POINTER(ctype)), d, True), g, "gradient")
+            if loss is not None:
+                loss_p[0] = loss
+            return 0
+        except BaseException as e:  # KeyboardInterrupt too: stop the run cleanly
+            failure.set(e)
+            return 1
+    return _GRAD(trampoline)
+
+
+def _loss_trampoline(fn, ctype, failure, grouped):
+    what = "group_loss" if grouped else "loss"
+
+    def trampoline(theta_p, d, batch_p, out_p, user):
+        try:
+            b = batch_p.contents
+            theta = _view(ctypes.cast(theta_p, POINTER(ctype)), d, False)
+            res = fn(theta, Batch(b, grouped))
+            _put(_view(out_p, b.n_groups if grouped else b.group_size, True), res,
+                 f"{what} returned an array that")
+            return 0
+        except BaseException as e:
+            failure.set(e)
+            return 1
+    return _LOSS(trampoline)
+
+
+def _new_model():
+    m = _Model()
+    _check(_model_init(byref(m), sizeof(m)))
+    return m
+
+
+class Model:
+    """A model for Probe.run(): dim parameters of dtype (float32 or float64)
+    and its callbacks, held in a sive_model.
+
+    grad(theta, batch) returns the gradient of the mean loss over
+    batch.index (dim values), or a tuple (gradient, that mean loss).  Then
+    one of:
+      loss(theta, batch): the loss of each example of batch.index
+        (batch.group_size values); the library draws the evaluation groups,
+        evaluates each distinct example once and forms the group means.
+        Needs n_examples > 0.
+      group_loss(theta, batch): the mean loss of each of the batch.n_groups
+        groups (the form for analytic models, n_examples 0, whose noise is
+        not a mean over examples).
+    The library checks the description when a run starts.  A model may
+    serve any number of runs, one at a time."""
+
+    def __init__(self, dim, grad, *, loss=None, group_loss=None, n_examples=0,
+                 dtype=np.float64):
+        dt = np.dtype(dtype)
+        if dt not in _CTYPES:
+            raise TypeError("dtype must be float32 or float64")
+        ctype, code = _CTYPES[dt]
+        if operator.index(dim) < 0 or operator.index(n_examples) < 0:
+            raise ValueError("dim and n_examples must not be negative")  # ctypes would wrap
+        self._failure = failure = _Failure()
+        m = _new_model()
+        m.dtype, m.dim, m.n_examples = code, dim, n_examples
+        # Unset callbacks stay NULL: the library says what is missing.  The
+        # ctypes thunks must live as long as the model: kept in refs.
+        refs = []
+        if grad is not None:
+            m.grad = thunk = _grad_trampoline(grad, ctype, failure)
+            refs.append(thunk)
+        if loss is not None:
+            m.loss = thunk = _loss_trampoline(loss, ctype, failure, False)
+            refs.append(thunk)
+        if group_loss is not None:
+            m.group_loss = thunk = _loss_trampoline(group_loss, ctype, failure, True)
+            refs.append(thunk)
+        self._init(m, dt, tuple(refs))
+
+    def _init(self, m, dtype, refs):
+        self._m, self.dtype, self._refs, self._closed = m, dtype, refs, False
+
+    @classmethod
+    def _adopt(cls, m, dtype, refs):
+        """A model a library constructor filled (its callbacks are C)."""
+        self = cls.__new__(cls)
+        self._failure = _Failure()
+        self._init(m, dtype, refs)
+        return self
+
+    dim = property(lambda self: int(self._m.dim))
+    n_examples = property(lambda self: int(self._m.n_examples))
+    closed = property(lambda self: self._closed)
+
+    def _struct(self):
+        if self._closed:
+            raise ValueError("Model is closed")
+        return self._m
+
+    def close(self):
+        """sive_model_destroy(): releases a library-made model's state."""
+        if not self._closed:
+            self._closed = True
+            _model_destroy(byref(self._m))
+            self._refs = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def mlp_model(mlp, train, blis_threads=1):
+    """The reference MLP on the training set train, as a float32 Model
+    (sive_mlp_model): gradient and per-example losses in C.  The model
+    copies the architecture and keeps train alive; close() frees its
+    workspaces."""
+    m = _new_model()
+    _check(_mlp_model(byref(m), mlp._p, train._p, blis_threads))
+    return Model._adopt(m, np.dtype(np.float32), (train,))
+
+
+def _typed_int(info, value):
+    """An int option's value: a Python or numpy integer (as for range(),
+    a float is refused rather than truncated)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"option {info.name!r} takes an integer, "
+                        f"not {type(value).__name__} {value!r}") from None
+
+
+class Probe(_Handle):
+    """Options plus a progress callback; run() probes a Model.  Keyword
+    arguments set options by name: Probe(t=1e4, steps=20000, chains=4)."""
+
+    _destroy = _probe_free
+
+    def __init__(self, **options):
+        out = c_void_p()
+        _check(_probe_new(byref(out)))
+        super().__init__(out.value)
+        self._failure = _Failure()
+        self._progress_keep = None  # the ctypes callback: must outlive every run
+        self.set(**options)
+
+    @property
+    def errmsg(self):
+        """Detail of the last failure on this probe ("" if none)."""
+        return _text(_probe_errmsg(self._p))
+
+    def _check(self, rc):
+        if rc != 0:
+            raise SiveError(rc, self.errmsg)
+
+    def set(self, option=None, value=None, /, **options):
+        """Set options by name: set("base_lr", 0.05) or set(base_lr=0.05,
+        steps=1000); an Option works as the name.  The value's type follows
+        the option's (an int option refuses a float); a str goes through the
+        library's strict text parser.  Returns the probe."""
+        pairs = list(options.items())
+        if option is not None:
+            pairs.insert(0, (option, value))
+        for opt, v in pairs:
+            info = option_info(opt)
+            if isinstance(v, str):
+                rc = _probe_set_text(self._p, info.name.encode(), v.encode())
+            elif info.type == OptionType.INT:
+                rc = _probe_set_int(self._p, info.id, _typed_int(info, v))
+            else:
+                rc = _probe_set_double(self._p, info.id, float(v))
+            self._check(rc)
+        return self
+
+    def get(self, option):
+        """An option's current value (int or float; NaN for h in adaptive
+        mode and for an unset anchor)."""
+        info = option_info(option)
+        if info.type == OptionType.INT:
+            v = c_int64()
+            self._check(_probe_get_int(self._p, info.id, byref(v)))
+        else:
+            v = c_double()
+            self._check(_probe_get_double(self._p, info.id, byref(v)))
+        return v.value
+
+    def values(self):
+        """{name: current value} of every option."""
+        return {o.name: self.get(o.name) for o in OPTIONS}
+
+    def reset(self):
+        """Every option back to its default (the progress callback stays)."""
+        self._check(_probe_reset(self._p))
+        return self
+
+    def set_progress(self, fn):
+        """fn(chain, step, total) is called about every 1/1000 of a run;
+        return True to cancel it.  None clears it."""
+        if fn is None:
+            self._check(_probe_set_progress(self._p, _PROGRESS(), None))
+            self._progress_keep = None
+            return self
+        failure = self._failure  # the trampoline must not hold the probe itself
+
+        def trampoline(chain, step, total, user):
+            try:
+                return 1 if fn(chain, step, total) else 0
+            except BaseException as e:
+                failure.set(e)
+                return 1
+
+        keep = _PROGRESS(trampoline)
+        self._check(_probe_set_progress(self._p, keep, None))
+        self._progress_keep = keep
+        return self
+
+    def run(self, model, theta_star, *, check=True):
+        """Probe model around theta_star (converted to the model's dtype;
+        only read).  Returns a Result.  Raises SiveError when the library
+        refuses the run; re-raises the exception a callback raised; and,
+        with check (the default), raises SiveError with the partial result
+        when the run ended early (status not OK).  With check=False such a
+        result is returned: read its status and errmsg."""
+        m = model._struct()
+        theta = _array(theta_star, model.dtype, (model.dim,), "theta_star")
+        self._failure.take()
+        model._failure.take()
+        out = c_void_p()
+        rc = _probe_run(self._p, byref(m), theta.ctypes.data_as(c_void_p), byref(out))
+        if rc != 0:  # no result, no chain ran
+            raise SiveError(rc, self.errmsg)
+        result = Result(out.value)
+        exc = model._failure.take() or self._failure.take()
+        if exc is not None:
+            message = result.errmsg
+            result.close()
+            if hasattr(exc, "add_note"):  # Python >= 3.11
+                exc.add_note(f"(raised in a libsive callback: {message})")
+            raise exc
+        if check and result.status != Status.OK:
+            raise SiveError(result.status, result.errmsg, result)
+        return result
+
+
+# Statistics the sive tool writes as one pooled number rather than
+# {mean, std} over chains, and the one that exists only as a summary.
+_POOLED = {"NOISE_CORRECTION", "NOISE_CORRECTION_STD", "NOISE_CORRECTION_STD_GAUSS",
+           "MCSE", "ESS", "SIVE_ESS", "RHAT"}
+_SUMMARY_ONLY = {"RHAT"}
+
+
+class Result(_Handle):
+    """Estimators, diagnostics and traces of one run (immutable)."""
+
+    _destroy = _result_free
+
+    status = property(lambda self: Status(_result_status(self._p)))
+    errmsg = property(lambda self: _text(_result_errmsg(self._p)))
+    callback_code = property(lambda self: int(_result_callback_code(self._p)))
+
+    def stat(self, stat, chain=SUMMARY):
+        """A statistic (Stat or its name) of one chain, or with SUMMARY the
+        mean over chains."""
+        return _result_stat(self._p, _name(stat, Stat), chain)
+
+    def stat_std(self, stat):
+        """Standard deviation of a statistic over the finished chains."""
+        return _result_stat_std(self._p, _name(stat, Stat))
+
+    def stats(self, chain=SUMMARY):
+        """{name: value} of every statistic, keyed by the library's names
+        (the JSON keys of the sive tool)."""
+        return {_text(_stat_name(s)): self.stat(s, chain) for s in Stat}
+
+    def option(self, option):
+        """The value an option had in this run (frozen at its start)."""
+        info = option_info(option)
+        if info.type == OptionType.INT:
+            v, get = c_int64(), _result_option_int
+        else:
+            v, get = c_double(), _result_option_double
+        _check(get(self._p, info.id, byref(v)))
+        return v.value
+
+    lambda_hat = property(lambda self: _result_lambda(self._p))
+    lambda_std = property(lambda self: _result_lambda_std(self._p))
+    mcse = property(lambda self: _result_mcse(self._p))
+    ess = property(lambda self: _result_ess(self._p))
+    rhat = property(lambda self: _result_rhat(self._p))
+    noise_correction = property(lambda self: _result_noise_correction(self._p))
+    noise_correction_std = property(lambda self: _result_noise_correction_std(self._p))
+    chains = property(lambda self: int(_result_chains(self._p)))
+    chains_ok = property(lambda self: int(_result_chains_ok(self._p)))
+    steps = property(lambda self: int(_result_steps(self._p)))
+    eval_stride = property(lambda self: int(_result_eval_stride(self._p)))
+    flags = property(lambda self: Flag(_result_flags(self._p)))
+    health = property(lambda self: _text(_result_health(self._p)))
+
+    @property
+    def flag_names(self):
+        """Machine names of the raised health flags."""
+        raised = self.flags
+        return [flag_name(f) for f in Flag if raised & f]
+
+    def chain_status(self, chain):
+        """(ChainStatus, step at which the chain stopped)."""
+        step = c_int64()
+        status = _result_chain_status(self._p, chain, byref(step))
+        return ChainStatus(status), step.value
+
+    def trace(self, which, chain):
+        """A copy of one chain's per-step trace (Trace or its name; float64,
+        one value per step run)."""
+        n = c_size_t()
+        p = _result_trace(self._p, _name(which, Trace), chain, byref(n))
+        if not p:
+            raise SiveError(Status.INVALID_ARG, f"no trace {which!r} for chain {chain}")
+        return _view(p, n.value, False).copy()
+
+    def traces(self, chain):
+        """Every trace of one chain, {name: float64 numpy array}."""
+        return {_text(_trace_name(t)): self.trace(t, chain) for t in Trace}
+
+    def options(self):
+        """{name: value} of every option as this run used it."""
+        return {o.name: self.option(o.name) for o in OPTIONS}
+
+    def to_dict(self, traces=False):
+        """The result as plain data, with the keys of `sive probe --format
+        json` for a run (the CLI adds its checkpoint fields, blis_threads
+        and seconds): settings, status, error, every statistic ({mean, std}
+        over chains, or one pooled number), chains, chains_ok, flags,
+        flag_names, health (a list of lines) and per_chain.  NaN becomes
+        None, as the CLI writes null.  traces=True adds "traces":
+        per chain {name: list}."""
+        def num(v):
+            v = float(v)
+            return v if math.isfinite(v) else None
+
+        status = self.status
+        d = {"settings": {k: num(v) if isinstance(v, float) else v
+                          for k, v in self.options().items()},
+             "status": int(status),
+             "error": None if status == Status.OK
+             else f"{self.errmsg} ({strerror(status)})"}
+        for s in Stat:
+            name = _text(_stat_name(s))
+            if s.name in _POOLED:
+                d[name] = num(self.stat(s))
+            else:
+                d[name] = {"mean": num(self.stat(s)), "std": num(self.stat_std(s))}
+        d["chains"], d["chains_ok"] = self.chains, self.chains_ok
+        d["flags"], d["flag_names"] = int(self.flags), self.flag_names
+        d["health"] = [line for line in self.health.split("\n") if line]
+        per_chain = []
+        for k in range(self.chains):
+            st, step = self.chain_status(k)
+            c = {"status": st.name.lower(), "stop_step": step}
+            for s in Stat:
+                if s.name not in _SUMMARY_ONLY:
+                    c[_text(_stat_name(s))] = num(self.stat(s, k))
+            per_chain.append(c)
+        d["per_chain"] = per_chain
+        if traces:
+            d["traces"] = [{n: [num(x) for x in a] for n, a in self.traces(k).items()}
+                           for k in range(self.chains)]
+        return d
+
+    def to_json(self, traces=False, **kwargs):
+        """to_dict() as JSON text (json.dumps keyword arguments pass on)."""
+        return json.dumps(self.to_dict(traces), **kwargs)
+
+    def __repr__(self):
+        if self.closed:
+            return "Result(closed)"
+        return (f"Result(status={self.status.name}, lambda={self.lambda_hat:.4g} "
+                f"± {self.mcse:.2g}, ess={self.ess:.0f}, "
+                f"chains_ok={self.chains_ok}/{self.chains}, flags={self.flags!r})")
+
+
+# ---------------------------------------------------------------------------
+# Data sets
+# ---------------------------------------------------------------------------
+
+
+def _new_pair():
+    return c_void_p(), c_void_p()
+
+
+class Dataset(_Handle):
+    """An immutable set of count images of rows x cols bytes with labels."""
+
+    _destroy = _dataset_free
+
+    @classmethod
+    def load_idx(cls, images_path, labels_path):
+        out = c_void_p()
+        _check(_dataset_load_idx(byref(out), _path(images_path), _path(labels_path)))
+        return cls(out.value)
+
+    @classmethod
+    def open_dir(cls, directory):
+        """(train, test) from the official MNIST files or the bundled subset."""
+        a, b = _new_pair()
+        _check(_dataset_open_dir(_path(directory), byref(a), byref(b)))
+        return cls(a.value), cls(b.value)
+
+    @classmethod
+    def from_memory(cls, pixels, labels):
+        """pixels: uint8 array (count, rows, cols); labels: uint8 (count,)."""
+        px = _array(pixels, np.uint8)
+        if px.ndim != 3:
+            raise ValueError("pixels must have shape (count, rows, cols)")
+        lb = _array(labels, np.uint8, (px.shape[0],), "labels")
+        out = c_void_p()
+        _check(_dataset_from_memory(byref(out), _ptr(px, c_uint8), _ptr(lb, c_uint8),
+                                    *px.shape))
+        return cls(out.value)
+
+    def split(self, n_test, seed=DATASET_SUBSET_SEED):
+        """Deterministic class-balanced (train, test) copies."""
+        a, b = _new_pair()
+        _check(_dataset_split(self._p, n_test, seed, byref(a), byref(b)))
+        return Dataset(a.value), Dataset(b.value)
+
+    def save_idx(self, images_path, labels_path, zstd_level=0):
+        _check(_dataset_save_idx(self._p, _path(images_path), _path(labels_path), zstd_level))
+
+    count = property(lambda self: int(_dataset_count(self._p)))
+    rows = property(lambda self: int(_dataset_rows(self._p)))
+    cols = property(lambda self: int(_dataset_cols(self._p)))
+    classes = property(lambda self: int(_dataset_classes(self._p)))
+
+    def __len__(self):
+        return self.count
+
+    def pixels(self):
+        """A copy of the images, uint8 (count, rows, cols)."""
+        n = self.count * self.rows * self.cols
+        return _view(_dataset_pixels(self._p), n, False).reshape(
+            self.count, self.rows, self.cols).copy()
+
+    def labels(self):
+        """A copy of the labels, uint8 (count,)."""
+        return _view(_dataset_labels(self._p), self.count, False).copy()
+
+
+# ---------------------------------------------------------------------------
+# Reference MLP and checkpoints (its probe model: mlp_model() above)
+# ---------------------------------------------------------------------------
+
+
+class Mlp(_Handle):
+    """The architecture inputs -> h1 -> h2 -> classes (no parameters)."""
+
+    _destroy = _mlp_free
+
+    def __init__(self, inputs=784, h1=128, h2=128, classes=10, *, _adopt=None):
+        if _adopt is None:
+            out = c_void_p()
+            _check(_mlp_new(byref(out), inputs, h1, h2, classes))
+            _adopt = out.value
+        super().__init__(_adopt)
+
+    @property
+    def dim(self):
+        return int(_mlp_dim(self._p))
+
+    @property
+    def sizes(self):
+        """(inputs, h1, h2, classes)."""
+        s = [c_size_t() for _ in range(4)]
+        _check(_mlp_sizes(self._p, *(byref(x) for x in s)))
+        return tuple(x.value for x in s)
+
+    def _theta(self, theta):
+        return _array(theta, np.float32, (self.dim,), "theta")
+
+    def init_params(self, seed=0):
+        """PyTorch's default initialisation, as a new float32 vector."""
+        theta = np.empty(self.dim, np.float32)
+        _check(_mlp_init_params(self._p, _ptr(theta, c_float), seed))
+        return theta
+
+    def workspace(self, block_rows=0, blis_threads=1):
+        return Workspace(self, block_rows, blis_threads)
+
+    def example_losses(self, work, theta, ds, idx):
+        th, ix = self._theta(theta), _array(idx, np.uint64)
+        out = np.empty(ix.size, np.float64)
+        _check(_mlp_example_losses(self._p, work._p, _ptr(th, c_float), ds._p,
+                                   _ptr(ix, c_uint64), ix.size, _ptr(out, c_double)))
+        return out
+
+    def loss_grad(self, work, theta, ds, idx):
+        """(gradient of the batch mean loss, that mean loss)."""
+        th, ix = self._theta(theta), _array(idx, np.uint64)
+        grad, loss = np.empty(self.dim, np.float32), c_double()
+        _check(_mlp_loss_grad(self._p, work._p, _ptr(th, c_float), ds._p,
+                              _ptr(ix, c_uint64), ix.size, _ptr(grad, c_float), byref(loss)))
+        return grad, loss.value
+
+    def group_losses(self, work, theta, ds, idx):
+        """idx: (n_groups, group_size) indices -> n_groups mean losses."""
+        th, ix = self._theta(theta), _array(idx, np.uint64)
+        if ix.ndim != 2:
+            raise ValueError("idx must have shape (n_groups, group_size)")
+        out = np.empty(ix.shape[0], np.float64)
+        _check(_mlp_group_losses(self._p, work._p, _ptr(th, c_float), ds._p,
+                                 _ptr(ix, c_uint64), ix.shape[0], ix.shape[1],
+                                 _ptr(out, c_double)))
+        return out
+
+    def evaluate(self, work, theta, ds):
+        """(mean loss, accuracy) over the whole data set."""
+        th = self._theta(theta)
+        loss, acc = c_double(), c_double()
+        _check(_mlp_evaluate(self._p, work._p, _ptr(th, c_float), ds._p,
+                             byref(loss), byref(acc)))
+        return loss.value, acc.value
+
+    def train_epoch(self, work, theta, ds, lr, batch, seed=0, epoch=0):
+        """One epoch of SGD, updating theta in place (it must be a writable
+        C-contiguous float32 vector: a converted copy would lose the update).
+        Returns the running mean training loss."""
+        if (not isinstance(theta, np.ndarray) or theta.dtype != np.float32
+                or not theta.flags.c_contiguous or not theta.flags.writeable
+                or theta.shape != (self.dim,)):
+            raise TypeError(f"theta must be a writable C-contiguous float32 array "
+                            f"of shape ({self.dim},)")
+        loss = c_double()
+        _check(_mlp_train_epoch(self._p, work._p, _ptr(theta, c_float), ds._p, lr,
+                                batch, seed, epoch, byref(loss)))
+        return loss.value
+
+
+class Workspace(_Handle):
+    """Scratch buffers for one thread's MLP computations."""
+
+    _destroy = _mlp_work_free
+
+    def __init__(self, mlp, block_rows=0, blis_threads=1):
+        out = c_void_p()
+        _check(_mlp_work_new(byref(out), mlp._p, block_rows, blis_threads))
+        super().__init__(out.value)
+        self._mlp = mlp  # must outlive the workspace
+
+
+class CheckpointMeta(NamedTuple):
+    epoch: int = 0
+    seed: int = 0
+    train_loss: float = math.nan
+    test_loss: float = math.nan
+
+
+def save_checkpoint(path, mlp, theta, meta=None):
+    """Write an atomic, checksummed checkpoint of theta (float32)."""
+    m = CheckpointMeta() if meta is None else meta
+    th = mlp._theta(theta)
+    c = _CheckpointMeta(m.epoch, m.seed, m.train_loss, m.test_loss)
+    _check(_checkpoint_save(_path(path), mlp._p, _ptr(th, c_float), byref(c)))
+
+
+def load_checkpoint(path):
+    """(Mlp, theta as a float32 array, CheckpointMeta)."""
+    m, theta_p, c = c_void_p(), _pf(), _CheckpointMeta()
+    _check(_checkpoint_load(_path(path), byref(m), byref(theta_p), byref(c)))
+    mlp = Mlp(_adopt=m.value)
+    try:
+        theta = _view(theta_p, mlp.dim, False).copy()
+    finally:
+        _free(theta_p)  # the library's allocator, not Python's
+    return mlp, theta, CheckpointMeta(c.epoch, c.seed, c.train_loss, c.test_loss)

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Tests of the installed-style package (no torch needed): where the
+library comes from, typed exceptions, options read from the library, and
+Result.to_dict()/to_json() against `sive probe --format json`.
+
+Usage: test_package.py [SIVE_CLI]   (PYTHONPATH: the directory holding sive/)
+"""
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+os.environ.pop("SIVE_LIBRARY", None)  # the package must find it by itself
+
+import numpy as np  # noqa: E402
+
+import sive  # noqa: E402
+
+CLI = sys.argv.pop(1) if len(sys.argv) > 1 else None
+DATA = os.environ.get("SIVE_DATA_DIR") or str(pathlib.Path(__file__).resolve().parents[2] / "data")
+
+
+def quadratic():
+    return sive.Model(2, lambda th, b: (th.copy(), 0.5 * float(th @ th)),
+                      group_loss=lambda th, b: np.full(b.n_groups, 0.5 * float(th @ th)))
+
+
+class Package(unittest.TestCase):
+    def test_library_from_config(self):
+        # The build-tree copy names the build's library; the installed copy
+        # the install's libdir (test/install_test.sh).
+        from sive import _config
+        self.assertTrue(pathlib.Path(sive.library_path).exists(), sive.library_path)
+        self.assertTrue(os.path.samefile(sive.library_path, _config.LIBRARY))
+        self.assertEqual(sive.version_number() // 100, 2)  # 0.2.x
+
+    def test_options_from_library(self):
+        names = [o.name for o in sive.options()]
+        for n in ("t", "base_lr", "h", "c_h", "steps", "groups", "chains", "seed"):
+            self.assertIn(n, names)
+        info = sive.option_info("steps")
+        self.assertEqual(info.type, sive.OptionType.INT)
+        self.assertFalse(info.accepts(info.lo - 1))
+
+    def test_typed_exceptions(self):
+        with self.assertRaises(sive.InvalidArgument) as cm:
+            sive.Probe(steps=1)  # below the library's bound
+        self.assertIsInstance(cm.exception, sive.SiveError)
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual(cm.exception.status, sive.Status.INVALID_ARG)
+        self.assertIn("steps", cm.exception.message)  # the library's own text
+        with self.assertRaises(sive.SiveIOError):
+            sive.load_checkpoint("/nonexistent/x.ckpt")
+
+    def test_cancel_raises_cancelled_with_result(self):
+        with sive.Probe(steps=400, groups=4, h=0.1, chains=2) as p:
+            p.set_progress(lambda chain, step, total: step >= 50)
+            with self.assertRaises(sive.Cancelled) as cm:
+                p.run(quadratic(), [0.1, 0.2])
+            r = cm.exception.result
+            self.assertEqual(r.status, sive.Status.CANCELLED)
+            d = r.to_dict()
+            self.assertEqual(d["status"], int(sive.Status.CANCELLED))
+            self.assertIn("cancelled", d["error"].lower())
+
+    def test_traces_and_json(self):
+        with sive.Probe(steps=200, groups=4, h=0.1, chains=2) as p, \
+                p.run(quadratic(), [0.1, 0.2]) as r:
+            tr = r.traces(0)
+            self.assertEqual(set(tr), {t.name.lower() for t in sive.Trace})
+            self.assertEqual(tr["lbar"].dtype, np.float64)
+            self.assertEqual(tr["lbar"].shape, (200,))
+            d = json.loads(r.to_json())
+            self.assertEqual(d["sive"]["mean"], r.lambda_hat)
+            self.assertEqual(d["mcse"], r.mcse)
+            self.assertEqual(len(d["per_chain"]), 2)
+            self.assertIsNone(d["settings"]["anchor"])  # NaN -> null, as the CLI
+            self.assertEqual(len(r.to_dict(traces=True)["traces"][1]["lbar"]), 200)
+
+    @unittest.skipIf(CLI is None, "no sive program given")
+    def test_same_keys_and_numbers_as_cli(self):
+        opts = dict(steps=60, groups=4, eval_batch=8, grad_batch=8, chains=2, seed=3)
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run([CLI, "train", "--epochs", "0", "--hidden", "8,8", "--out", tmp,
+                            "--data", DATA, "--quiet"], check=True, capture_output=True)
+            ckpt = pathlib.Path(tmp) / "epoch_0.ckpt"
+            args = [CLI, "probe", str(ckpt), "--data", DATA, "--format", "json", "--quiet"]
+            for k, v in opts.items():
+                args += ["--" + k.replace("_", "-"), str(v)]
+            cli = json.loads(subprocess.run(args, check=True, capture_output=True,
+                                            text=True).stdout)
+            mlp, theta, _ = sive.load_checkpoint(ckpt)
+        train, test = sive.Dataset.open_dir(DATA)
+        with mlp, train, test, sive.mlp_model(mlp, train) as m, sive.Probe(**opts) as p, \
+                p.run(m, theta, check=False) as r:
+            d = r.to_dict()
+        cli_only = {"checkpoint", "epoch", "train_seed", "layers", "dim", "train_loss",
+                    "test_loss", "seconds"}
+        self.assertEqual(list(d), [k for k in cli if k not in cli_only])
+        # Every option the CLI prints (it adds blis_threads; it may leave out
+        # options that only concern its own plumbing).
+        self.assertLessEqual(set(cli["settings"]) - {"blis_threads"}, set(d["settings"]))
+        self.assertEqual(list(d["per_chain"][0]), list(cli["per_chain"][0]))
+        # Same run, same numbers (the CLI prints 10 significant digits).
+        for key in ("sive", "raw_variance"):
+            self.assertTrue(math.isclose(d[key]["mean"], cli[key]["mean"], rel_tol=1e-8),
+                            (key, d[key], cli[key]))
+        self.assertEqual(d["flag_names"], cli["flag_names"])
+        self.assertEqual(d["health"], cli["health"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Tests of sive.torch, including an independent check of its numbers: a
+pure-torch implementation of the paper's Algorithm 1 (written here from the
+paper, sharing no code with the library) on the same model, data and
+hyperparameters must give the same lambda-hat within the combined standard
+error, while the same loop with the tether, the step size or the noise
+scale perturbed must not (the check has power).
+
+Exits 77 (skipped) when torch is not installed.
+"""
+import math
+import os
+import sys
+import traceback
+import unittest
+
+os.environ.pop("SIVE_LIBRARY", None)  # the package must find it by itself
+
+try:
+    import torch
+except ImportError:
+    print("skipped: torch is not installed (Debian: apt-get install python3-torch)")
+    sys.exit(77)
+
+import numpy as np  # noqa: E402
+
+import sive  # noqa: E402
+import sive.torch  # noqa: E402
+
+torch.set_num_threads(1)
+
+# ---------------------------------------------------------------------------
+# The small problem: a 4-6-1 tanh network, MSE, 128 examples (float64)
+# ---------------------------------------------------------------------------
+N_EX, D_IN, HID = 128, 4, 6
+
+
+def data(dtype=torch.float64):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(N_EX, D_IN, generator=g, dtype=dtype)
+    w = torch.randn(D_IN, 1, generator=g, dtype=dtype)
+    y = torch.tanh(x @ w) + 0.3 * torch.randn(N_EX, 1, generator=g, dtype=dtype)
+    return x, y
+
+
+def net(dtype=torch.float64, train_steps=300):
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(D_IN, HID), torch.nn.Tanh(),
+                            torch.nn.Linear(HID, 1)).to(dtype)
+    x, y = data(dtype)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    for _ in range(train_steps):  # full-batch GD towards a minimum
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(m(x), y).backward()
+        opt.step()
+    opt.zero_grad(set_to_none=True)
+    return m
+
+
+# Hyperparameters of the agreement test.  t*H and the tether 1/h^2 are of
+# the same order in most directions, and base_lr*H is not small, so lambda
+# depends clearly on h, on the step and on the noise scale.
+T, BASE_LR, H = 64.0, 0.08, 0.35
+STEPS, BURN_IN, GROUPS, B_EVAL, B_GRAD = 1200, 0.3, 8, 16, 16
+CHAINS_LIB, CHAINS_REF = 12, 48
+
+
+# ---------------------------------------------------------------------------
+# Algorithm 1, in plain torch, all chains at once
+# ---------------------------------------------------------------------------
+def algorithm1(theta_star, x, y, *, t, base_lr, h, steps, burn_in, groups, b_eval, b_grad,
+               chains, seed, noise_scale=1.0):
+    """Per-chain SIVE t^2 (Var_T Lbar - mean_T s^2 / N) (unclipped) of the
+    tethered ULA chain theta' = theta - eta t g - eta (theta - theta*)/h^2
+    + sqrt(2 eta) xi, eta = base_lr / t, for the 4-6-1 tanh MLP with MSE."""
+    gen = torch.Generator().manual_seed(seed)
+    eta = base_lr / t
+    d = theta_star.numel()
+    theta = theta_star.expand(chains, d).clone()
+
+    def unpack(th):  # nn.Linear layout: W1 [HID][D_IN], b1, W2 [1][HID], b2
+        k, o = th.shape[0], 0
+        w1 = th[:, o:o + HID * D_IN].reshape(k, HID, D_IN); o += HID * D_IN
+        b1 = th[:, o:o + HID]; o += HID
+        w2 = th[:, o:o + HID].reshape(k, 1, HID); o += HID
+        b2 = th[:, o:o + 1]
+        return w1, b1, w2, b2
+
+    def losses(th, idx):  # idx (K, B) -> per-example squared errors (K, B)
+        w1, b1, w2, b2 = unpack(th)
+        xb = x[idx]
+        hid = torch.tanh(torch.einsum("kbi,khi->kbh", xb, w1) + b1[:, None, :])
+        out = torch.einsum("kbh,koh->kbo", hid, w2) + b2[:, None, :]
+        return ((out - y[idx]) ** 2).squeeze(-1)
+
+    tail_start = math.floor(burn_in * steps)
+    lbar, s2 = [], []
+    for m in range(steps):
+        with torch.no_grad():
+            idx = torch.randint(0, len(x), (chains, groups * b_eval), generator=gen)
+            group = losses(theta, idx).reshape(chains, groups, b_eval).mean(-1)
+            if m >= tail_start:
+                lbar.append(group.mean(-1))
+                s2.append(group.var(-1, unbiased=True))
+        idx = torch.randint(0, len(x), (chains, b_grad), generator=gen)
+        th = theta.detach().requires_grad_(True)
+        g, = torch.autograd.grad(losses(th, idx).mean(-1).sum(), th)
+        xi = torch.randn(chains, d, generator=gen, dtype=theta.dtype)
+        with torch.no_grad():
+            theta = (theta - base_lr * g - eta * (theta - theta_star) / h ** 2
+                     + noise_scale * math.sqrt(2 * eta) * xi)
+    lbar, s2 = torch.stack(lbar, 1), torch.stack(s2, 1)
+    return (t ** 2 * (lbar.var(1, unbiased=True) - s2.mean(1) / groups)).numpy()
+
+
+def flat(m):
+    return torch.cat([p.detach().reshape(-1) for p in m.parameters()])
+
+
+def snapshot(m):
+    return [(p, p.data.clone(), p.requires_grad, p.grad) for p in m.parameters()]
+
+
+class Agreement(unittest.TestCase):
+    def test_probe_matches_algorithm1(self):
+        m = net()
+        x, y = data()
+        theta_star = flat(m)
+        r = sive.torch.probe(m, torch.nn.MSELoss(), x, y, t=T, base_lr=BASE_LR, h=H,
+                             steps=STEPS, burn_in=BURN_IN, groups=GROUPS,
+                             eval_batch=B_EVAL, grad_batch=B_GRAD, chains=CHAINS_LIB, seed=5)
+        lib = np.array([r.stat("sive_unclipped", k) for k in range(CHAINS_LIB)])
+        lib_mean, lib_se = lib.mean(), lib.std(ddof=1) / math.sqrt(CHAINS_LIB)
+        self.assertTrue(np.isclose(lib_mean, r.stat("sive_unclipped")))
+
+        def z_against(**kw):
+            ref = algorithm1(theta_star, x, y, steps=STEPS, burn_in=BURN_IN, groups=GROUPS,
+                             b_eval=B_EVAL, b_grad=B_GRAD, chains=CHAINS_REF, seed=11,
+                             **{"t": T, "base_lr": BASE_LR, "h": H, **kw})
+            se = math.hypot(lib_se, ref.std(ddof=1) / math.sqrt(CHAINS_REF))
+            return ref.mean(), (ref.mean() - lib_mean) / se
+
+        ref_mean, z = z_against()
+        print(f"lambda-hat: sive.torch {lib_mean:.3f} ± {lib_se:.3f} ({CHAINS_LIB} chains), "
+              f"Algorithm 1 in torch {ref_mean:.3f} ({CHAINS_REF} chains): z = {z:+.2f}")
+        self.assertLess(abs(z), 3.0, "sive.torch and Algorithm 1 disagree")
+        # Power: a loop that differs in one ingredient is told apart.
+        for what, kw in (("tether h x 1.5", {"h": H * 1.5}),
+                         ("step base_lr x 1.5", {"base_lr": BASE_LR * 1.5}),
+                         ("noise x 0.85", {"noise_scale": 0.85})):
+            mean, zp = z_against(**kw)
+            print(f"  perturbed ({what}): {mean:.3f}, z = {zp:+.2f}")
+            self.assertGreater(abs(zp), 4.0, f"the test cannot see a wrong {what}")
+
+
+class Adapter(unittest.TestCase):
+    OPTS = dict(t=64.0, h=0.35, steps=60, groups=4, eval_batch=8, grad_batch=8, chains=2)
+
+    def test_parameters_mode_and_threads_unchanged(self):
+        m = net()
+        m.train()
+        before = snapshot(m)
+        nthreads = torch.get_num_threads()
+        x, y = data()
+        r = sive.torch.probe(m, torch.nn.MSELoss(), x, y, **self.OPTS)
+        self.assertTrue(math.isfinite(r.lambda_hat))
+        self.assertTrue(m.training)
+        self.assertEqual(torch.get_num_threads(), nthreads)
+        for (p, data0, rg, grad), q in zip(before, m.parameters()):
+            self.assertIs(p, q)
+            self.assertTrue(torch.equal(q.data, data0))
+            self.assertEqual(q.requires_grad, rg)
+            self.assertIs(q.grad, grad)  # None: nothing accumulated
+            self.assertIsNone(q.grad_fn)
+
+    def test_threads_give_the_same_result(self):
+        x, y = data()
+        one = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, **self.OPTS)
+        two = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, threads=2, **self.OPTS)
+        self.assertEqual(one.stat("sive_unclipped", 1), two.stat("sive_unclipped", 1))
+
+    def test_callback_exception_propagates(self):
+        m = net()
+        before = snapshot(m)
+        x, y = data()
+        calls = [0]
+
+        def failing_loss(out, target, reduction="mean"):
+            calls[0] += 1
+            if calls[0] == 7:
+                raise RuntimeError("boom from the loss function")
+            return torch.nn.functional.mse_loss(out, target, reduction=reduction)
+
+        try:  # (assertRaises would drop the traceback)
+            sive.torch.probe(m, failing_loss, x, y, **self.OPTS)
+        except RuntimeError as e:
+            exc = e
+        else:
+            self.fail("no exception")
+        self.assertEqual(str(exc), "boom from the loss function")
+        text = "".join(traceback.format_exception(exc))
+        self.assertIn("failing_loss", text)  # the original traceback
+        self.assertIn('raise RuntimeError("boom from the loss function")', text)
+        for (p, data0, _, _), q in zip(before, m.parameters()):
+            self.assertIs(p, q)
+            self.assertTrue(torch.equal(q.data, data0))
+
+    def test_cancel_from_progress(self):
+        m = net()
+        before = flat(m).clone()
+        x, y = data()
+        with self.assertRaises(sive.Cancelled) as cm:
+            sive.torch.probe(m, torch.nn.MSELoss(), x, y,
+                             progress=lambda chain, step, total: step >= 20,
+                             **{**self.OPTS, "steps": 2000})
+        r = cm.exception.result
+        self.assertEqual(r.status, sive.Status.CANCELLED)
+        self.assertLess(r.chain_status(0)[1], 2000)
+        self.assertTrue(torch.equal(flat(m), before))
+
+    def test_float32_and_float64(self):
+        x64, y64 = data()
+        for dtype in (torch.float32, torch.float64):
+            m = net(dtype, train_steps=50)
+            with sive.torch.model(m, torch.nn.MSELoss(), x64.to(dtype), y64.to(dtype)) as tm:
+                self.assertEqual(tm.theta_star.dtype, np.dtype(tm.np_dtype))
+                self.assertEqual(tm.sive_model.dtype,
+                                 np.float32 if dtype == torch.float32 else np.float64)
+                with sive.Probe(**self.OPTS) as p, p.run(tm.sive_model, tm.theta_star) as r:
+                    self.assertTrue(math.isfinite(r.lambda_hat), dtype)
+            self.assertTrue(all(p.dtype == dtype for p in m.parameters()))
+
+    def test_reduction_must_be_mean(self):
+        x, y = data()
+        with self.assertRaises(ValueError):
+            sive.torch.probe(net(), torch.nn.MSELoss(reduction="sum"), x, y, **self.OPTS)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Split runs (issue 10): `sive probe --chain-range A:B --save-result` on
+# disjoint ranges, then `sive merge`, prints what one `sive probe` prints
+# (table, JSON, CSV; only the wall time differs), and misfits, damaged
+# files and bad ranges are refused.  Usage: test_merge.sh path/to/sive
+set -u
+SIVE=${1:?usage: test_merge.sh path/to/sive}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+tests=0
+ok() { tests=$((tests + 1)); echo "ok $tests - $1"; }
+bad() { tests=$((tests + 1)); fails=$((fails + 1)); echo "not ok $tests - $1"; }
+
+# run NAME EXPECTED_STATUS CMD...: stdout -> $TMP/out, stderr -> $TMP/err
+run() {
+    local name=$1 want=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local got=$?
+    if grep -q "runtime error\|Sanitizer" "$TMP/err"; then
+        bad "$name: sanitizer report"; head -30 "$TMP/err" | sed 's/^/  stderr: /'; return 1
+    fi
+    if [ "$got" -eq "$want" ]; then ok "$name (exit $got)"; else
+        bad "$name: exit $got, expected $want"; sed 's/^/  stderr: /' "$TMP/err" | head -20
+        return 1
+    fi
+}
+expect_err() {
+    if grep -q -- "$2" "$TMP/err"; then ok "$1: message"; else
+        bad "$1: stderr lacks '$2'"; sed 's/^/  stderr: /' "$TMP/err" | head -10
+    fi
+}
+# The wall time is the only thing allowed to differ.
+strip_time() {
+    case $1 in
+    json) sed -E 's/"seconds":[^,}]*//' ;;
+    csv) sed -E 's/,[^,]*$//' ;;
+    table) grep -v '^  time ' ;;
+    esac
+}
+
+CK="$TMP/ck"
+run "train" 0 "$SIVE" train --epochs 1 --out "$CK" --seed 3 --quiet || exit 1
+C="$CK/epoch_1.ckpt"
+P=(--steps 20 --groups 4 --eval-batch 8 --grad-batch 16 --chains 3 --seed 7 --quiet)
+
+for f in json csv table; do
+    run "whole probe $f" 0 "$SIVE" probe "$C" "${P[@]}" --format "$f" &&
+        strip_time $f <"$TMP/out" >"$TMP/whole.$f"
+done
+run "part 0:1" 0 "$SIVE" probe "$C" "${P[@]}" --chain-range 0:1 --save-result "$TMP/a.sres"
+run "part 1:3" 0 "$SIVE" probe "$C" "${P[@]}" --chain-range 1:3 \
+    --save-result "$TMP/b.sres" --format json &&
+    grep -q '"chain_begin":1,"chain_end":3' "$TMP/out" && ok "part settings show its range"
+for f in json csv table; do
+    run "merge $f" 0 "$SIVE" merge --format "$f" "$TMP/b.sres" "$TMP/a.sres" &&
+        strip_time $f <"$TMP/out" | cmp -s - "$TMP/whole.$f" &&
+        ok "merge $f = whole probe $f (byte for byte but the time)" ||
+        bad "merge $f differs: $(strip_time $f <"$TMP/out" | diff - "$TMP/whole.$f" | head -5)"
+done
+
+# misfits
+run "other seed" 0 "$SIVE" probe "$C" "${P[@]}" --seed 8 --chain-range 1:3 --save-result "$TMP/s.sres"
+run "merge other seed" 1 "$SIVE" merge "$TMP/a.sres" "$TMP/s.sres" && expect_err "other seed" "option 'seed'"
+run "other checkpoint" 0 "$SIVE" probe "$CK/epoch_0.ckpt" "${P[@]}" --chain-range 1:3 \
+    --save-result "$TMP/e0.sres"
+run "merge other theta*" 1 "$SIVE" merge "$TMP/a.sres" "$TMP/e0.sres" && expect_err "other theta" "theta\*"
+run "merge missing chain" 1 "$SIVE" merge "$TMP/b.sres" && expect_err "missing" "chain 0 of 3 is in no part"
+run "merge overlap" 1 "$SIVE" merge "$TMP/a.sres" "$TMP/b.sres" "$TMP/a.sres" && expect_err "overlap" "overlap"
+
+# damaged files: a flipped byte, a truncation, a foreign file
+python3 - "$TMP/a.sres" "$TMP/flip.sres" "$TMP/cut.sres" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+c = bytes(b[:len(b) // 2])
+b[len(b) // 3] ^= 0x10
+open(sys.argv[2], "wb").write(b)
+open(sys.argv[3], "wb").write(c)
+EOF
+run "merge flipped byte" 1 "$SIVE" merge "$TMP/flip.sres" "$TMP/b.sres" && expect_err "flipped" "damaged"
+run "merge truncated" 1 "$SIVE" merge "$TMP/cut.sres" "$TMP/b.sres" && expect_err "truncated" "truncated"
+run "merge a checkpoint" 1 "$SIVE" merge "$C" && expect_err "foreign" "not a sive result file"
+[ -s "$TMP/out" ] && bad "a refused merge printed output" || ok "a refused merge prints nothing"
+
+# ranges and saving
+run "range without colon" 2 "$SIVE" probe "$C" --chain-range 2 && expect_err "colon" "A:B"
+run "empty range" 2 "$SIVE" probe "$C" --chain-range 2:2 && expect_err "empty" "empty"
+run "range past the chains" 1 "$SIVE" probe "$C" "${P[@]}" --chain-range 2:4 && expect_err "past" "chain range"
+run "trajectory refuses a chain range" 2 "$SIVE" trajectory --epochs 1 --chain-end 1 &&
+    expect_err "trajectory range" "chain-range"
+run "save with two checkpoints" 2 "$SIVE" probe "$CK/epoch_0.ckpt" "$C" --save-result "$TMP/x.sres" &&
+    expect_err "two" "one checkpoint"
+run "save into a missing directory" 1 "$SIVE" probe "$C" "${P[@]}" --chain-range 0:1 \
+    --save-result "$TMP/no/such/x.sres" && expect_err "missing dir" "cannot save"
+[ -z "$(ls "$TMP" | grep -v -E '^(ck|out|err|whole\..*|[a-z0-9]+\.sres)$')" ] &&
+    ok "no temporary files left" || bad "left behind: $(ls "$TMP")"
+
+echo "1..$tests"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,292 @@
+/* Chain ranges, sive_result_merge() and result files (issue 10): a split
+ * run merges into the whole run bit for bit; parts that do not fit are
+ * refused; a saved result loads back identical; every damaged or
+ * truncated file is refused. */
+#include <sive/mlp.h>
+#include <sive/sive.h>
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define D 3
+
+/* K = 0.5|x|^2 with Gaussian evaluation noise from the call's seed. */
+static int grad_fn(const void *theta, size_t d, const sive_batch *b, void *grad,
+                   double *loss, void *user)
+{
+    (void)b;
+    (void)user;
+    const double *th = theta;
+    double *g = grad, k = 0.0;
+    for (size_t i = 0; i < d; i++) {
+        g[i] = th[i];
+        k += 0.5 * th[i] * th[i];
+    }
+    *loss = k;
+    return 0;
+}
+
+static int group_fn(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
+{
+    (void)user;
+    const double *th = theta;
+    double k = 0.0;
+    for (size_t i = 0; i < d; i++)
+        k += 0.5 * th[i] * th[i];
+    sive_rng g;
+    sive_rng_seed(&g, b->seed, 0);
+    sive_rng_normals(&g, gl, b->n_groups);
+    for (size_t i = 0; i < b->n_groups; i++)
+        gl[i] = 1.0 + k + 0.01 * gl[i];
+    return 0;
+}
+
+static const double theta_star[D] = {0.5, -0.25, 1.0};
+
+/* A run of chains [begin, end) of a 4-chain probe (end 0: all). */
+static sive_result *run_range(int64_t begin, int64_t end, uint64_t seed, const double *theta)
+{
+    sive_model m;
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    m.dtype = SIVE_F64;
+    m.dim = D;
+    m.grad = grad_fn;
+    m.group_loss = group_fn;
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    const struct { sive_option o; int64_t v; } iv[] = {
+        {SIVE_OPT_STEPS, 60}, {SIVE_OPT_GROUPS, 4}, {SIVE_OPT_CHAINS, 4},
+        {SIVE_OPT_THREADS, 2}, {SIVE_OPT_SEED, (int64_t)seed},
+        {SIVE_OPT_CHAIN_BEGIN, begin}, {SIVE_OPT_CHAIN_END, end}};
+    for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++)
+        ck_assert_int_eq(sive_probe_set_int(p, iv[i].o, iv[i].v), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 10.0), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_msg(sive_probe_run(p, &m, theta, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    sive_probe_free(p);
+    return r;
+}
+
+static int same(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* Every number, trace, flag and text of a and b agree bit for bit. */
+static void assert_same(const sive_result *a, const sive_result *b)
+{
+    ck_assert_int_eq(sive_result_chains(a), sive_result_chains(b));
+    ck_assert_int_eq(sive_result_chains_ok(a), sive_result_chains_ok(b));
+    ck_assert_int_eq(sive_result_status(a), sive_result_status(b));
+    ck_assert_str_eq(sive_result_errmsg(a), sive_result_errmsg(b));
+    ck_assert_uint_eq(sive_result_flags(a), sive_result_flags(b));
+    ck_assert_str_eq(sive_result_health(a), sive_result_health(b));
+    for (int s = 0; sive_stat_name((sive_stat)s); s++) {
+        ck_assert(same(sive_result_stat_std(a, (sive_stat)s), sive_result_stat_std(b, (sive_stat)s)));
+        for (int32_t c = SIVE_SUMMARY; c < sive_result_chains(a); c++)
+            ck_assert_msg(same(sive_result_stat(a, (sive_stat)s, c),
+                               sive_result_stat(b, (sive_stat)s, c)),
+                          "stat %s chain %d", sive_stat_name((sive_stat)s), (int)c);
+    }
+    for (int32_t c = 0; c < sive_result_chains(a); c++) {
+        ck_assert_int_eq(sive_result_chain_status(a, c, NULL), sive_result_chain_status(b, c, NULL));
+        for (int k = 0; sive_trace_name((sive_trace)k); k++) {
+            size_t na, nb;
+            const double *ta = sive_result_trace(a, (sive_trace)k, c, &na);
+            const double *tb = sive_result_trace(b, (sive_trace)k, c, &nb);
+            ck_assert_uint_eq(na, nb);
+            ck_assert(na == 0 || memcmp(ta, tb, na * sizeof *ta) == 0);
+        }
+    }
+}
+
+START_TEST(split_merge_is_whole)
+{
+    sive_result *whole = run_range(0, 0, 11, theta_star);
+    sive_result *p0 = run_range(0, 1, 11, theta_star), *p1 = run_range(1, 3, 11, theta_star),
+                *p2 = run_range(3, 4, 11, theta_star);
+    int32_t b, e;
+    ck_assert_int_eq(sive_result_chain_range(p1, &b, &e), SIVE_OK);
+    ck_assert_int_eq(b, 1);
+    ck_assert_int_eq(e, 3);
+    ck_assert_int_eq(sive_result_chain_status(p1, 0, NULL), SIVE_CHAIN_NOT_RUN);
+    ck_assert_int_eq(sive_result_chains_ok(p1), 2);
+    const sive_result *parts[] = {p2, p0, p1}; /* any order */
+    sive_result *m = NULL;
+    ck_assert_msg(sive_result_merge(&m, parts, 3) == SIVE_OK, "%s", sive_last_errmsg());
+    assert_same(whole, m);
+    int64_t v;
+    ck_assert_int_eq(sive_result_option_int(m, SIVE_OPT_CHAIN_END, &v), SIVE_OK);
+    ck_assert_int_eq(v, 0);
+    sive_result_free(m);
+    sive_result_free(whole);
+    sive_result_free(p0);
+    sive_result_free(p1);
+    sive_result_free(p2);
+}
+END_TEST
+
+static void expect_refused(const sive_result *const *parts, size_t n, const char *why)
+{
+    sive_result *m = (sive_result *)(uintptr_t)1;
+    ck_assert_int_eq(sive_result_merge(&m, parts, n), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(sive_last_errmsg(), why), "'%s' lacks '%s'", sive_last_errmsg(), why);
+}
+
+START_TEST(merge_refuses_misfits)
+{
+    const double other_theta[D] = {0.5, -0.25, 1.0 + 1e-15};
+    sive_result *a = run_range(0, 2, 11, theta_star), *b = run_range(2, 4, 11, theta_star);
+    sive_result *seed = run_range(2, 4, 12, theta_star);
+    sive_result *theta = run_range(2, 4, 11, other_theta);
+    sive_result *over = run_range(1, 4, 11, theta_star);
+    ck_assert_int_eq(sive_probe_run(NULL, NULL, NULL, NULL), SIVE_E_INVALID_ARG);
+    expect_refused((const sive_result *[]){a, seed}, 2, "option 'seed'");
+    expect_refused((const sive_result *[]){a, theta}, 2, "theta*");
+    expect_refused((const sive_result *[]){a, over}, 2, "overlap");
+    expect_refused((const sive_result *[]){a}, 1, "chain 2 of 4 is in no part");
+    expect_refused((const sive_result *[]){a, b, b}, 3, "overlap");
+    expect_refused((const sive_result *[]){a, NULL}, 2, "NULL");
+    ck_assert_int_eq(sive_result_merge(NULL, NULL, 0), SIVE_E_INVALID_ARG);
+    sive_result *r[] = {a, b, seed, theta, over};
+    for (size_t i = 0; i < 5; i++)
+        sive_result_free(r[i]);
+}
+END_TEST
+
+START_TEST(bad_range_is_refused)
+{
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dtype = SIVE_F64;
+    m.dim = D;
+    m.grad = grad_fn;
+    m.group_loss = group_fn;
+    sive_probe *p = NULL;
+    sive_probe_new(&p);
+    sive_probe_set_int(p, SIVE_OPT_STEPS, 60);
+    sive_probe_set_int(p, SIVE_OPT_CHAINS, 2);
+    sive_probe_set_int(p, SIVE_OPT_CHAIN_END, 3);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, theta_star, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "chain range"));
+    sive_probe_set_int(p, SIVE_OPT_CHAIN_END, 1);
+    sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, 1);
+    ck_assert_int_eq(sive_probe_run(p, &m, theta_star, &r), SIVE_E_INVALID_ARG);
+    sive_probe_free(p);
+}
+END_TEST
+
+static char *tmp_path(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    char *s = buf[k++ % 4];
+    snprintf(s, 256, "%s/sive_test_%ld_%s", P_tmpdir, (long)getpid(), name);
+    return s;
+}
+
+static unsigned char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *p = malloc(*n);
+    ck_assert_uint_eq(fread(p, 1, *n, f), *n);
+    fclose(f);
+    return p;
+}
+
+static void write_all(const char *path, const unsigned char *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+START_TEST(file_round_trip)
+{
+    sive_result *r = run_range(1, 3, 11, theta_star);
+    const char *path = tmp_path("rt.sres");
+    ck_assert_int_eq(sive_result_save(r, path, "note\nwith lines"), SIVE_OK);
+    sive_result *back = NULL;
+    char *note = NULL;
+    ck_assert_msg(sive_result_load(path, &back, &note) == SIVE_OK, "%s", sive_last_errmsg());
+    ck_assert_str_eq(note, "note\nwith lines");
+    assert_same(r, back);
+    /* a loaded part merges like the one in memory */
+    sive_result *rest[] = {run_range(0, 1, 11, theta_star), run_range(3, 4, 11, theta_star)};
+    sive_result *whole = run_range(0, 0, 11, theta_star), *m = NULL;
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){rest[0], back, rest[1]}, 3),
+                     SIVE_OK);
+    assert_same(whole, m);
+    sive_result_free(back);
+    ck_assert_int_eq(sive_result_load(tmp_path("absent.sres"), &back, NULL), SIVE_E_IO);
+    ck_assert_ptr_null(back);
+    sive_free(note);
+    unlink(path);
+    sive_result_free(m);
+    sive_result_free(whole);
+    sive_result_free(rest[0]);
+    sive_result_free(rest[1]);
+    sive_result_free(r);
+}
+END_TEST
+
+/* Every single-byte change and every truncation of a small file is
+ * refused with SIVE_E_FORMAT (the hash covers every byte). */
+START_TEST(damage_is_refused)
+{
+    sive_result *r = run_range(2, 3, 11, theta_star);
+    const char *path = tmp_path("ok.sres"), *bad = tmp_path("bad.sres");
+    ck_assert_int_eq(sive_result_save(r, path, "x"), SIVE_OK);
+    size_t n;
+    unsigned char *p = read_all(path, &n);
+    unsigned char *q = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(q, p, n);
+        q[i] ^= (unsigned char)(1u << (i % 8));
+        write_all(bad, q, n);
+        sive_result *x = NULL;
+        char *note = NULL;
+        ck_assert_msg(sive_result_load(bad, &x, &note) == SIVE_E_FORMAT, "byte %zu accepted", i);
+        ck_assert_ptr_null(x);
+        ck_assert_ptr_null(note);
+    }
+    for (size_t len = 0; len < n; len++) {
+        write_all(bad, p, len);
+        sive_result *x = NULL;
+        ck_assert_msg(sive_result_load(bad, &x, NULL) == SIVE_E_FORMAT, "length %zu accepted",
+                      len);
+    }
+    free(q);
+    free(p);
+    unlink(path);
+    unlink(bad);
+    sive_result_free(r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("result_file");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, split_merge_is_whole);
+    tcase_add_test(tc, merge_refuses_misfits);
+    tcase_add_test(tc, bad_range_is_refused);
+    tcase_add_test(tc, file_round_trip);
+    tcase_add_test(tc, damage_is_refused);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

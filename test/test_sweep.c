@@ -1,0 +1,194 @@
+/* sive_probe_sweep(): one result per value, each equal to a plain run with
+ * that option (common random numbers), independent of `parallel`, and the
+ * error paths leave every out[i] NULL. */
+#include <check.h>
+#include <math.h>
+#include <sive/sive.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* L(theta) = |theta|^2 with Gaussian evaluation noise (per group) */
+static int q_grad(const void *theta, size_t d, const sive_batch *b, void *grad, double *loss,
+                  void *user)
+{
+    const double *th = theta;
+    double *g = grad, s = 0;
+    (void)b, (void)user;
+    for (size_t i = 0; i < d; i++)
+        g[i] = 2 * th[i], s += th[i] * th[i];
+    *loss = s;
+    return 0;
+}
+
+static int q_group(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
+{
+    const double *th = theta;
+    double s = 0;
+    (void)user;
+    for (size_t i = 0; i < d; i++)
+        s += th[i] * th[i];
+    sive_rng g;
+    sive_rng_seed(&g, b->seed, 0);
+    sive_rng_normals(&g, gl, b->n_groups);
+    for (size_t i = 0; i < b->n_groups; i++)
+        gl[i] = s + 0.01 * gl[i];
+    return 0;
+}
+
+static sive_model qmodel(void)
+{
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dtype = SIVE_F64;
+    m.dim = 3;
+    m.grad = q_grad;
+    m.group_loss = q_group;
+    return m;
+}
+
+static sive_probe *qprobe(void)
+{
+    sive_probe *p;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 100), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 400), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 8), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 7), SIVE_OK);
+    return p;
+}
+
+static const double theta0[3] = {0.1, -0.2, 0.05};
+
+START_TEST(sweep_equals_single_runs)
+{
+    sive_model m = qmodel();
+    sive_probe *p = qprobe();
+    const double lr[] = {0.01, 0.05, 0.1};
+    sive_result *out[3], *par[3];
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_BASE_LR, lr, 3, 1, out), SIVE_OK);
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_BASE_LR, lr, 3, 3, par), SIVE_OK);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_ptr_nonnull(out[i]);
+        double v;
+        ck_assert_int_eq(sive_result_option_double(out[i], SIVE_OPT_BASE_LR, &v), SIVE_OK);
+        ck_assert_double_eq(v, lr[i]);
+        /* the same run by hand */
+        sive_probe *q = qprobe();
+        sive_result *r;
+        ck_assert_int_eq(sive_probe_set_double(q, SIVE_OPT_BASE_LR, lr[i]), SIVE_OK);
+        ck_assert_int_eq(sive_probe_run(q, &m, theta0, &r), SIVE_OK);
+        ck_assert(sive_result_lambda(r) == sive_result_lambda(out[i]));
+        ck_assert(sive_result_lambda(par[i]) == sive_result_lambda(out[i]));
+        ck_assert(sive_result_noise_correction(par[i]) == sive_result_noise_correction(out[i]));
+        sive_result_free(r);
+        sive_probe_free(q);
+    }
+    /* p itself unchanged */
+    double v;
+    ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_BASE_LR, &v), SIVE_OK);
+    ck_assert_double_eq(v, 0.05); /* the library default */
+    for (int i = 0; i < 3; i++)
+        sive_result_free(out[i]), sive_result_free(par[i]);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* N changes only the evaluation draws: the Langevin path (disp trace) is
+ * shared across values (common random numbers) */
+START_TEST(sweep_groups_common_path)
+{
+    sive_model m = qmodel();
+    sive_probe *p = qprobe();
+    const double n[] = {4, 16};
+    sive_result *out[2];
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_GROUPS, n, 2, 2, out), SIVE_OK);
+    size_t l0, l1;
+    const double *d0 = sive_result_trace(out[0], SIVE_TRACE_DISP, 0, &l0);
+    const double *d1 = sive_result_trace(out[1], SIVE_TRACE_DISP, 0, &l1);
+    ck_assert_uint_eq(l0, l1);
+    ck_assert(memcmp(d0, d1, l0 * sizeof *d0) == 0);
+    int64_t g;
+    ck_assert_int_eq(sive_result_option_int(out[1], SIVE_OPT_GROUPS, &g), SIVE_OK);
+    ck_assert_int_eq(g, 16);
+    sive_result_free(out[0]);
+    sive_result_free(out[1]);
+    sive_probe_free(p);
+}
+END_TEST
+
+START_TEST(sweep_errors)
+{
+    sive_model m = qmodel();
+    sive_probe *p = qprobe();
+    sive_result *out[2] = {(sive_result *)1, (sive_result *)1};
+    const double bad_n[] = {4, 4.5};
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_GROUPS, bad_n, 2, 1, out),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(out[0]);
+    ck_assert_ptr_null(out[1]);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "value 1"));
+    const double neg[] = {0.05, -1};
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_BASE_LR, neg, 2, 1, out),
+                     SIVE_E_INVALID_ARG);
+    const double seeds[] = {1, 2};
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_SEED, seeds, 2, 1, out),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_BASE_LR, neg, 2, 0, out),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_sweep(NULL, &m, theta0, SIVE_OPT_BASE_LR, neg, 2, 1, out),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_BASE_LR, neg, 0, 1, out),
+                     SIVE_E_INVALID_ARG);
+    /* a run that refuses theta*: nothing is returned */
+    const double nan_theta[3] = {NAN, 0, 0};
+    const double lr[] = {0.01, 0.02};
+    ck_assert_int_eq(sive_probe_sweep(p, &m, nan_theta, SIVE_OPT_BASE_LR, lr, 2, 2, out),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(out[0]);
+    ck_assert_ptr_null(out[1]);
+    sive_probe_free(p);
+}
+END_TEST
+
+static int stop_now(int32_t chain, int64_t step, int64_t total, void *user)
+{
+    (void)chain, (void)step, (void)total, (void)user;
+    return 1;
+}
+
+/* a cancelled run stops the sweep: SIVE_E_CANCELLED, nothing returned */
+START_TEST(sweep_cancelled)
+{
+    sive_model m = qmodel();
+    sive_probe *p = qprobe();
+    ck_assert_int_eq(sive_probe_set_progress(p, stop_now, NULL), SIVE_OK);
+    const double lr[] = {0.01, 0.02, 0.05};
+    sive_result *out[3];
+    ck_assert_int_eq(sive_probe_sweep(p, &m, theta0, SIVE_OPT_BASE_LR, lr, 3, 2, out),
+                     SIVE_E_CANCELLED);
+    for (int i = 0; i < 3; i++)
+        ck_assert_ptr_null(out[i]);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "base_lr"));
+    sive_probe_free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *tc = tcase_create("sweep");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, sweep_equals_single_runs);
+    tcase_add_test(tc, sweep_groups_common_path);
+    tcase_add_test(tc, sweep_errors);
+    tcase_add_test(tc, sweep_cancelled);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
