@@ -187,8 +187,8 @@ static int check_sizes(const sivei_options *o, const sive_model *m, char *err)
  * worker 0, so a run whose extra threads cannot start still completes. */
 static void run_workers(sivei_run *run)
 {
-    int64_t todo = run->r->end - run->r->begin;
-    int64_t n = run->opt.threads < todo ? run->opt.threads : todo;
+    int64_t to_run = run->r->end - run->r->begin;
+    int64_t n = run->opt.threads < to_run ? run->opt.threads : to_run;
     sivei_work *w = calloc((size_t)n, sizeof *w);
     pthread_t *tid = calloc((size_t)n, sizeof *tid);
     if (!w || !tid)
