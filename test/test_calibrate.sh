@@ -4,25 +4,7 @@
 # usage errors exit 2.  Usage: test_calibrate.sh path/to/sive
 set -u
 SIVE=${1:?usage: test_calibrate.sh path/to/sive}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-tests=0
-ok() { tests=$((tests + 1)); echo "ok $tests - $1"; }
-bad() { tests=$((tests + 1)); fails=$((fails + 1)); echo "not ok $tests - $1"; }
-run() {
-    local name=$1 want=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if grep -q "runtime error\|Sanitizer" "$TMP/err"; then
-        bad "$name: sanitizer report"; head -30 "$TMP/err"; return 1
-    fi
-    if [ "$got" -eq "$want" ]; then ok "$name (exit $got)"; else
-        bad "$name: exit $got, expected $want"; sed 's/^/  stderr: /' "$TMP/err" | head -20
-        return 1
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 has() { # has NAME FILE PATTERN
     if grep -q -- "$3" "$2"; then ok "$1"; else
         bad "$1: $2 lacks '$3'"; head -40 "$2" | sed 's/^/  /'
@@ -82,5 +64,4 @@ got=$?
 [ "$got" -eq 130 ] && grep -q "interrupted" "$TMP/int.err" && ok "Ctrl-C: exit 130" ||
     { bad "Ctrl-C: exit $got"; cat "$TMP/int.err"; }
 
-echo "1..$tests"
-[ "$fails" -eq 0 ]
+tap_finish

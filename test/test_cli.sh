@@ -4,33 +4,7 @@
 # budgets, and broken inputs.  Usage: test_cli.sh path/to/sive
 set -u
 SIVE=${1:?usage: test_cli.sh path/to/sive}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-tests=0
-
-ok() { tests=$((tests + 1)); echo "ok $tests - $1"; }
-bad() { tests=$((tests + 1)); fails=$((fails + 1)); echo "not ok $tests - $1"; }
-
-# run NAME EXPECTED_STATUS CMD...: stdout -> $TMP/out, stderr -> $TMP/err
-run() {
-    local name=$1 want=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if grep -q "runtime error\|Sanitizer" "$TMP/err"; then
-        bad "$name: sanitizer report"
-        head -30 "$TMP/err" | sed 's/^/  stderr: /'
-        return 1
-    fi
-    if [ "$got" -eq "$want" ]; then
-        ok "$name (exit $got)"
-    else
-        bad "$name: exit $got, expected $want"
-        sed 's/^/  stderr: /' "$TMP/err" | head -20
-        return 1
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # expect_err NAME PATTERN: stderr matches
 expect_err() {
@@ -420,5 +394,4 @@ PY
 grep -q 'N = 16 (paper 512), B_eval = 32 (paper 64), B_grad = 128 (paper 1024)' "$TMP/out" &&
     ok "demo --quick budget against the paper's" || bad "demo --quick budget text"
 
-echo "1..$tests"
-[ "$fails" -eq 0 ] || { echo "$fails of $tests failed"; exit 1; }
+tap_finish

@@ -8,10 +8,7 @@
 # must come back unchanged.  Usage: test_cli_json.sh path/to/sive
 set -u
 SIVE=${1:?usage: test_cli_json.sh path/to/sive}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-tests=0
+. "$(dirname "$0")/tap.sh"
 
 # check NAME BYTES EXPECTED: BYTES (printf format) is the file name;
 # EXPECTED is the Python literal the "checkpoint" member must end with.
@@ -59,5 +56,4 @@ check "valid UTF-8 kept" 'caf\303\251-\342\202\254-\360\237\230\200.ckpt' \
 check "controls and quotes" 'a\tb\001"c\\d.ckpt' '"a\tb\x01\"c\\d.ckpt"'
 check "valid after invalid" '\377\303\251\377.ckpt' '"\ufffd\u00e9\ufffd.ckpt"'
 
-echo "1..$tests"
-[ "$fails" -eq 0 ]
+tap_finish

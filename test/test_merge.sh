@@ -5,27 +5,8 @@
 # files and bad ranges are refused.  Usage: test_merge.sh path/to/sive
 set -u
 SIVE=${1:?usage: test_merge.sh path/to/sive}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-tests=0
-ok() { tests=$((tests + 1)); echo "ok $tests - $1"; }
-bad() { tests=$((tests + 1)); fails=$((fails + 1)); echo "not ok $tests - $1"; }
+. "$(dirname "$0")/tap.sh"
 
-# run NAME EXPECTED_STATUS CMD...: stdout -> $TMP/out, stderr -> $TMP/err
-run() {
-    local name=$1 want=$2
-    shift 2
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    local got=$?
-    if grep -q "runtime error\|Sanitizer" "$TMP/err"; then
-        bad "$name: sanitizer report"; head -30 "$TMP/err" | sed 's/^/  stderr: /'; return 1
-    fi
-    if [ "$got" -eq "$want" ]; then ok "$name (exit $got)"; else
-        bad "$name: exit $got, expected $want"; sed 's/^/  stderr: /' "$TMP/err" | head -20
-        return 1
-    fi
-}
 expect_err() {
     if grep -q -- "$2" "$TMP/err"; then ok "$1: message"; else
         bad "$1: stderr lacks '$2'"; sed 's/^/  stderr: /' "$TMP/err" | head -10
@@ -96,5 +77,4 @@ run "save into a missing directory" 1 "$SIVE" probe "$C" "${P[@]}" --chain-range
 [ -z "$(ls "$TMP" | grep -v -E '^(ck|out|err|whole\..*|[a-z0-9]+\.sres)$')" ] &&
     ok "no temporary files left" || bad "left behind: $(ls "$TMP")"
 
-echo "1..$tests"
-[ "$fails" -eq 0 ]
+tap_finish

@@ -7,12 +7,7 @@ set -u
 SIVE=${1:?usage: test_mpi.sh path/to/sive mpi|nompi}
 if [ "${2:-}" != mpi ]; then echo "SKIP: sive was built without Open MPI (-Dmpi)"; exit 77; fi
 if ! command -v mpirun >/dev/null; then echo "SKIP: mpirun not found (openmpi-bin)"; exit 77; fi
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-tests=0
-ok() { tests=$((tests + 1)); echo "ok $tests - $1"; }
-bad() { tests=$((tests + 1)); fails=$((fails + 1)); echo "not ok $tests - $1"; }
+. "$(dirname "$0")/tap.sh"
 # root needs --allow-run-as-root; 2 ranks on fewer cores need --oversubscribe
 MPIRUN=(mpirun --oversubscribe -np 2)
 [ "$(id -u)" = 0 ] && MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
@@ -52,5 +47,4 @@ grep -q "rank 1, unit 3 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" && o
 [ -e "$TMP/fault.csv" ] && bad "traces file written" || ok "no traces file"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary left: $(ls "$TMP")" || ok "no temporaries"
 
-echo "1..$tests"
-[ "$fails" -eq 0 ]
+tap_finish
