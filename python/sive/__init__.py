@@ -599,7 +599,23 @@ class Rng:
 # ---------------------------------------------------------------------------
 
 
-class _Handle:
+class _Closing:
+    """Context manager and finaliser of anything with a close()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+
+class _Handle(_Closing):
     _destroy = None  # the C destructor, set by each subclass
     _ptr = None      # so that a failed constructor leaves a closed handle
 
@@ -621,17 +637,6 @@ class _Handle:
         if ptr:
             type(self)._destroy(ptr)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: the library may be gone
-            pass
 
 
 class Batch:
@@ -732,7 +737,7 @@ def _new_model():
     return m
 
 
-class Model:
+class Model(_Closing):
     """A model for Probe.run(): dim parameters of dtype (float32 or float64)
     and its callbacks, held in a sive_model.
 
@@ -801,17 +806,6 @@ class Model:
             _model_destroy(byref(self._m))
             self._refs = ()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def mlp_model(mlp, train, blis_threads=1):
