@@ -33,6 +33,8 @@
 #include <sive/mlp.h>
 #include <sive/sive.h>
 
+#include "exact_ula.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,28 +96,6 @@ static int cm_eval(const void *theta, size_t d, const sive_batch *b, double *gro
 
 /* ---- exact ULA targets (docs/theory.md, "Exact targets") ---- */
 
-/* For x ~ N(mu, v) following x' = rho x - a g + sqrt(2 eta) xi with
- * rho = 1 - a H - eta/h^2 (stationary mu = -a g/(1-rho),
- * v = 2 eta/(1-rho^2)), f = g x + c x^2 has
- *   Cov(f_0, f_k) = (g + 2 c mu)^2 v rho^k + 2 c^2 v^2 rho^2k.
- * Returns Var(f) and stores in *var_mean the variance of the mean of n
- * consecutive values, (1/n) sum_{|k|<n} (1 - |k|/n) Cov(f_0, f_k). */
-static double coord_var(double a, double eta, double h, double H, double g, double c,
-                        double n, double *var_mean)
-{
-    double rho = 1.0 - a * H - eta / (h * h);
-    double mu = -a * g / (1.0 - rho), v = 2.0 * eta / (1.0 - rho * rho);
-    const double amp[2] = {(g + 2.0 * c * mu) * (g + 2.0 * c * mu) * v, 2.0 * c * c * v * v};
-    const double r[2] = {rho, rho * rho};
-    *var_mean = 0.0;
-    for (int j = 0; j < 2; j++) {
-        double s = r[j] / (1.0 - r[j]) -
-                   r[j] * (1.0 - pow(r[j], n)) / (n * (1.0 - r[j]) * (1.0 - r[j]));
-        *var_mean += amp[j] * (1.0 + 2.0 * s) / n;
-    }
-    return amp[0] + amp[1];
-}
-
 /* The exact target t^2 Var_q(K), and in *expect the expectation of the
  * unclipped SIVE of a stationary tail of n steps:
  *   E = t^2 n/(n-1) (Var K - Var(mean_T K))
@@ -127,10 +107,10 @@ static double exact_target(const cmodel *m, double t, double a, double n, double
     const double eta = a / t;
     double var = 0.0, var_mean = 0.0, vm;
     if (m->kind == 1) { /* K1 = (x + 0.2)^2 with the tether at x = 0 */
-        var = coord_var(a, eta, 2.0, 2.0, 0.4, 1.0, n, &var_mean);
+        var = exact_ula_coord_var(a, eta, 2.0, 2.0, 0.4, 1.0, n, &var_mean);
     } else {
         for (int i = 0; i < QD; i++) {
-            var += coord_var(a, eta, 0.5, m->H[i], m->g[i], 0.5 * m->H[i], n, &vm);
+            var += exact_ula_coord_var(a, eta, 0.5, m->H[i], m->g[i], 0.5 * m->H[i], n, &vm);
             var_mean += vm;
         }
     }
