@@ -173,6 +173,11 @@ int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker)
         }
         if (ok && m->loss)
             ok = sivei_dedup_init(&w->dedup, m->n_examples, draws) == SIVE_OK;
+        if (ok && o->control_variate && !run->cv_star) {
+            size_t cap = (uint64_t)draws < m->n_examples ? draws : (size_t)m->n_examples;
+            w->cv_loss = malloc(cap * sizeof *w->cv_loss);
+            ok = w->cv_loss != NULL;
+        }
     }
     if (!ok) {
         sivei_work_release(w);
@@ -191,13 +196,16 @@ void sivei_work_release(sivei_work *w)
     free(w->grad_idx);
     free(w->perm);
     sivei_dedup_release(&w->dedup);
+    free(w->cv_loss);
     w->theta = w->grad = w->noise = NULL;
-    w->group_loss = NULL;
+    w->group_loss = w->cv_loss = NULL;
     w->eval_idx = w->grad_idx = w->perm = NULL;
 }
 
 /* Per-example model: each distinct draw evaluated once, then the group
- * means summed in draw order (the same sums as evaluating every draw). */
+ * means summed in draw order (the same sums as evaluating every draw).
+ * With control variates the group means are of D_j = l_j - l_j(theta*);
+ * the caller adds L_n(theta*) to their mean. */
 static int evaluate_examples(sivei_run *run, sivei_work *w, sive_batch *b,
                              const void *theta)
 {
@@ -209,6 +217,8 @@ static int evaluate_examples(sivei_run *run, sivei_work *w, sive_batch *b,
     eb.n_groups = 1;
     eb.group_size = u;
     int rc = run->model.loss(theta, run->model.dim, &eb, d->loss, run->model.user);
+    if (!rc && run->opt.control_variate)
+        rc = sivei_cv_subtract(run, w, &eb);
     if (rc)
         return rc;
     for (size_t g = 0; g < N; g++) {

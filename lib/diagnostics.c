@@ -31,6 +31,55 @@ typedef struct tails {
     int32_t worst_chain;
 } tails;
 
+/* The SIVE influence series of chains ids[] of r, one at a time. */
+typedef struct influence_src {
+    const sive_result *r;
+    const int32_t *ids;
+    double *y;
+} influence_src;
+
+static const double *influence_of(void *ctx, size_t k)
+{
+    influence_src *s = ctx;
+    const sivei_chain_out *ch = &s->r->c[s->ids[k]];
+    size_t n = 0, n2 = 0;
+    double *lbar = sivei_tail_copy(s->r, ch, SIVE_TRACE_LBAR, &n);
+    double *s2 = sivei_tail_copy(s->r, ch, SIVE_TRACE_S2, &n2);
+    const double *y = NULL;
+    if (lbar && s2) {
+        sivei_sive_influence(lbar, s2, n, (double)s->r->opt.groups, s->y);
+        y = s->y;
+    }
+    free(lbar);
+    free(s2);
+    return y;
+}
+
+/* MCSE and SIVE_ESS of chains ids[0..k-1] of r (docs/theory.md, "MCSE"):
+ * lambda-hat is t^2 times the tail mean of the influence series, whose
+ * autocorrelation time is estimated from all k chains at once (they
+ * share the target; a short tail alone gives a noisy one). */
+static int influence_mcse(const sive_result *r, const int32_t *ids, size_t k)
+{
+    const size_t n = (size_t)sivei_tail_count(&r->opt);
+    influence_src src = {r, ids, malloc(n * sizeof(double))};
+    double *v = malloc(k * sizeof *v), tau = NAN;
+    int rc = src.y && v ? SIVE_OK : SIVE_E_NOMEM;
+    if (rc == SIVE_OK)
+        rc = sivei_var_of_mean_pooled(influence_of, &src, k, n, v, &tau);
+    const double t2 = r->opt.t * r->opt.t;
+    for (size_t c = 0; c < k && rc == SIVE_OK; c++) {
+        double *st = r->c[ids[c]].stat;
+        st[SIVE_STAT_MCSE] = t2 * sqrt(v[c]);
+        /* the ESS of y consistent with it: Var_T(y) / Var(mean y) */
+        st[SIVE_STAT_SIVE_ESS] = v[c] > 0.0 ? (double)n / fmax(tau, 1.0)
+                                 : v[c] == 0.0 ? (double)n : NAN;
+    }
+    free(src.y);
+    free(v);
+    return rc;
+}
+
 /* A chain stopped by a callback error or a cancel keeps estimates from the
  * steps it ran (its tail: the last 1 - alpha of them), outside the
  * summaries: the estimators see a view of the result with fewer steps. */
@@ -40,7 +89,8 @@ static int estimate_partial(const sive_result *r, sivei_chain_out *ch)
     view.opt.steps = ch->steps_run;
     if (sivei_tail_count(&view.opt) < 4)
         return SIVE_OK;
-    if (sivei_chain_estimate(&view, ch))
+    const int32_t id = (int32_t)(ch - r->c);
+    if (sivei_chain_estimate(&view, ch) || influence_mcse(&view, &id, 1))
         return SIVE_E_NOMEM;
     size_t n = 0;
     double *x = sivei_tail_copy(&view, ch, SIVE_TRACE_LBAR, &n);
@@ -51,7 +101,7 @@ static int estimate_partial(const sive_result *r, sivei_chain_out *ch)
     return SIVE_OK;
 }
 
-static int32_t collect(sive_result *r, tails *t)
+static int32_t collect(sive_result *r, tails *t, int32_t *ids)
 {
     const int64_t first = sivei_tail_first(&r->opt);
     int32_t ok = 0;
@@ -69,6 +119,7 @@ static int32_t collect(sive_result *r, tails *t)
             continue;
         if (sivei_chain_estimate(r, ch))
             return -1;
+        ids[ok] = c;
         /* borrowing keeps the peak memory of long runs at the traces */
         if (t->borrowed) {
             t->n = (size_t)(r->opt.steps - first);
@@ -137,10 +188,12 @@ static void pool(sive_result *r, int32_t ok)
 int sivei_result_summarise(sive_result *r)
 {
     tails t = {.x = calloc((size_t)r->chains, sizeof(double *))};
-    if (!t.x)
-        return SIVE_E_NOMEM;
-    int32_t ok = collect(r, &t);
+    int32_t *ids = malloc((size_t)r->chains * sizeof *ids);
+    int32_t ok = t.x && ids ? collect(r, &t, ids) : -1;
     int rc = ok < 0 ? SIVE_E_NOMEM : SIVE_OK;
+    if (rc == SIVE_OK && ok > 0)
+        rc = influence_mcse(r, ids, (size_t)ok);
+    free(ids);
     double ess_multi = NAN;
     if (rc == SIVE_OK) {
         r->chains_ok = ok;
@@ -155,7 +208,7 @@ int sivei_result_summarise(sive_result *r)
                 sivei_split_rhat((const double *const *)t.x, (size_t)ok, t.n);
         }
     }
-    if (!t.borrowed)
+    if (!t.borrowed && t.x)
         for (int32_t c = 0; c < r->chains; c++)
             free(t.x[c]);
     free(t.x);

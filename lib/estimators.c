@@ -6,35 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* MCSE of the unclipped SIVE and the ESS behind it.  By the delta method
- * the estimator is the tail mean of the influence series
- *   y_m = (Lbar_m - mean)^2 n/(n-1) - s2_m/N      (times t^2),
- * so its variance is that of a mean of y, which mixes as slowly as the
- * chain's slowest mode and whose slow part is often a few % of its
- * variance under evaluation noise: sivei_var_of_mean (docs/theory.md).
- * SIVE_ESS = Var_T(y) / Var(mean y), the ESS of y consistent with it.
- * Overwrites lbar with y. */
-static int influence_mcse(double *lbar, const double *s2, size_t n, double mean,
-                          double t, double N, double *st)
-{
-    double *y = lbar;
-    const double scale = (double)n / ((double)n - 1.0);
-    for (size_t i = 0; i < n; i++) {
-        double dv = lbar[i] - mean;
-        y[i] = dv * dv * scale - s2[i] / N;
-    }
-    double vy, vmean;
-    int rc = sivei_var_of_mean(y, n, &vmean);
-    sivei_mean_var(y, n, NULL, &vy);
-    st[SIVE_STAT_MCSE] = t * t * sqrt(vmean);
-    st[SIVE_STAT_SIVE_ESS] = NAN;
-    if (vmean > 0.0)
-        st[SIVE_STAT_SIVE_ESS] = vy / vmean;
-    else if (vmean == 0.0) /* constant y */
-        st[SIVE_STAT_SIVE_ESS] = (double)n;
-    return rc;
-}
-
 int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c)
 {
     size_t n = 0, n2 = 0;
@@ -67,11 +38,9 @@ int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c)
     st[SIVE_STAT_NOISE_CORRECTION_STD] = t * t / N * sqrt(sivei_batch_means_var(s2, n));
     st[SIVE_STAT_NOISE_CORRECTION_STD_GAUSS] = corr * sqrt(2.0 / ((double)n * (N - 1.0)));
 
-    int rc = influence_mcse(lbar, s2, n, mean, t, N, st);
+    /* MCSE and SIVE_ESS pool the chains of the run: diagnostics.c */
     free(s2);
     free(lbar);
-    if (rc)
-        return rc;
 
     /* Geometry of the chart. */
     const double h = r->h, g0 = c->trace[SIVE_TRACE_GRAD_NORM][0];

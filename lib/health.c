@@ -15,6 +15,10 @@
 #define NONSTATIONARY_Z 4
 /* the correction C "dominates" when C > DOMINANT_C |lambda-hat| */
 #define DOMINANT_C 10
+/* the tail RMS displacement over h of a chain that left its chart, and of
+ * one that barely moves (a tethered flat direction alone gives ~1) */
+#define CHART_FAR 3
+#define CHART_STILL 0.01
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -43,7 +47,11 @@ static const flag_desc flags[] = {
     {SIVE_FLAG_DOMINANT_CORRECTION, "dominant_correction",
      "the noise correction is more than " STR(DOMINANT_C) " times the estimate: lambda-hat is "
      "a small difference of two large numbers, and a small error in the noise model moves "
-     "it a lot (raise N*B_eval)"},
+     "it a lot (raise N*B_eval, or use control variates with a per-example model)"},
+    {SIVE_FLAG_CHART, "chart",
+     "a chain's mean tail displacement from theta* is above " STR(CHART_FAR) " h (it left "
+     "its chart: lower c_h or h for a stronger tether) or below " STR(CHART_STILL) " h (it "
+     "barely moves: raise base_lr or steps)"},
 };
 
 static const flag_desc *find(uint32_t bit)
@@ -133,6 +141,54 @@ static uint32_t chain_flags(const sive_result *r, text *t)
     return f;
 }
 
+/* The finished chains' extreme RMS_DISP_REL_H: the chain, and how many
+ * chains lie beyond the limit on the same side (far: above it). */
+typedef struct extreme {
+    int32_t chain, count;
+    double value;
+} extreme;
+
+static extreme disp_extreme(const sive_result *r, int far, double limit)
+{
+    extreme e = {-1, 0, NAN};
+    for (int32_t c = 0; c < r->chains; c++) {
+        double v = r->c[c].stat[SIVE_STAT_RMS_DISP_REL_H];
+        if (r->c[c].status != SIVE_CHAIN_OK || isnan(v))
+            continue;
+        if (far ? v > limit : v < limit)
+            e.count++;
+        if (e.chain < 0 || (far ? v > e.value : v < e.value)) {
+            e.chain = c;
+            e.value = v;
+        }
+    }
+    return e;
+}
+
+/* A chain far outside its chart measures the loss elsewhere than at
+ * theta*; one that does not move measures nothing of the chart's flat
+ * directions.  The tether relaxes in h^2/eta steps. */
+static uint32_t chart_flags(const sive_result *r, text *t)
+{
+    uint32_t f = 0;
+    extreme far = disp_extreme(r, 1, CHART_FAR), still = disp_extreme(r, 0, CHART_STILL);
+    const double relax = r->h * r->h / r->eta;
+    if (far.count > 0) {
+        f = SIVE_FLAG_CHART;
+        add(t, "chart: chain %d: mean tail displacement %.3g h > %d h (%d of %d chains): the "
+            "chain left its chart around theta*; lower c_h or h (a stronger tether)\n",
+            (int)far.chain, far.value, CHART_FAR, (int)far.count, (int)r->chains_ok);
+    }
+    if (still.count > 0) {
+        f = SIVE_FLAG_CHART;
+        add(t, "chart: chain %d: mean tail displacement %.3g h < %g h (%d of %d chains): the "
+            "chain barely moves (the tether relaxes in h^2/eta = %.3g steps, the run has "
+            "%lld steps); raise base_lr or steps\n", (int)still.chain, still.value, CHART_STILL,
+            (int)still.count, (int)r->chains_ok, relax, (long long)r->opt.steps);
+    }
+    return f;
+}
+
 static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t worst_chain,
                               text *t)
 {
@@ -160,9 +216,10 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
     if (corr > DOMINANT_C * lam) {
         f |= SIVE_FLAG_DOMINANT_CORRECTION;
         add(t, "dominant_correction: noise correction %.4g is %.0f times |SIVE| %.4g: "
-            "raise groups or eval_batch\n", corr, lam > 0.0 ? corr / lam : INFINITY, lam);
+            "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
+            lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    return f;
+    return f | chart_flags(r, t);
 }
 
 int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)

@@ -52,6 +52,8 @@ static const sive_option_info table[] = {
       "first chain of this run's range [chain_begin, chain_end)"),
     I(SIVE_OPT_CHAIN_END, "chain_end", 0, 4096, 0,
       "one past the last chain of this run's range (0: chains)"),
+    I(SIVE_OPT_CONTROL_VARIATE, "control_variate", 0, 1, 0,
+      "1: evaluate loss differences to theta* (per-example models; same target, less noise)"),
 };
 #undef I
 #undef D
@@ -105,6 +107,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_EVAL_STRIDE: o->eval_stride = v; break;
             case SIVE_OPT_CHAIN_BEGIN: o->chain_begin = v; break;
             case SIVE_OPT_CHAIN_END: o->chain_end = v; break;
+            case SIVE_OPT_CONTROL_VARIATE: o->control_variate = v; break;
             default: break;
             }
         } else {
@@ -159,6 +162,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_EVAL_STRIDE: return &o->eval_stride;
     case SIVE_OPT_CHAIN_BEGIN: return &o->chain_begin;
     case SIVE_OPT_CHAIN_END: return &o->chain_end;
+    case SIVE_OPT_CONTROL_VARIATE: return &o->control_variate;
     }
     return NULL;
 }

@@ -34,6 +34,7 @@ typedef struct sivei_options {
     int64_t steps, groups, eval_batch, grad_batch, chains, threads;
     int64_t replacement, eval_stride;
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
+    int64_t control_variate;
     uint64_t seed;
 } sivei_options;
 
@@ -115,6 +116,10 @@ typedef struct sivei_run {
     void *progress_user;
     const void *theta_star; /* float or double, by model.dtype */
     double h, eta;
+    /* control variates (control_variate.c): l_j(theta*) for every j, or
+     * NULL (none, or beyond the table limit), and L_n(theta*) */
+    double *cv_star;
+    double cv_base;
     sive_result *r;
     atomic_int next_chain;
     atomic_int stop;        /* set when a chain hit a callback error or cancel */
@@ -157,6 +162,8 @@ typedef struct sivei_work {
     uint64_t *grad_idx;         /* B_grad                          */
     uint64_t *perm;             /* data size, sampling w/o replacement */
     sivei_dedup dedup;          /* per-example models only         */
+    double *cv_loss;            /* control variates without a table:
+                                   l_j(theta*) of a step's distinct draws */
 } sivei_work;
 
 SIVE_HIDDEN int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker);
@@ -169,6 +176,13 @@ SIVE_HIDDEN void sivei_chain_run_f64(sivei_run *run, sivei_work *w, int32_t c);
  * w->group_loss.  Returns 0 or the callback's non-zero value. */
 SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
                                const void *theta, int32_t c, int64_t m);
+/* control_variate.c: the losses at theta* (before the chains start; a
+ * no-op without SIVE_OPT_CONTROL_VARIATE), their release, and the
+ * subtraction of l_j(theta*) from the losses of a step's distinct draws
+ * (eb: the batch the model was called on; returns the callback's code). */
+SIVE_HIDDEN int sivei_cv_prepare(sivei_run *run, char *err);
+SIVE_HIDDEN void sivei_cv_release(sivei_run *run);
+SIVE_HIDDEN int sivei_cv_subtract(sivei_run *run, sivei_work *w, const sive_batch *eb);
 /* Record the first fatal status of a run (thread-safe).  A callback's
  * message (sive_set_errmsg or the library's own) is appended. */
 SIVE_HIDDEN void sivei_run_fail(sivei_run *run, int status, int cb_code,

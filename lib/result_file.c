@@ -4,7 +4,7 @@
  * Layout (all integers little-endian, doubles as their IEEE-754 bits):
  *
  *   off  0  magic "SIVERES\0"                              8 bytes
- *        8  format version (1)                             u32
+ *        8  format version (2; 1 is read too)              u32
  *       12  reserved (0)                                   u32
  *       16  payload length P                               u64
  *       24  payload                                        P bytes
@@ -13,7 +13,8 @@
  * Payload, as 8-byte words unless noted:
  *   options: t base_lr h c_h burn_in anchor (f64); h_absolute steps groups
  *   eval_batch grad_batch chains threads replacement eval_stride
- *   chain_begin chain_end seed (i64/u64); h eta (f64); begin end dtype
+ *   chain_begin chain_end seed (i64/u64); version 2 only: control_variate
+ *   (i64); h eta (f64); begin end dtype
  *   dim n_examples theta_hash status callback_code; errmsg length + bytes;
  *   note length + bytes; then per chain c in [begin, end): status
  *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64.
@@ -33,7 +34,8 @@
 #include <sys/stat.h>
 
 #define MAGIC "SIVERES"  /* with its NUL: 8 bytes */
-#define VERSION 1u
+#define VERSION 2u
+#define VERSION_OLDEST 1u /* 0.2.0: no control_variate field (it was 0) */
 #define HEAD 24
 #define NOTE_MAX ((uint64_t)1 << 20)
 
@@ -93,7 +95,8 @@ static void put_options(wbuf *b, const sivei_options *o)
         put_f64(b, d[i]);
     const int64_t v[] = {o->h_absolute, o->steps, o->groups, o->eval_batch, o->grad_batch,
                          o->chains, o->threads, o->replacement, o->eval_stride,
-                         o->chain_begin, o->chain_end, (int64_t)o->seed};
+                         o->chain_begin, o->chain_end, (int64_t)o->seed,
+                         o->control_variate};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         put_u64(b, (uint64_t)v[i]);
 }
@@ -169,6 +172,7 @@ int sive_result_save(const sive_result *r, const char *path, const char *note)
 typedef struct rbuf {
     const unsigned char *p;
     size_t len, at;
+    uint64_t version; /* of the file being read */
     int bad; /* ran past the end */
 } rbuf;
 
@@ -224,6 +228,7 @@ static void get_options(rbuf *b, sivei_options *o)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         *v[i] = get_i64(b);
     o->seed = get_u64(b);
+    o->control_variate = b->version >= 2 ? get_i64(b) : 0;
 }
 
 /* Every option inside its table bounds (NaN only where the table allows
@@ -380,10 +385,10 @@ static int check_frame(const unsigned char *p, size_t len, const char *shown)
                          len < HEAD + 8 ? " (too short)" : "");
     rbuf b = {.p = p, .len = len, .at = 8};
     uint64_t ver = get_u64(&b), plen = get_u64(&b);
-    if (ver != VERSION)
+    if (ver < VERSION_OLDEST || ver > VERSION)
         return sivei_fail(NULL, SIVE_E_FORMAT,
-                         "%s: result file format version %llu (this library reads %u)", shown,
-                         (unsigned long long)ver, VERSION);
+                         "%s: result file format version %llu (this library reads %u to %u)",
+                         shown, (unsigned long long)ver, VERSION_OLDEST, VERSION);
     if (plen != len - HEAD - 8)
         return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: truncated or damaged: %zu bytes, the header says %llu", shown,
@@ -412,7 +417,7 @@ int sive_result_load(const char *path, sive_result **out, char **note)
         rc = check_frame(p, len, shown);
     sive_result *r = NULL;
     if (!rc) {
-        rbuf b = {.p = p, .len = len - 8, .at = HEAD};
+        rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};
         r = decode(&b, note, &rc);
         if (rc == SIVE_E_FORMAT)
             sivei_fail(NULL, rc, "%s: a field is out of range: the file is damaged", shown);

@@ -26,11 +26,14 @@ static const char *option_mismatch(const sivei_options *a, const sivei_options *
         if (!same_double(da[i], db[i]))
             return dn[i];
     const int64_t ia[] = {a->h_absolute, a->steps, a->groups, a->eval_batch, a->grad_batch,
-                          a->chains, a->replacement, a->eval_stride, (int64_t)a->seed};
+                          a->chains, a->replacement, a->eval_stride, (int64_t)a->seed,
+                          a->control_variate};
     const int64_t ib[] = {b->h_absolute, b->steps, b->groups, b->eval_batch, b->grad_batch,
-                          b->chains, b->replacement, b->eval_stride, (int64_t)b->seed};
+                          b->chains, b->replacement, b->eval_stride, (int64_t)b->seed,
+                          b->control_variate};
     const char *in[] = {"radius mode", "steps", "groups", "eval_batch", "grad_batch",
-                        "chains", "replacement", "eval_stride", "seed"};
+                        "chains", "replacement", "eval_stride", "seed",
+                        "control_variate"};
     for (size_t i = 0; i < sizeof ia / sizeof ia[0]; i++)
         if (ia[i] != ib[i])
             return in[i];

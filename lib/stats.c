@@ -621,49 +621,180 @@ static void moving_average(const double *x, size_t n, size_t b, double mean, dou
     }
 }
 
-/* See stats.h.  Var(mean) = sigma2 / n with sigma2 = sum_k gamma_k, the
- * spectral density at 0, estimated in three steps:
- *  1. moving averages z of width b = floor(sqrt n) (m = n - b + 1 values):
- *     a filter whose weights sum to 1 keeps the spectral density at 0, so
- *     sigma2(z) = sigma2(x), while it averages white noise down by b; on a
- *     series whose slow correlation carries a few % of its variance (the
- *     SIVE influence series under evaluation noise) the autocorrelation
- *     of x drowns in noise after a few lags, that of z does not;
- *  2. tau_z by Sokal's window, W <= (m-1)/4;
- *  3. the autocovariances about the sample mean are each low by about
- *     Var(mean) = sigma2/m, so the window's sum c0 tau_z is low by
- *     (2W+1) sigma2/m: sigma2 = c0 tau_z / (1 - (2W+1)/m) (at most a
- *     factor 2, by the bound on W).
- * The result is at least the iid value s^2/n (tau >= 1). */
+/* Pooled autocovariance sums of the moving averages of k series:
+ * acc[j] = sum_c sum_{t<m-j} (z_ct - mu)(z_c,t+j - mu), j <= wmax, about
+ * the grand mean mu of all z.  Each chain's sums about its own mean come
+ * from the FFT (stable); the shift to mu adds, with d = z - zbar_c and
+ * delta = zbar_c - mu, delta (sum_{t<m-j} d_t + sum_{t>=j} d_t) +
+ * (m-j) delta^2 (prefix sums of d). */
+typedef struct pool_ws {
+    size_t n, b, m, wmax;
+    fft_ws fft;
+    double *z, *rho, *pre, *acc;
+} pool_ws;
+
+static void pool_ws_free(pool_ws *p)
+{
+    fft_ws_free(&p->fft);
+    free(p->z);
+    free(p->rho);
+    free(p->pre);
+    free(p->acc);
+}
+
+static int pool_ws_init(pool_ws *p, size_t n)
+{
+    p->n = n;
+    p->b = isqrt(n);
+    p->m = n - p->b + 1;
+    p->wmax = (p->m - 1) / 4;
+    p->z = malloc(p->m * sizeof *p->z);
+    p->rho = malloc((p->wmax + 1) * sizeof *p->rho);
+    p->pre = malloc((p->m + 1) * sizeof *p->pre);
+    p->acc = calloc(p->wmax + 1, sizeof *p->acc);
+    int rc = fft_ws_init(&p->fft, p->m);
+    if (rc == SIVE_OK && !(p->z && p->rho && p->pre && p->acc))
+        rc = SIVE_E_NOMEM;
+    if (rc)
+        pool_ws_free(p);
+    return rc;
+}
+
+/* Moving averages of x (mean xbar) into p->z; returns their mean. */
+static double pool_z(pool_ws *p, const double *x, double xbar)
+{
+    moving_average(x, p->n, p->b, xbar, p->z);
+    return sum4(p->z, p->m) / (double)p->m;
+}
+
+/* Adds the sums of one chain's z (mean zbar) about mu into p->acc. */
+static void pool_add(pool_ws *p, double zbar, double mu)
+{
+    const size_t m = p->m;
+    double vz;
+    sivei_mean_var(p->z, m, NULL, &vz);
+    double ss = vz * (double)(m - 1), delta = zbar - mu;
+    autocorr_ws(&p->fft, p->z, m, p->rho, p->wmax);
+    p->pre[0] = 0.0;
+    for (size_t t = 0; t < m; t++)
+        p->pre[t + 1] = p->pre[t] + (p->z[t] - zbar);
+    for (size_t j = 0; j <= p->wmax; j++) {
+        double ends = p->pre[m - j] + (p->pre[m] - p->pre[j]);
+        p->acc[j] += p->rho[j] * ss + delta * ends + (double)(m - j) * delta * delta;
+    }
+}
+
+/* The pooled spectral density at 0 of k series from p->acc: Sokal's window
+ * on the pooled autocorrelation, and the centring correction for the k m
+ * values behind the grand mean (see sivei_var_of_mean_pooled). */
+static double pool_sigma2(const pool_ws *p, size_t k)
+{
+    if (!(p->acc[0] > 0.0))
+        return 0.0; /* every z constant and equal */
+    for (size_t j = 0; j <= p->wmax; j++)
+        p->rho[j] = p->acc[j] / p->acc[0];
+    size_t w = 0;
+    double tau = sokal_tau(p->rho, p->wmax, p->b, &w);
+    double km = (double)k * (double)p->m, c0 = p->acc[0] / km;
+    return c0 * tau / (1.0 - (2.0 * (double)w + 1.0) / km);
+}
+
+/* See stats.h.  sigma2 = sum_j gamma_j, the spectral density at 0 shared
+ * by the k series, estimated in three steps:
+ *  1. moving averages z of width b = floor(sqrt n) (m = n - b + 1 values
+ *     per series): a filter whose weights sum to 1 keeps the spectral
+ *     density at 0, so sigma2(z) = sigma2(x), while it averages white
+ *     noise down by b; on a series whose slow correlation carries a few %
+ *     of its variance (the SIVE influence series under evaluation noise)
+ *     the autocorrelation of x drowns in noise after a few lags, that of
+ *     z does not;
+ *  2. the autocovariances of all z about their grand mean, summed over
+ *     the series (k times the information on the shape of the
+ *     autocorrelation), and tau_z by Sokal's window, W <= (m-1)/4;
+ *  3. the autocovariances about the estimated grand mean are each low by
+ *     about its variance sigma2/(k m), so the window's sum c0 tau_z is
+ *     low by (2W+1) sigma2/(k m): sigma2 = c0 tau_z / (1 - (2W+1)/(k m))
+ *     (at most a factor 2 for k = 1, by the bound on W).
+ * Series c gets tau = sigma2 / mean_c(s2_c) applied to its own variance,
+ * s2_c tau / n, at least the iid value s2_c / n. */
+int sivei_var_of_mean_pooled(sivei_series_fn get, void *ctx, size_t k, size_t n,
+                             double *out, double *tau_out)
+{
+    for (size_t c = 0; c < k; c++)
+        out[c] = NAN;
+    if (tau_out)
+        *tau_out = NAN;
+    if (!get || k == 0 || n < 4)
+        return SIVE_OK;
+    double *xbar = malloc(2 * k * sizeof *xbar); /* then the means of z */
+    pool_ws p;
+    int rc = xbar ? pool_ws_init(&p, n) : SIVE_E_NOMEM;
+    if (rc) {
+        free(xbar);
+        return rc;
+    }
+    double *zbar = xbar + k;
+    /* pass 1: means, variances (in out) and the grand mean of z */
+    double vsum = 0.0, zsum = 0.0;
+    for (size_t c = 0; c < k && rc == SIVE_OK; c++) {
+        const double *x = get(ctx, c);
+        if (!x)
+            rc = SIVE_E_NOMEM;
+        else if (!all_finite(x, n))
+            rc = SIVE_E_INVALID_ARG;
+        else {
+            sivei_mean_var(x, n, &xbar[c], &out[c]);
+            zbar[c] = pool_z(&p, x, xbar[c]);
+            vsum += out[c];
+            zsum += zbar[c];
+        }
+    }
+    /* pass 2: the pooled autocovariances of z about the grand mean */
+    const double mu = zsum / (double)k;
+    for (size_t c = 0; c < k && rc == SIVE_OK && vsum > 0.0; c++) {
+        const double *x = get(ctx, c);
+        if (!x)
+            rc = SIVE_E_NOMEM;
+        else {
+            moving_average(x, n, p.b, xbar[c], p.z);
+            pool_add(&p, zbar[c], mu);
+        }
+    }
+    double tau = NAN;
+    if (rc == SIVE_OK)
+        tau = vsum > 0.0 ? pool_sigma2(&p, k) / (vsum / (double)k) : 1.0;
+    for (size_t c = 0; c < k; c++)
+        out[c] = rc ? NAN : fmax(out[c] * tau, out[c]) / (double)n;
+    if (tau_out)
+        *tau_out = tau;
+    pool_ws_free(&p);
+    free(xbar);
+    return rc == SIVE_E_INVALID_ARG ? SIVE_OK : rc;
+}
+
+void sivei_sive_influence(const double *lbar, const double *s2, size_t n, double N, double *y)
+{
+    double mean;
+    sivei_mean_var(lbar, n, &mean, NULL);
+    const double scale = (double)n / ((double)n - 1.0);
+    for (size_t i = 0; i < n; i++) {
+        double dv = lbar[i] - mean;
+        y[i] = dv * dv * scale - s2[i] / N;
+    }
+}
+
+static const double *one_series(void *ctx, size_t c)
+{
+    (void)c;
+    return ctx;
+}
+
 int sivei_var_of_mean(const double *x, size_t n, double *out)
 {
     *out = NAN;
-    if (!x || n < 4 || !all_finite(x, n))
+    if (!x)
         return SIVE_OK;
-    double mean, var, vz;
-    sivei_mean_var(x, n, &mean, &var);
-    if (!(var > 0.0)) {
-        *out = 0.0;
-        return SIVE_OK;
-    }
-    size_t b = isqrt(n), m = n - b + 1, wmax = (m - 1) / 4;
-    double *z = malloc(m * sizeof *z), *rho = malloc((wmax + 1) * sizeof *rho);
-    int rc = z && rho ? SIVE_OK : SIVE_E_NOMEM;
-    if (rc == SIVE_OK) {
-        moving_average(x, n, b, mean, z);
-        sivei_mean_var(z, m, NULL, &vz);
-        rc = vz > 0.0 ? sivei_autocorr(z, m, rho, wmax) : SIVE_OK;
-    }
-    if (rc == SIVE_OK) {
-        size_t w = 0;
-        double tau = vz > 0.0 ? sokal_tau(rho, wmax, b, &w) : 1.0;
-        double c0 = vz * (double)(m - 1) / (double)m;
-        double sigma2 = c0 * tau / (1.0 - (2.0 * (double)w + 1.0) / (double)m);
-        *out = fmax(sigma2, var) / (double)n;
-    }
-    free(z);
-    free(rho);
-    return rc;
+    return sivei_var_of_mean_pooled(one_series, (void *)(uintptr_t)x, 1, n, out, NULL);
 }
 
 /* ------------------------------------------------------------------ */

@@ -19,8 +19,25 @@ SIVE_HIDDEN double sivei_batch_means_var(const double *x, size_t n);
  * corrected for the estimated mean (definition in stats.c and
  * docs/theory.md); at least the iid value s^2/n.  *out is NaN for
  * n < 4 or non-finite input, 0 for a constant series.  Returns SIVE_OK
- * or SIVE_E_NOMEM. */
+ * or SIVE_E_NOMEM.  The k = 1 case of sivei_var_of_mean_pooled. */
 SIVE_HIDDEN int sivei_var_of_mean(const double *x, size_t n, double *out);
+/* Series c (0 <= c < k) of n values, in memory the source owns until the
+ * next call; NULL when it cannot produce it (out of memory). */
+typedef const double *(*sivei_series_fn)(void *ctx, size_t c);
+/* The same for k series of n values that share one stationary law (the
+ * chains of a run): the shape of the autocorrelation, tau, is estimated
+ * from all of them (autocovariances about their grand mean), and series c
+ * gets out[c] = max(s2_c tau, s2_c) / n, s2_c its own variance (ddof 1).
+ * get is called twice per series, in order.  *tau_out (may be NULL)
+ * receives tau.  Outputs are NaN for n < 4 or when a series is not
+ * finite; SIVE_E_NOMEM when memory or a series is missing. */
+SIVE_HIDDEN int sivei_var_of_mean_pooled(sivei_series_fn get, void *ctx, size_t k, size_t n,
+                                         double *out, double *tau_out);
+/* The influence series of the unclipped SIVE over t^2 (docs/theory.md,
+ * "MCSE"): y[i] = (lbar[i] - mean lbar)^2 n/(n-1) - s2[i]/N, whose mean
+ * is the estimate.  y may be lbar. */
+SIVE_HIDDEN void sivei_sive_influence(const double *lbar, const double *s2, size_t n, double N,
+                                      double *y);
 /* Multi-chain ESS (Vehtari et al. 2021, without rank normalisation) of m
  * chains, chain c is x[c][0..n-1] (equal lengths).  NaN on failure. */
 SIVE_HIDDEN double sivei_ess_multi(const double *const *x, size_t m, size_t n);

@@ -3,6 +3,8 @@
  * wrong magic, version, data type, shape or count, and atomic writes. */
 #include <sive/mlp.h>
 
+#include "check_run.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -606,9 +608,5 @@ static Suite *checkpoint_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(checkpoint_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(checkpoint_suite());
 }

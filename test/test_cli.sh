@@ -236,7 +236,7 @@ run "probe csv, tiny budget" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --s
     python3 - "$TMP/out" <<'PY' && ok "probe csv: health column" || bad "probe csv health"
 import csv, sys
 names = ["diverged", "negative_sive", "nonstationary", "low_ess", "high_rhat",
-         "noisy_correction", "aborted", "dominant_correction"]
+         "noisy_correction", "aborted", "dominant_correction", "chart"]
 (r,) = list(csv.DictReader(open(sys.argv[1])))
 flags = int(r["flags"])
 want = "|".join(n for b, n in enumerate(names) if flags >> b & 1)

@@ -2,6 +2,8 @@
  * (tools/fmt.c, compiled in). */
 #include "fmt.h"
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -161,9 +163,5 @@ int main(void)
     tcase_add_test(tc, cells_pad_by_display_width);
     tcase_add_test(tc, table_aligns_utf8);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -27,6 +27,8 @@
 #include <sive/data.h>
 #include <sive/mlp.h>
 
+#include "check_run.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,9 +243,5 @@ int main(void)
     tcase_add_loop_test(tc, mlp_model_as_01_path, 0, 2);
     tcase_add_loop_test(tc, toy_as_01, 0, 2);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

@@ -4,6 +4,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "check_run.h"
+
 #include <check.h>
 #include <sive/data.h>
 
@@ -1171,9 +1173,5 @@ static Suite *data_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(data_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(data_suite());
 }

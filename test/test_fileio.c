@@ -5,6 +5,8 @@
 #endif
 #include "fileio.h"
 
+#include "check_run.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -365,9 +367,5 @@ static Suite *fileio_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(fileio_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(fileio_suite());
 }

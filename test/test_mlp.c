@@ -7,6 +7,8 @@
 
 #include "probe_impl.h" /* the run's distinct-example grouping (dedup.c) */
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -684,9 +686,5 @@ static Suite *mlp_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(mlp_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(mlp_suite());
 }

@@ -6,6 +6,8 @@
 #include <sive/data.h>
 #include <sive/mlp.h>
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -337,9 +339,5 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(model_suite());
 }

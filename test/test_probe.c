@@ -4,6 +4,8 @@
  * cancellation, sampling, per-example against per-group losses, names. */
 #include <sive/sive.h>
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -1379,18 +1381,20 @@ START_TEST(flag_names)
     const uint32_t pinned[] = {SIVE_FLAG_DIVERGED, SIVE_FLAG_NEGATIVE_SIVE,
                                SIVE_FLAG_NONSTATIONARY, SIVE_FLAG_LOW_ESS,
                                SIVE_FLAG_HIGH_RHAT, SIVE_FLAG_NOISY_CORRECTION,
-                               SIVE_FLAG_ABORTED};
+                               SIVE_FLAG_ABORTED, SIVE_FLAG_DOMINANT_CORRECTION,
+                               SIVE_FLAG_CHART};
     const char *expect[] = {"diverged", "negative_sive", "nonstationary", "low_ess",
-                            "high_rhat", "noisy_correction", "aborted"};
+                            "high_rhat", "noisy_correction", "aborted",
+                            "dominant_correction", "chart"};
     const char *names[32];
     size_t n = 0;
     for (; n < 32 && sive_flag_name(UINT32_C(1) << n); n++) {
         names[n] = sive_flag_name(UINT32_C(1) << n);
         ck_assert_int_gt((int)strlen(sive_flag_string(UINT32_C(1) << n)), 0);
     }
-    ck_assert_uint_ge(n, 7);
+    ck_assert_uint_ge(n, 9);
     check_name_list(names, n);
-    for (size_t k = 0; k < 7; k++) {
+    for (size_t k = 0; k < 9; k++) {
         ck_assert_uint_eq(pinned[k], UINT32_C(1) << k);
         ck_assert_str_eq(sive_flag_name(pinned[k]), expect[k]);
     }
@@ -1684,6 +1688,45 @@ START_TEST(public_rng)
 }
 END_TEST
 
+/* ---- chart health: the tail displacement against h ---- */
+
+/* The quadratic probe (h = 1, t = 100) at theta* = (c, c, c) with base_lr
+ * a: its flags, and the health text copied into text[len]. */
+static uint32_t chart_run(double c, double a, char *text, size_t len)
+{
+    quad q = quad_default();
+    sive_probe *p = new_quad_probe();
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BASE_LR, a), SIVE_OK);
+    sive_model m = quad_model(3, &q);
+    double theta[3] = {c, c, c};
+    sive_result *r = run_status(p, &m, theta, SIVE_OK);
+    uint32_t f = sive_result_flags(r);
+    strncpy(text, sive_result_health(r), len - 1);
+    text[len - 1] = '\0';
+    sive_result_free(r);
+    sive_probe_free(p);
+    return f;
+}
+
+START_TEST(chart_displacement_health)
+{
+    char text[2048];
+    /* minimum at 0, theta* = 5 h away: the chain settles at 5 t h^2/(1 + t h^2)
+     * = 4.95 h from theta* */
+    ck_assert_msg(chart_run(5.0, 0.05, text, sizeof text) & SIVE_FLAG_CHART, "%s", text);
+    ck_assert_msg(strstr(text, "chart: chain ") && strstr(text, "> 3 h") &&
+                      strstr(text, "lower c_h"), "%s", text);
+    /* a step so small that in 2000 steps the chain diffuses ~0.005 h */
+    ck_assert_msg(chart_run(0.0, 1e-6, text, sizeof text) & SIVE_FLAG_CHART, "%s", text);
+    ck_assert_msg(strstr(text, "< 0.01 h") && strstr(text, "raise base_lr or steps"), "%s",
+                  text);
+    /* at the minimum with the default step: ~0.1 h, no warning */
+    ck_assert_msg(!(chart_run(0.0, 0.05, text, sizeof text) & SIVE_FLAG_CHART), "%s", text);
+    ck_assert_ptr_null(strstr(text, "chart"));
+    ck_assert_str_eq(sive_flag_name(SIVE_FLAG_CHART), "chart");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("probe");
@@ -1721,10 +1764,7 @@ int main(void)
     tcase_add_test(tc, float32_path);
     tcase_add_test(tc, stats_helpers_bad_input);
     tcase_add_test(tc, public_rng);
+    tcase_add_test(tc, chart_displacement_health);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

@@ -5,6 +5,8 @@
 #include <sive/mlp.h>
 #include <sive/sive.h>
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -284,9 +286,5 @@ int main(void)
     tcase_add_test(tc, file_round_trip);
     tcase_add_test(tc, damage_is_refused);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

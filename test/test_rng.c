@@ -6,6 +6,8 @@
  * sigma for asymptotically normal statistics), never tuned to the seed. */
 #include "rng.h"
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -501,9 +503,5 @@ static Suite *rng_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(rng_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(rng_suite());
 }

@@ -1,6 +1,8 @@
 /* sive_probe_sweep(): one result per value, each equal to a plain run with
  * that option (common random numbers), independent of `parallel`, and the
  * error paths leave every out[i] NULL. */
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <sive/sive.h>
@@ -186,9 +188,5 @@ int main(void)
     tcase_add_test(tc, sweep_errors);
     tcase_add_test(tc, sweep_cancelled);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

@@ -6,6 +6,8 @@
 
 #include <sive/sive.h>
 
+#include "check_run.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -256,9 +258,5 @@ int main(void)
     tcase_add_test(tc, noise_correction_std_calibrated);
     tcase_add_test(tc, k2_paired_with_oracle);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

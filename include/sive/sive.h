@@ -250,7 +250,21 @@ typedef enum sive_option {
     SIVE_OPT_CHAIN_BEGIN = 17,
     /** int: one past the last chain this run computes; 0 (the default)
      *  means SIVE_OPT_CHAINS.  Must not exceed SIVE_OPT_CHAINS. */
-    SIVE_OPT_CHAIN_END = 18
+    SIVE_OPT_CHAIN_END = 18,
+    /** int: 1 evaluates differences D_j = loss_j(theta) - loss_j(theta*)
+     *  and reports Lbar = mean D + L_n(theta*) (control variates, default
+     *  0).  The same target (E[Lbar | theta] = L_n(theta) exactly); the
+     *  evaluation noise, hence the noise correction and its uncertainty,
+     *  shrink as the chain stays near theta*.  Needs a per-example model
+     *  (sive_model.loss); with group_loss only the run refuses
+     *  (SIVE_E_INVALID_ARG).  Before the chains start the run calls the
+     *  loss callback at theta* on every example (chain = -1, step = -1,
+     *  worker 0, ascending index batches of at most max(N*B_eval, 4096))
+     *  and keeps the n losses in double (8n bytes, shared by all chains);
+     *  above 2^24 examples it keeps none and evaluates each step's
+     *  distinct examples at theta* as well (twice the evaluation cost, no
+     *  table).  docs/theory.md, "Control variates". */
+    SIVE_OPT_CONTROL_VARIATE = 19
 } sive_option;
 
 /** Type of an option's value. */
@@ -538,9 +552,13 @@ enum {
     SIVE_FLAG_HIGH_RHAT = 1u << 4,      /**< split-Rhat > 1.05                 */
     SIVE_FLAG_NOISY_CORRECTION = 1u << 5,/**< std of C > |lambda-hat|          */
     SIVE_FLAG_ABORTED = 1u << 6,        /**< run stopped early                 */
-    SIVE_FLAG_DOMINANT_CORRECTION = 1u << 7 /**< C > 10 |lambda-hat|: lambda-hat
+    SIVE_FLAG_DOMINANT_CORRECTION = 1u << 7, /**< C > 10 |lambda-hat|: lambda-hat
                                              is a small difference of large
                                              numbers                          */
+    SIVE_FLAG_CHART = 1u << 8           /**< a chain's tail displacement from
+                                             theta* is > 3 h (it left its
+                                             chart) or < 0.01 h (it barely
+                                             moves)                           */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */
@@ -549,7 +567,7 @@ SIVE_API uint32_t sive_result_flags(const sive_result *r);
 SIVE_API const char *sive_flag_string(uint32_t flag);
 /** Stable machine name of one flag bit ("diverged", "negative_sive",
  *  "nonstationary", "low_ess", "high_rhat", "noisy_correction", "aborted",
- *  "dominant_correction"); NULL if unknown. */
+ *  "dominant_correction", "chart"); NULL if unknown. */
 SIVE_API const char *sive_flag_name(uint32_t flag);
 /** All raised flags explained, one line each with the numbers behind them
  *  ("" when healthy).  Owned by r. */
@@ -661,8 +679,9 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  * Load a result written by sive_result_save().  *out receives a new result
  * (free with sive_result_free()); note (may be NULL) receives the saved
  * note as a new NUL-terminated string to free with sive_free() (an empty
- * string when none was saved).  Both are NULL on failure.  A damaged,
- * truncated or foreign file is SIVE_E_FORMAT, never a wrong result.
+ * string when none was saved).  Both are NULL on failure.  Reads format
+ * versions 1 (libsive 0.2.0) and 2.  A damaged, truncated or foreign file
+ * is SIVE_E_FORMAT, never a wrong result.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
  * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).
  */

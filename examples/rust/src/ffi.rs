@@ -97,6 +97,9 @@ pub const SIVE_OPT_SEED: sive_option = 13;
 pub const SIVE_OPT_REPLACEMENT: sive_option = 14;
 pub const SIVE_OPT_EVAL_STRIDE: sive_option = 15;
 pub const SIVE_OPT_ANCHOR: sive_option = 16;
+pub const SIVE_OPT_CHAIN_BEGIN: sive_option = 17;
+pub const SIVE_OPT_CHAIN_END: sive_option = 18;
+pub const SIVE_OPT_CONTROL_VARIATE: sive_option = 19;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
@@ -179,6 +182,7 @@ pub const SIVE_FLAG_HIGH_RHAT: u32 = 1 << 4;
 pub const SIVE_FLAG_NOISY_CORRECTION: u32 = 1 << 5;
 pub const SIVE_FLAG_ABORTED: u32 = 1 << 6;
 pub const SIVE_FLAG_DOMINANT_CORRECTION: u32 = 1 << 7;
+pub const SIVE_FLAG_CHART: u32 = 1 << 8;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
