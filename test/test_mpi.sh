@@ -2,15 +2,19 @@
 # Open MPI (issue 10): `mpirun -np 2 sive probe` writes the same JSON, CSV
 # and traces as one process (the wall time aside); a unit that fails (a
 # damaged checkpoint) is named with its rank, the run exits non-zero and
-# writes nothing.  Usage: test_mpi.sh path/to/sive mpi|nompi
+# writes nothing.  Likewise `mpirun -np 3 sive trajectory` (its CSV, JSON,
+# stdout and plot), with faults of one rank: no data, other options.
+# Usage: test_mpi.sh path/to/sive mpi|nompi
 set -u
 SIVE=${1:?usage: test_mpi.sh path/to/sive mpi|nompi}
 if [ "${2:-}" != mpi ]; then echo "SKIP: sive was built without Open MPI (-Dmpi)"; exit 77; fi
 if ! command -v mpirun >/dev/null; then echo "SKIP: mpirun not found (openmpi-bin)"; exit 77; fi
 . "$(dirname "$0")/tap.sh"
+SIVE=$(realpath "$SIVE") # the trajectory runs in directories of their own
 # root needs --allow-run-as-root; 2 ranks on fewer cores need --oversubscribe
-MPIRUN=(mpirun --oversubscribe -np 2)
-[ "$(id -u)" = 0 ] && MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
+MPI=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && MPI=(mpirun --allow-run-as-root --oversubscribe)
+MPIRUN=("${MPI[@]}" -np 2)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none # containers without CMA
 # Open MPI's own allocations outlive MPI_Finalize: under LeakSanitizer they
 # would read as our leaks (the library's are checked by every other test)
@@ -46,5 +50,67 @@ grep -q "rank 1, unit 3 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" && o
 [ -s "$TMP/out" ] && bad "output written: $(head -c 200 "$TMP/out")" || ok "no output"
 [ -e "$TMP/fault.csv" ] && bad "traces file written" || ok "no traces file"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary left: $(ls "$TMP")" || ok "no temporaries"
+
+# trajectory: rank 0 trains; 2 checkpoints x 3 chains = 6 units, 2 per rank,
+# so ranks cut checkpoints into chain ranges (rank 1: epoch 0 chain 2 and
+# epoch 1 chain 0) and rank 0 merges pieces of several ranks.  Each run in
+# its own directory with the same --out, so the paths printed agree.
+T=(trajectory --epochs 1 --hidden 16,16 --steps 30 --groups 4 --eval-batch 8 --grad-batch 16
+   --chains 3 --seed 5 --threads 2 --blis-threads 1 --out o --format json)
+# the wall times: the last two CSV columns, two JSON members
+untime_csv() { sed -E 's/,[^,]*,[^,]*$//' "$1"; }
+untime_json() { sed -E 's/"(train|probe)_seconds":[^,}]*//g' "$1"; }
+mkdir "$TMP/t1" "$TMP/t3"
+(cd "$TMP/t1" && "$SIVE" "${T[@]}" --quiet >stdout 2>err) || bad "one process trajectory"
+if (cd "$TMP/t3" && "${MPI[@]}" -np 3 "$SIVE" "${T[@]}" >stdout 2>err); then
+    ok "mpirun -np 3 trajectory"; else bad "mpirun -np 3 trajectory"; sed 's/^/  stderr: /' "$TMP/t3/err" | head; fi
+# three one-process runs would write the same files: check the ranks split
+grep -q "6 units (checkpoint, chain) over 3 ranks" "$TMP/t3/err" && ok "the units are spread" ||
+    bad "not spread: $(head -3 "$TMP/t3/err")"
+head -1 "$TMP/t1/o/trajectory.csv" | grep -q ',train_seconds,probe_seconds$' &&
+    [ "$(wc -l <"$TMP/t1/o/trajectory.csv")" -eq 3 ] && ok "CSV: 2 epochs, times last" ||
+    bad "CSV layout: $(head -c 300 "$TMP/t1/o/trajectory.csv")"
+for f in o/trajectory.csv o/trajectory.json stdout; do
+    case $f in *.csv) u=untime_csv ;; *) u=untime_json ;; esac
+    [ -s "$TMP/t1/$f" ] && [ -s "$TMP/t3/$f" ] && cmp -s <($u "$TMP/t1/$f") <($u "$TMP/t3/$f") && ok "trajectory $f identical (but the times)" ||
+        bad "trajectory $f differs: $(diff <($u "$TMP/t1/$f") <($u "$TMP/t3/$f") | head -c 400)"
+done
+if [ -e "$TMP/t1/o/trajectory.png" ]; then # gnuplot installed
+    cmp -s "$TMP/t1/o/trajectory.png" "$TMP/t3/o/trajectory.png" && ok "trajectory.png identical" ||
+        bad "trajectory.png differs"
+fi
+
+# faults of one rank (mpirun's A : B gives rank 2 other arguments); every
+# case: non-zero exit, the reason on stderr, nothing on stdout and no
+# trajectory.* file (the checkpoints of the training stay)
+traj_fault() { # NAME PATTERN RANK2-ARGS...
+    local name=$1 want=$2 d="$TMP/$1"
+    shift 2
+    mkdir "$d"
+    (cd "$d" && timeout 120 "${MPI[@]}" -np 2 "$SIVE" "${T[@]}" --quiet : \
+        -np 1 "$SIVE" "${T[@]}" --quiet "$@" >stdout 2>err)
+    local rc=$?
+    [ $rc -ne 0 ] && ok "$name: exit $rc" || bad "$name: exit 0"
+    grep -q "$want" "$d/err" && ok "$name: named" || bad "$name: message: $(head -5 "$d/err")"
+    [ -s "$d/stdout" ] && bad "$name: stdout written" || ok "$name: nothing on stdout"
+    local left
+    left=$(ls -A "$d/o" | grep -v '^epoch_[0-9]*\.ckpt$')
+    [ -e "$d/o/epoch_1.ckpt" ] && [ -z "$left" ] && ok "$name: no trajectory files, no temporaries" || bad "$name: left $left"
+}
+traj_fault no-data "rank 2, units 4-5 (epoch 1, checkpoint o/epoch_1.ckpt, chains 1:3) failed: cannot open the data" \
+    --data "$TMP/nowhere"
+traj_fault other-options "epoch 1 (checkpoint o/epoch_1.ckpt): the ranks' chains do not merge: .*option 't'" \
+    --t 5000
+grep -q "part 1: rank 2, chains 1:3" "$TMP/other-options/err" && ok "other-options: the rank named" ||
+    bad "other-options: parts not named: $(head -5 "$TMP/other-options/err")"
+# a rank that stops at its arguments stops them all (no rank waits for it)
+mkdir "$TMP/bad-args"
+(cd "$TMP/bad-args" && timeout 120 "${MPI[@]}" -np 2 "$SIVE" "${T[@]}" : -np 1 "$SIVE" "${T[@]}" \
+    --no-such-flag >stdout 2>err)
+rc=$?
+[ $rc -eq 2 ] && ok "bad-args: exit 2" || bad "bad-args: exit $rc (124: a rank hung)"
+grep -q "rank 2 stopped at its arguments" "$TMP/bad-args/err" && ok "bad-args: named" ||
+    bad "bad-args: message: $(head -3 "$TMP/bad-args/err")"
+[ -e "$TMP/bad-args/o" ] && bad "bad-args: rank 0 went on" || ok "bad-args: nothing done"
 
 tap_finish

@@ -262,11 +262,37 @@ int cli_mpi_start(int *argc, char ***argv);
 void cli_mpi_end(void);
 int cli_mpi_rank(void);
 int cli_mpi_size(void);
-/* Send len bytes (an error text when is_error) to rank 0; 0 or -1. */
+/* Print "sive: rank R: why" and end every rank of the job (MPI_Abort):
+ * for a rank that cannot take its part in a message any more. */
+_Noreturn void cli_mpi_abort(const char *why);
+/* Send len bytes (an error text when is_error) to rank 0: 0, or -1 in a
+ * one-rank world.  Waiting ranks sleep between polls; an MPI error ends
+ * the job (MPI_ERRORS_ARE_FATAL). */
 int cli_mpi_send(const void *buf, int64_t len, int is_error);
 /* Receive the next message of rank src: *buf (NUL-terminated, free()),
- * *len, *is_error.  0 or -1. */
+ * *len, *is_error.  0, or -1 in a one-rank world. */
 int cli_mpi_recv(int src, char **buf, int64_t *len, int *is_error);
+/* After parsing the arguments (status < 0: go on, else the exit status):
+ * all ranks go on or none, since mpirun's A : B syntax gives ranks
+ * arguments of their own and the others would wait for a rank that
+ * stopped.  Returns status, or EXIT_USAGE (rank 0 printing "prefix: rank
+ * R stopped at its arguments") when another rank stopped.  Collective. */
+int cli_mpi_go(const char *prefix, int status);
+/* Rank 0 sends *buf (len bytes, an error text when is_error) to every
+ * rank; the others receive it as cli_mpi_recv() does.  Collective: every
+ * rank calls it in the same order.  0 (a one-rank world: a no-op). */
+int cli_mpi_bcast(char **buf, int64_t *len, int *is_error);
+/* The bytes of a file (*buf NUL-terminated, free()), and back: a result
+ * as the bytes of its result file (sive_result_save()) and those bytes,
+ * or a checkpoint file's, loaded through a private temporary file.  Each
+ * returns a libsive status; err receives the message. */
+int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t errlen);
+int cli_mpi_pack(const sive_result *r, const char *note, char **buf, int64_t *len, char *err,
+                 size_t errlen);
+int cli_mpi_unpack(const char *buf, int64_t len, sive_result **r, char **note, char *err,
+                   size_t errlen);
+int cli_mpi_unpack_checkpoint(const char *buf, int64_t len, sive_mlp **m, float **theta,
+                              char *err, size_t errlen);
 /* `sive options`: the library's option table (cmd_probe.c). */
 int cmd_options(int argc, char **argv);
 

@@ -760,50 +760,6 @@ static int probe_one(probe_args *a, int i)
 /* Under mpirun: (checkpoint, chain) units spread over the ranks       */
 /* ------------------------------------------------------------------ */
 
-/* A result as the bytes of its file (the checksummed format is also the
- * wire format), through a private temporary directory. */
-static int result_bytes(const sive_result *r, const char *note, char **buf, int64_t *len)
-{
-    const char *tmp = getenv("TMPDIR");
-    char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/sive-mpi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    *buf = NULL;
-    if (!mkdtemp(dir))
-        return -1;
-    snprintf(path, sizeof path, "%s/unit.sres", dir);
-    int rc = sive_result_save(r, path, note);
-    FILE *f = rc ? NULL : fopen(path, "rb");
-    if (f && fseek(f, 0, SEEK_END) == 0 && (*len = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (*buf = malloc((size_t)*len)) && fread(*buf, 1, (size_t)*len, f) != (size_t)*len) {
-        free(*buf);
-        *buf = NULL;
-    }
-    if (f)
-        fclose(f);
-    unlink(path);
-    rmdir(dir);
-    return *buf ? 0 : -1;
-}
-
-static int result_parse(const char *buf, int64_t len, sive_result **r, char **note)
-{
-    const char *tmp = getenv("TMPDIR");
-    char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/sive-mpi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir))
-        return SIVE_E_IO;
-    snprintf(path, sizeof path, "%s/unit.sres", dir);
-    FILE *f = fopen(path, "wb");
-    int rc = f && fwrite(buf, 1, (size_t)len, f) == (size_t)len ? 0 : SIVE_E_IO;
-    if (f && fclose(f) != 0)
-        rc = SIVE_E_IO;
-    if (!rc)
-        rc = sive_result_load(path, r, note);
-    unlink(path);
-    rmdir(dir);
-    return rc;
-}
-
 /* One unit: chain c of checkpoint i, as result bytes or an error text. */
 static int unit_run(probe_args *a, int i, int32_t c, char **buf, int64_t *len)
 {
@@ -826,9 +782,9 @@ static int unit_run(probe_args *a, int i, int32_t c, char **buf, int64_t *len)
     int fail = !r || (o.rc != SIVE_OK && o.rc != SIVE_E_DIVERGED);
     if (!fail) {
         o.r = r;
-        char *note = note_make(&o);
-        if (!note || result_bytes(r, note, buf, len)) {
-            snprintf(err, sizeof err, "cannot serialise the result: %s", sive_last_errmsg());
+        char *note = note_make(&o), why[900] = "out of memory";
+        if (!note || cli_mpi_pack(r, note, buf, len, why, sizeof why)) {
+            snprintf(err, sizeof err, "cannot serialise the result: %s", why);
             fail = 1;
         }
         free(note);
@@ -954,8 +910,9 @@ static int mpi_collect(probe_args *a, char **buf, int64_t *len, int *fail, int32
         ckpt_info one = {0};
         int64_t blis;
         double t = 0.0;
-        if (result_parse(buf[u], len[u], &got[u], &note)) {
-            fprintf(stderr, "sive probe: unit %d: %s\n", u, sive_last_errmsg());
+        char why[1024];
+        if (cli_mpi_unpack(buf[u], len[u], &got[u], &note, why, sizeof why)) {
+            fprintf(stderr, "sive probe: unit %d: %s\n", u, why);
             status = EXIT_RUN;
         } else if (!note_parse(note, &one, &blis, &t)) {
             sec[u / K] += t;
@@ -1059,7 +1016,7 @@ int cmd_probe(int argc, char **argv)
     }
     if (probe_cfg_init(&a.cfg))
         return EXIT_RUN;
-    int status = probe_parse(&a, argc, argv);
+    int status = cli_mpi_go("sive probe", probe_parse(&a, argc, argv));
     if (status < 0)
         status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
     probe_cfg_free(&a.cfg);

@@ -72,6 +72,9 @@ typedef struct traj_ctx {
     double train_secs, probe_secs;
     int64_t n_ckpt;         /* checkpoints written (x->n: those probed)   */
     int interrupted;        /* Ctrl-C: x->n holds what was probed          */
+    int lost;               /* mpirun: a unit failed, nothing is written   */
+    int data_rc;            /* mpirun, ranks > 0: the data did not open... */
+    char data_err[1024];    /* ...and why                                  */
 } traj_ctx;
 
 static double *pcv(const traj_epoch *e, int32_t chain, int k) { return &e->pc[chain * PC_COUNT + k]; }
@@ -399,15 +402,40 @@ static void traj_probe_one(traj_ctx *x, int64_t i)
     sive_mlp_free(m);
 }
 
+/* The line on stderr of a probed epoch; EXIT_RUN for a failed one. */
+static int note_epoch(const traj_ctx *x, const traj_epoch *e)
+{
+    if (e->rc) {
+        fprintf(stderr, "sive trajectory: epoch %lld: %s (%s)\n", (long long)e->tr.epoch, e->err,
+                sive_strerror(e->rc));
+        return EXIT_RUN;
+    }
+    if (!x->c->train.quiet) {
+        char a[96], b[96], names[256];
+        fprintf(stderr, "  epoch %lld: SIVE %s, Online %s, tail loss %.5f (%.1f s)%s%s\n",
+                (long long)e->tr.epoch,
+                cli_round_pm(a, sizeof a, e->mean[PC_SIVE], e->std[PC_SIVE], 1),
+                cli_round_pm(b, sizeof b, e->mean[PC_ONLINE], e->std[PC_ONLINE], 1),
+                e->mean[PC_TAIL_MEAN], e->secs, e->flags ? " " CLI_FLAG_MARK " " : "",
+                cli_flag_names(names, sizeof names, e->flags));
+    }
+    return 0;
+}
+
+static void announce_probes(const traj_ctx *x)
+{
+    if (x->c->train.quiet)
+        return;
+    fputs("sive trajectory: probing every checkpoint: ", stderr);
+    probe_print_settings(stderr, &x->c->probe);
+    fputc('\n', stderr);
+}
+
 /* 2. probe every checkpoint, from its file; returns an exit status. */
 static int traj_probe(traj_ctx *x)
 {
     int status = 0;
-    if (!x->c->train.quiet) {
-        fputs("sive trajectory: probing every checkpoint: ", stderr);
-        probe_print_settings(stderr, &x->c->probe);
-        fputc('\n', stderr);
-    }
+    announce_probes(x);
     double t0 = cli_now();
     x->n_ckpt = x->n;
     progress_plan(x->pg, "sive trajectory", "checkpoints", x->n);
@@ -424,21 +452,344 @@ static int traj_probe(traj_ctx *x)
             status = EXIT_INTERRUPTED;
             break;
         }
-        if (e->rc) {
-            fprintf(stderr, "sive trajectory: epoch %lld: %s (%s)\n", (long long)e->tr.epoch,
-                    e->err, sive_strerror(e->rc));
+        if (note_epoch(x, e))
             status = EXIT_RUN;
-        } else if (!x->c->train.quiet) {
-            char a[96], b[96], names[256];
-            fprintf(stderr, "  epoch %lld: SIVE %s, Online %s, tail loss %.5f (%.1f s)%s%s\n",
-                    (long long)e->tr.epoch,
-                    cli_round_pm(a, sizeof a, e->mean[PC_SIVE], e->std[PC_SIVE], 1),
-                    cli_round_pm(b, sizeof b, e->mean[PC_ONLINE], e->std[PC_ONLINE], 1),
-                    e->mean[PC_TAIL_MEAN], e->secs, e->flags ? " " CLI_FLAG_MARK " " : "",
-                    cli_flag_names(names, sizeof names, e->flags));
-        }
     }
     x->probe_secs = cli_now() - t0;
+    return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* 2'. Under mpirun: (checkpoint, chain) units over the ranks          */
+/* ------------------------------------------------------------------ */
+
+/* Unit u = i*K + c is chain c of checkpoint i.  Every unit is the same
+ * work (M steps), so rank r takes the contiguous block [U r/R, U (r+1)/R)
+ * of the U units: blocks differ by at most one unit.  A block cut at the
+ * checkpoints is a list of pieces, each one probe run of a chain range of
+ * one checkpoint.  Chain c draws the same random streams in any piece,
+ * so the merged pieces are the one-process result bit for bit. */
+typedef struct traj_piece {
+    int64_t ckpt;
+    int32_t begin, end;  /* chains [begin, end)                           */
+    int rank;
+    char *ck;            /* ranks > 0: the checkpoint's bytes from rank 0, */
+    int64_t ck_len;      /* or (ck_bad) rank 0's reason it has none        */
+    int ck_bad;
+    sive_result *r;      /* rank 0: the piece's result                     */
+    char *msg;           /* a packed result (ranks > 0), or why it failed  */
+    int64_t len;
+    int failed;
+    double secs;
+} traj_piece;
+
+/* Every rank's pieces, in unit order (so by checkpoint, then rank). */
+static traj_piece *plan_pieces(int64_t n, int32_t K, int R, int64_t *count)
+{
+    traj_piece *p = calloc((size_t)(n + R), sizeof *p); /* a block adds one cut */
+    const int64_t U = n * K;
+    int64_t k = 0;
+    for (int r = 0; p && r < R; r++) {
+        for (int64_t u = U * r / R, hi = U * (r + 1) / R; u < hi;) {
+            int64_t i = u / K, end = (i + 1) * K < hi ? (i + 1) * K : hi;
+            p[k++] = (traj_piece){.ckpt = i, .begin = (int32_t)(u - i * K),
+                                  .end = (int32_t)(end - i * K), .rank = r};
+            u = end;
+        }
+    }
+    *count = k;
+    return p;
+}
+
+static void pieces_free(traj_piece *pc, int64_t np)
+{
+    for (int64_t k = 0; pc && k < np; k++) {
+        free(pc[k].ck);
+        free(pc[k].msg);
+        sive_result_free(pc[k].r);
+    }
+    free(pc);
+}
+
+/* Mark p failed: "err (status text)" in p->msg. */
+static void piece_fail(traj_piece *p, const char *err, int rc)
+{
+    size_t n = strlen(err) + 64;
+    free(p->msg);
+    p->failed = 1;
+    if ((p->msg = malloc(n)))
+        snprintf(p->msg, n, "%s (%s)", err, sive_strerror(rc));
+    p->len = p->msg ? (int64_t)strlen(p->msg) : 0;
+}
+
+/* The centre of piece p: rank 0 reads the checkpoint it wrote, the others
+ * load the bytes rank 0 sent.  0, or a status with p failed. */
+static int piece_load(const traj_ctx *x, traj_piece *p, int rank, sive_mlp **m, float **theta)
+{
+    char err[1024];
+    int rc;
+    if (rank == 0) {
+        if ((rc = sive_checkpoint_load(x->rows[p->ckpt].path, m, theta, NULL)))
+            snprintf(err, sizeof err, "%s", sive_last_errmsg());
+    } else if (p->ck_bad) {
+        rc = SIVE_E_IO;
+        snprintf(err, sizeof err, "rank 0 sent no checkpoint: %s", p->ck ? p->ck : "");
+    } else {
+        rc = cli_mpi_unpack_checkpoint(p->ck, p->ck_len, m, theta, err, sizeof err);
+    }
+    if (rc)
+        piece_fail(p, err, rc);
+    return rc;
+}
+
+/* Probe piece p: its result, or NULL with p failed.  A piece stopped by a
+ * callback or a cancel cannot be merged: it fails too. */
+static sive_result *piece_run(traj_ctx *x, traj_piece *p, int rank)
+{
+    sive_mlp *m = NULL;
+    float *theta = NULL;
+    sive_result *r = NULL;
+    if (x->data_rc) {
+        piece_fail(p, x->data_err, x->data_rc);
+        return NULL;
+    }
+    if (piece_load(x, p, rank, &m, &theta))
+        return NULL;
+    sive_probe *sp = x->c->probe.p;
+    char err[1024] = "";
+    sive_probe_set_int(sp, SIVE_OPT_CHAIN_BEGIN, p->begin);
+    sive_probe_set_int(sp, SIVE_OPT_CHAIN_END, p->end);
+    int rc = probe_run(&x->c->probe, m, theta, x->train, x->pg, "chains", &r, &p->secs, err,
+                       sizeof err);
+    sive_probe_set_int(sp, SIVE_OPT_CHAIN_BEGIN, 0); /* the settings shown: the whole run's */
+    sive_probe_set_int(sp, SIVE_OPT_CHAIN_END, 0);
+    if (rc != SIVE_OK && rc != SIVE_E_DIVERGED) {
+        piece_fail(p, err, rc);
+        sive_result_free(r);
+        r = NULL;
+    }
+    sive_free(theta);
+    sive_mlp_free(m);
+    return r;
+}
+
+/* Rank 0 tells every rank the number of checkpoints, -1 when the run ends
+ * before the probes (status != 0: rank 0 said why).  Returns this rank's
+ * status. */
+static int share_count(traj_ctx *x, int status)
+{
+    char text[32], *buf = text;
+    int64_t len = snprintf(text, sizeof text, "%lld", status ? -1LL : (long long)x->n);
+    int is_error = 0;
+    if (cli_mpi_bcast(&buf, &len, &is_error))
+        return EXIT_RUN;
+    if (cli_mpi_rank() == 0)
+        return status;
+    long long n = strtoll(buf, NULL, 10);
+    free(buf);
+    x->n = n < 0 ? 0 : n;
+    return n < 0 ? EXIT_RUN : 0;
+}
+
+/* Rank 0 sends every checkpoint file to every rank, so that the ranks
+ * need no shared file system (the checksum of the format guards the
+ * transfer); each rank keeps those of its own pieces. */
+static void share_checkpoints(const traj_ctx *x, traj_piece *pc, int64_t np, int rank)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < x->n; i++) {
+        char *buf = NULL, err[1024] = "";
+        int64_t len = 0;
+        int bad = 0;
+        if (rank == 0 && (bad = cli_file_read(x->rows[i].path, &buf, &len, err, sizeof err))) {
+            buf = err;
+            len = (int64_t)strlen(err);
+            bad = 1;
+        }
+        cli_mpi_bcast(&buf, &len, &bad);
+        for (; k < np && pc[k].ckpt <= i; k++) /* a rank has one piece per checkpoint */
+            if (pc[k].ckpt == i && pc[k].rank == rank && rank > 0) {
+                pc[k].ck = buf;
+                pc[k].ck_len = len;
+                pc[k].ck_bad = bad;
+                buf = NULL;
+            }
+        if (buf != err)
+            free(buf);
+    }
+}
+
+/* A rank other than 0: the data, the checkpoints from rank 0, its pieces,
+ * each sent back as a result file's bytes (the probe seconds as its note)
+ * or as why it failed.  Returns an exit status. */
+static int traj_worker(traj_ctx *x, int R, int rank)
+{
+    const char *dir = x->c->train.data_dir ? x->c->train.data_dir : cli_data_dir();
+    if ((x->data_rc = sive_dataset_open_dir(dir, &x->train, &x->test)))
+        snprintf(x->data_err, sizeof x->data_err, "cannot open the data (directory %s): %s", dir,
+                 sive_last_errmsg());
+    x->pg = progress_new(0);
+    int64_t np = 0;
+    traj_piece *pc = NULL;
+    int status = share_count(x, 0);
+    if (!status && !(pc = plan_pieces(x->n, x->K, R, &np)))
+        cli_mpi_abort("out of memory"); /* rank 0 would wait for its pieces */
+    if (!status)
+        share_checkpoints(x, pc, np, rank);
+    for (int64_t k = 0; !status && k < np; k++) {
+        traj_piece *p = &pc[k];
+        if (p->rank != rank)
+            continue;
+        sive_result *r = piece_run(x, p, rank);
+        char note[64], err[1024];
+        snprintf(note, sizeof note, "%.17g", p->secs);
+        int rc = r ? cli_mpi_pack(r, note, &p->msg, &p->len, err, sizeof err) : 0;
+        if (rc)
+            piece_fail(p, err, rc);
+        sive_result_free(r);
+    }
+    for (int64_t k = 0; !status && k < np; k++)
+        if (pc[k].rank == rank)
+            cli_mpi_send(pc[k].msg, pc[k].len, pc[k].failed);
+    for (int64_t k = 0; k < np; k++)
+        if (pc[k].rank == rank && pc[k].failed)
+            status = EXIT_RUN;
+    pieces_free(pc, np);
+    return status;
+}
+
+/* Rank 0: piece p's result; another rank's arrives now. */
+static void piece_receive(traj_piece *p)
+{
+    if (p->rank == 0)
+        return;
+    char *note = NULL, err[1024];
+    cli_mpi_recv(p->rank, &p->msg, &p->len, &p->failed);
+    int rc = p->failed ? 0 : cli_mpi_unpack(p->msg, p->len, &p->r, &note, err, sizeof err);
+    if (rc)
+        piece_fail(p, err, rc);
+    else if (note)
+        p->secs = strtod(note, NULL);
+    sive_free(note);
+}
+
+/* "chain 2" or "chains 1:3" (half-open, as --chain-range). */
+static const char *piece_chains(char *buf, size_t len, const traj_piece *p)
+{
+    if (p->end - p->begin == 1)
+        snprintf(buf, len, "chain %d", (int)p->begin);
+    else
+        snprintf(buf, len, "chains %d:%d", (int)p->begin, (int)p->end);
+    return buf;
+}
+
+/* Rank 0: which units of which checkpoint p held, and why it failed. */
+static void piece_report(const traj_ctx *x, const traj_piece *p)
+{
+    long long u0 = p->ckpt * x->K + p->begin, u1 = u0 + (p->end - p->begin) - 1;
+    char units[64], chains[64];
+    if (u0 == u1)
+        snprintf(units, sizeof units, "unit %lld", u0);
+    else
+        snprintf(units, sizeof units, "units %lld-%lld", u0, u1);
+    fprintf(stderr, "sive trajectory: rank %d, %s (epoch %lld, checkpoint %s, %s) failed: %s\n",
+            p->rank, units, (long long)x->rows[p->ckpt].epoch, x->rows[p->ckpt].path,
+            piece_chains(chains, sizeof chains, p), p->msg ? p->msg : "out of memory");
+}
+
+/* Rank 0: the merge refused the k pieces of a checkpoint (the library's
+ * message counts them as parts): which rank computed each part.  A rank
+ * started with other options (mpirun's A : B syntax) shows up here. */
+static void merge_report(const traj_ctx *x, const traj_piece *pc, int64_t k)
+{
+    const train_row *row = &x->rows[pc[0].ckpt];
+    char chains[64];
+    fprintf(stderr, "sive trajectory: epoch %lld (checkpoint %s): the ranks' chains do not "
+                    "merge: %s\n", (long long)row->epoch, row->path, sive_last_errmsg());
+    for (int64_t j = 0; j < k; j++)
+        fprintf(stderr, "  part %lld: rank %d, %s\n", (long long)j, pc[j].rank,
+                piece_chains(chains, sizeof chains, &pc[j]));
+}
+
+/* Rank 0: checkpoint i from its k pieces into x->ep[i].  A failed piece or
+ * a merge the library refuses loses the run (x->lost: nothing is written);
+ * the pieces are still received, so no rank waits forever.  Returns an
+ * exit status. */
+static int gather_one(traj_ctx *x, int64_t i, traj_piece *pc, int64_t k)
+{
+    const sive_result *parts[4096 + 1]; /* at most one piece per chain */
+    double secs = 0.0;
+    for (int64_t j = 0; j < k; j++) {
+        piece_receive(&pc[j]);
+        if (pc[j].failed)
+            piece_report(x, &pc[j]), x->lost = 1;
+        parts[j] = pc[j].r;
+        secs += pc[j].secs;
+    }
+    if (x->lost)
+        return EXIT_RUN;
+    traj_epoch *e = &x->ep[i];
+    sive_result *r = NULL;
+    e->tr = x->rows[i];
+    if (sive_result_merge(&r, parts, (size_t)k)) {
+        merge_report(x, pc, k);
+        x->lost = 1;
+        return EXIT_RUN;
+    }
+    e->secs = secs; /* the sum over the pieces, as `sive merge` reports */
+    if ((e->rc = sive_result_status(r))) /* diverged chains, as one process says */
+        snprintf(e->err, sizeof e->err, "%s", sive_result_errmsg(r));
+    collect(e, r, x->K);
+    sive_result_free(r);
+    return note_epoch(x, e);
+}
+
+/* The model's layer sizes for the report, from the first checkpoint. */
+static void model_sizes(traj_ctx *x)
+{
+    sive_mlp *m = NULL;
+    float *theta = NULL;
+    if (x->n && !sive_checkpoint_load(x->rows[0].path, &m, &theta, NULL))
+        sive_mlp_sizes(m, &x->in, NULL, NULL, &x->classes);
+    sive_free(theta);
+    sive_mlp_free(m);
+}
+
+/* 2'. rank 0 under mpirun, after the setup (status): share the plan and
+ * the checkpoints, probe its own pieces, then gather, merge and note the
+ * others' checkpoint by checkpoint.  Returns an exit status; x->lost when
+ * nothing may be written. */
+static int traj_probe_mpi(traj_ctx *x, int R, int status)
+{
+    int64_t np = 0;
+    traj_piece *pc = status ? NULL : plan_pieces(x->n, x->K, R, &np);
+    if (!status && !pc) {
+        fprintf(stderr, "sive trajectory: out of memory\n");
+        status = EXIT_RUN;
+    }
+    if ((status = share_count(x, status))) {
+        x->lost = 1;
+        return status;
+    }
+    announce_probes(x);
+    if (!x->c->train.quiet)
+        fprintf(stderr, "sive trajectory: %lld units (checkpoint, chain) over %d ranks\n",
+                (long long)(x->n * x->K), R);
+    double t0 = cli_now();
+    x->n_ckpt = x->n;
+    model_sizes(x);
+    share_checkpoints(x, pc, np, 0);
+    for (int64_t k = 0; k < np && pc[k].rank == 0; k++)
+        pc[k].r = piece_run(x, &pc[k], 0);
+    for (int64_t k = 0, i = 0; i < x->n; i++) {
+        int64_t k0 = k;
+        while (k < np && pc[k].ckpt == i)
+            k++;
+        int s = gather_one(x, i, pc + k0, k - k0);
+        status = s > status ? s : status;
+    }
+    x->probe_secs = cli_now() - t0;
+    pieces_free(pc, np);
     return status;
 }
 
@@ -488,12 +839,13 @@ static void plot_budget(char *buf, size_t len, const probe_cfg *c)
 {
     const sive_probe *p = c->p;
     snprintf(buf, len, "M = %lld, %lld chains, N = %lld, B_{eval} = %lld, B_{grad} = %lld, "
-             "stride %lld, burn-in %g",
+             "stride %lld, burn-in %g%s",
              (long long)cli_opt_int(p, SIVE_OPT_STEPS), (long long)cli_opt_int(p, SIVE_OPT_CHAINS),
              (long long)cli_opt_int(p, SIVE_OPT_GROUPS),
              (long long)cli_opt_int(p, SIVE_OPT_EVAL_BATCH),
              (long long)cli_opt_int(p, SIVE_OPT_GRAD_BATCH),
-             (long long)cli_opt_int(p, SIVE_OPT_EVAL_STRIDE), cli_opt_double(p, SIVE_OPT_BURN_IN));
+             (long long)cli_opt_int(p, SIVE_OPT_EVAL_STRIDE), cli_opt_double(p, SIVE_OPT_BURN_IN),
+             cli_opt_int(p, SIVE_OPT_CONTROL_VARIATE) ? ", control variates" : "");
 }
 
 /* 4. the files, stdout, the plot and a note on what was written; returns
@@ -530,24 +882,37 @@ static int traj_report(const traj_ctx *x)
     return status;
 }
 
+/* 1'. rank 0's start: the output directory, the data, room, then the
+ *     training; returns an exit status. */
+static int traj_setup(traj_ctx *x, int R)
+{
+    const trajectory_cfg *c = x->c;
+    if (cli_mkdirs(c->train.out_dir) ||
+        cli_open_data("sive trajectory", c->train.data_dir, &x->train, &x->test, c->train.quiet))
+        return EXIT_RUN;
+    if (R == 1) /* under mpirun the launcher handles Ctrl-C */
+        progress_catch_sigint();
+    x->pg = progress_new(!c->train.quiet && R == 1);
+    int status = traj_alloc(x);
+    return status ? status : traj_train(x);
+}
+
 int trajectory_run(const trajectory_cfg *c)
 {
     traj_ctx x = {.c = c, .K = (int32_t)cli_opt_int(c->probe.p, SIVE_OPT_CHAINS)};
-    if (cli_mkdirs(c->train.out_dir))
-        return EXIT_RUN;
-    if (cli_open_data("sive trajectory", c->train.data_dir, &x.train, &x.test, c->train.quiet))
-        return EXIT_RUN;
-    progress_catch_sigint();
-    x.pg = progress_new(!c->train.quiet);
-    int status = traj_alloc(&x);
-    if (!status)
-        status = traj_train(&x);
-    if (!status) {
-        /* also after Ctrl-C: the table and files of the epochs probed */
-        status = traj_probe(&x);
-        traj_retrospective(&x);
-        int s = traj_report(&x);
-        status = status ? status : s;
+    const int R = cli_mpi_size(), rank = cli_mpi_rank();
+    int status;
+    if (rank > 0) {
+        status = traj_worker(&x, R, rank);
+    } else if ((status = traj_setup(&x, R)) == 0 || R > 1) {
+        status = R > 1 ? traj_probe_mpi(&x, R, status) : traj_probe(&x);
+        /* also after Ctrl-C or a failed epoch: the table and files of the
+         * epochs probed; but not when mpirun lost a unit */
+        if (!x.lost) {
+            traj_retrospective(&x);
+            int s = traj_report(&x);
+            status = status ? status : s;
+        }
     }
     traj_free(&x);
     return status;
@@ -563,7 +928,9 @@ static const char traj_usage_text[] =
     "epoch the train and test loss and the Online, Retrospective and SIVE\n"
     "estimates (mean ± std over chains) with the diagnostics and health flags\n"
     "on stdout and in DIR/trajectory.csv and DIR/trajectory.json; draws\n"
-    "DIR/trajectory.png when gnuplot is installed.\n"
+    "DIR/trajectory.png when gnuplot is installed.  Under mpirun -np R, rank 0\n"
+    "trains and writes; the (checkpoint, chain) units are spread over the ranks\n"
+    "and the files are the same (docs/scale.md).\n"
     "  --format F          stdout format: table (default), json or csv\n"
     "  --no-plot           do not run gnuplot\n"
     "  --quiet             no progress bar or notes on stderr\n";
@@ -647,15 +1014,18 @@ int cmd_trajectory(int argc, char **argv)
     train_defaults(&c.train);
     c.train.out_dir = "trajectory-out";
     c.plot = 1;
-    if (probe_cfg_init(&c.probe))
+    if (cli_mpi_start(&argc, &argv) < 0) {
+        fprintf(stderr, "sive trajectory: MPI_Init failed\n");
         return EXIT_RUN;
-    int status = traj_parse(&c, argc, argv);
-    if (status < 0) {
+    }
+    int status = probe_cfg_init(&c.probe) ? EXIT_RUN : traj_parse(&c, argc, argv);
+    if ((status = cli_mpi_go("sive trajectory", status)) < 0) {
         probe_cfg_finish(&c.probe);
         /* train's --seed is at most INT64_MAX: a valid probe seed */
         sive_probe_set_int(c.probe.p, SIVE_OPT_SEED, (int64_t)c.train.seed);
         status = trajectory_run(&c);
     }
     probe_cfg_free(&c.probe);
+    cli_mpi_end();
     return status;
 }

@@ -1,25 +1,159 @@
 /* Open MPI transport of the `sive` program (built with -Dmpi=enabled or
- * auto-detected): start/stop, and byte messages from a rank to rank 0.
- * Without MPI every function behaves as a one-rank world, so callers need
- * no #ifdef.  The messages are result files (sive_result_save()): their
- * checksum guards the transfer as it guards a disk. */
+ * auto-detected): start/stop, byte messages from a rank to rank 0 and from
+ * rank 0 to all, and the files those bytes stand for (result files,
+ * checkpoints).  Without MPI every function behaves as a one-rank world,
+ * so callers need no #ifdef.  The messages are files in the library's
+ * checksummed formats: the checksum guards the transfer as it guards a
+ * disk. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Bytes and files (both builds)                                       */
+/* ------------------------------------------------------------------ */
+
+/* A private directory under $TMPDIR holding one file: the library loads
+ * results and checkpoints from paths only. */
+typedef struct stage {
+    char dir[512], path[600];
+} stage;
+
+static int stage_open(stage *s, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s->dir, sizeof s->dir, "%s/sive-mpi-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(s->dir)) {
+        snprintf(err, errlen, "cannot create a temporary directory %s: %s", s->dir,
+                 strerror(errno));
+        return SIVE_E_IO;
+    }
+    snprintf(s->path, sizeof s->path, "%s/part", s->dir);
+    return SIVE_OK;
+}
+
+static void stage_close(stage *s)
+{
+    unlink(s->path);
+    rmdir(s->dir);
+}
+
+int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t errlen)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    off_t n = -1;
+    if (f && fseeko(f, 0, SEEK_END) == 0 && (n = ftello(f)) >= 0 && fseeko(f, 0, SEEK_SET) == 0 &&
+        (*buf = malloc((size_t)n + 1)) && fread(*buf, 1, (size_t)n, f) == (size_t)n) {
+        *len = n;
+        fclose(f);
+        return SIVE_OK;
+    }
+    const char *why = *buf || n < 0 ? strerror(errno) : "out of memory";
+    snprintf(err, errlen, "cannot read %s: %s", path, why);
+    free(*buf);
+    *buf = NULL;
+    if (f)
+        fclose(f);
+    return SIVE_E_IO;
+}
+
+/* A stage holding the len bytes of buf; nothing left behind on failure. */
+static int stage_bytes(stage *s, const char *buf, int64_t len, char *err, size_t errlen)
+{
+    int rc = stage_open(s, err, errlen);
+    if (rc)
+        return rc;
+    FILE *f = fopen(s->path, "wb");
+    int ok = f && fwrite(buf, 1, (size_t)len, f) == (size_t)len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok)
+        return SIVE_OK;
+    snprintf(err, errlen, "cannot write %s: %s", s->path, strerror(errno));
+    stage_close(s);
+    return SIVE_E_IO;
+}
+
+int cli_mpi_pack(const sive_result *r, const char *note, char **buf, int64_t *len, char *err,
+                 size_t errlen)
+{
+    stage s;
+    int rc = stage_open(&s, err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = sive_result_save(r, s.path, note)))
+        snprintf(err, errlen, "%s", sive_last_errmsg());
+    else
+        rc = cli_file_read(s.path, buf, len, err, errlen);
+    stage_close(&s);
+    return rc;
+}
+
+int cli_mpi_unpack(const char *buf, int64_t len, sive_result **r, char **note, char *err,
+                   size_t errlen)
+{
+    stage s;
+    *r = NULL;
+    int rc = stage_bytes(&s, buf, len, err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = sive_result_load(s.path, r, note)))
+        snprintf(err, errlen, "%s", sive_last_errmsg());
+    stage_close(&s);
+    return rc;
+}
+
+int cli_mpi_unpack_checkpoint(const char *buf, int64_t len, sive_mlp **m, float **theta,
+                              char *err, size_t errlen)
+{
+    stage s;
+    *m = NULL;
+    *theta = NULL;
+    int rc = stage_bytes(&s, buf, len, err, errlen);
+    if (rc)
+        return rc;
+    if ((rc = sive_checkpoint_load(s.path, m, theta, NULL)))
+        snprintf(err, errlen, "the checkpoint as received: %s", sive_last_errmsg());
+    stage_close(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The transport                                                       */
+/* ------------------------------------------------------------------ */
 
 #ifdef SIVE_HAVE_MPI
 #include <mpi.h>
 
 static int started, world_rank, world_size = 1;
 
-/* MPI is started only under a launcher (Open MPI sets
- * OMPI_COMM_WORLD_SIZE), so a plain `sive probe` never pays for it. */
+/* MPI is started only under a launcher, so a plain `sive probe` never
+ * pays for it: Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE, PMIx
+ * launchers (srun --mpi=pmix, prterun) PMIX_RANK, PMI-1/2 ones (srun
+ * --mpi=pmi2, MPICH's hydra) PMI_RANK.  The rank count is then
+ * MPI_Comm_size's. */
+static int under_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
 int cli_mpi_start(int *argc, char ***argv)
 {
-    if (started || !getenv("OMPI_COMM_WORLD_SIZE"))
+    int provided;
+    if (started || !under_launcher())
         return world_size;
-    if (MPI_Init(argc, argv) != MPI_SUCCESS)
+    /* the library's chain and BLIS threads never call MPI */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return -1;
     started = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -37,45 +171,105 @@ void cli_mpi_end(void)
 int cli_mpi_rank(void) { return world_rank; }
 int cli_mpi_size(void) { return world_size; }
 
-/* A header (length, or minus the length of an error text), then the
- * bytes in chunks that fit MPI's int counts. */
-int cli_mpi_send(const void *buf, int64_t len, int is_error)
+/* A rank waiting (for rank 0's training, for the others' chains) sleeps
+ * between tests instead of spinning in MPI's progress loop, so that on
+ * shared or oversubscribed cores it leaves them to the ranks at work. */
+static void wait_for(MPI_Request *rq)
 {
-    int64_t head = is_error ? -len : len;
-    if (MPI_Send(&head, 1, MPI_INT64_T, 0, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return -1;
-    for (int64_t at = 0; at < len;) {
-        int n = len - at > (1 << 30) ? (1 << 30) : (int)(len - at);
-        if (MPI_Send((const char *)buf + at, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-            return -1;
+    const struct timespec nap = {0, 200000}; /* 0.2 ms */
+    for (int spins = 0;; spins++) {
+        int done = 0;
+        MPI_Test(rq, &done, MPI_STATUS_IGNORE); /* errors abort (MPI_ERRORS_ARE_FATAL) */
+        if (done)
+            return;
+        if (spins > 100)
+            nanosleep(&nap, NULL);
+    }
+}
+
+typedef enum { X_SEND, X_RECV, X_BCAST } xfer_kind;
+
+static void xfer(xfer_kind k, void *buf, int count, MPI_Datatype t, int peer)
+{
+    MPI_Request rq;
+    if (k == X_SEND)
+        MPI_Isend(buf, count, t, peer, 0, MPI_COMM_WORLD, &rq);
+    else if (k == X_RECV)
+        MPI_Irecv(buf, count, t, peer, 0, MPI_COMM_WORLD, &rq);
+    else
+        MPI_Ibcast(buf, count, t, 0, MPI_COMM_WORLD, &rq);
+    wait_for(&rq);
+}
+
+/* A message: a header (the length, or minus the length of an error text),
+ * then the bytes in chunks that fit MPI's int counts.  The receiving side
+ * allocates *buf (NUL-terminated); a receiver out of memory cannot leave
+ * its peers waiting in the middle of a message, so it ends the job. */
+static void message(xfer_kind k, int peer, char **buf, int64_t *len, int *is_error)
+{
+    int receiving = k == X_RECV || (k == X_BCAST && world_rank != 0);
+    int64_t head = *is_error ? -*len : *len;
+    xfer(k, &head, 1, MPI_INT64_T, peer);
+    if (receiving) {
+        *is_error = head < 0;
+        *len = head < 0 ? -head : head;
+        if (!(*buf = malloc((size_t)*len + 1)))
+            cli_mpi_abort("out of memory for a message");
+        (*buf)[*len] = '\0';
+    }
+    for (int64_t at = 0; at < *len;) {
+        int n = *len - at > (1 << 30) ? (1 << 30) : (int)(*len - at);
+        xfer(k, *buf + at, n, MPI_BYTE, peer);
         at += n;
     }
+}
+
+_Noreturn void cli_mpi_abort(const char *why)
+{
+    fprintf(stderr, "sive: rank %d: %s\n", world_rank, why);
+    if (started)
+        MPI_Abort(MPI_COMM_WORLD, EXIT_RUN);
+    exit(EXIT_RUN);
+}
+
+int cli_mpi_send(const void *buf, int64_t len, int is_error)
+{
+    char *p = (char *)buf; /* only read: MPI_Isend takes a const buffer */
+    message(X_SEND, 0, &p, &len, &is_error);
     return 0;
 }
 
 int cli_mpi_recv(int src, char **buf, int64_t *len, int *is_error)
 {
-    int64_t head;
-    *buf = NULL;
-    if (MPI_Recv(&head, 1, MPI_INT64_T, src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
-        MPI_SUCCESS)
-        return -1;
-    *is_error = head < 0;
-    *len = head < 0 ? -head : head;
-    char *p = malloc((size_t)*len + 1);
-    if (!p)
-        return -1;
-    for (int64_t at = 0; at < *len;) {
-        int n = *len - at > (1 << 30) ? (1 << 30) : (int)(*len - at);
-        if (MPI_Recv(p + at, n, MPI_BYTE, src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
-            MPI_SUCCESS) {
-            free(p);
-            return -1;
-        }
-        at += n;
+    *is_error = 0;
+    *len = 0;
+    message(X_RECV, src, buf, len, is_error);
+    return 0;
+}
+
+int cli_mpi_go(const char *prefix, int status)
+{
+    /* the lowest rank that stopped (status >= 0), world_size when none */
+    int mine = status >= 0 ? world_rank : world_size, first = world_size;
+    MPI_Request rq;
+    if (!started)
+        return status;
+    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &rq);
+    wait_for(&rq);
+    if (status >= 0 || first == world_size)
+        return status;
+    if (world_rank == 0)
+        fprintf(stderr, "%s: rank %d stopped at its arguments\n", prefix, first);
+    return EXIT_USAGE;
+}
+
+int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
+{
+    if (world_rank != 0) {
+        *is_error = 0;
+        *len = 0;
     }
-    p[*len] = '\0';
-    *buf = p;
+    message(X_BCAST, 0, buf, len, is_error);
     return 0;
 }
 
@@ -90,6 +284,11 @@ int cli_mpi_start(int *argc, char ***argv)
 void cli_mpi_end(void) {}
 int cli_mpi_rank(void) { return 0; }
 int cli_mpi_size(void) { return 1; }
+_Noreturn void cli_mpi_abort(const char *why)
+{
+    fprintf(stderr, "sive: %s\n", why);
+    exit(EXIT_RUN);
+}
 int cli_mpi_send(const void *buf, int64_t len, int is_error)
 {
     (void)buf;
@@ -104,6 +303,19 @@ int cli_mpi_recv(int src, char **buf, int64_t *len, int *is_error)
     *len = 0;
     *is_error = 0;
     return -1;
+}
+int cli_mpi_go(const char *prefix, int status)
+{
+    (void)prefix;
+    return status;
+}
+/* the root of a one-rank world already holds the message */
+int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
+{
+    (void)buf;
+    (void)len;
+    (void)is_error;
+    return 0;
 }
 
 #endif
