@@ -2,6 +2,7 @@
 #include "calibrate_rules.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,49 +63,130 @@ static int noisy(const cal_row *rows, size_t n, cal_verdict *v, const char *what
     return 1;
 }
 
-void cal_rule_h(const cal_row *rows, size_t n, cal_verdict *v)
+/* Mean and SE of lambda_a - lambda_b, paired over chains when possible
+ * (calibrate_rules.h); returns the number of pairs (0: unpaired). */
+static size_t diff_pair(const cal_row *a, const cal_row *b, double *diff, double *se)
 {
-    verdict_clear(v);
-    if (n < 2) {
+    size_t m = 0;
+    double mean = 0.0, m2 = 0.0;
+    if (a->chain && b->chain && a->k == b->k)
+        for (size_t c = 0; c < a->k; c++) {
+            double d = a->chain[c] - b->chain[c];
+            if (!isfinite(d))
+                continue;
+            double dl = d - mean;
+            mean += dl / (double)++m;
+            m2 += dl * (d - mean);
+        }
+    if (m >= 2) {
+        *diff = mean;
+        *se = sqrt(m2 / (double)(m - 1) / (double)m);
+        return m;
+    }
+    *diff = a->lambda - b->lambda;
+    *se = comb(a, b);
+    return 0;
+}
+
+double cal_diff_se(const cal_row *a, const cal_row *b, size_t *pairs)
+{
+    double d, se;
+    size_t m = diff_pair(a, b, &d, &se);
+    if (pairs)
+        *pairs = m;
+    return se;
+}
+
+double cal_z(size_t pairs)
+{
+    /* Student-t 97.5 % quantiles, df 1..30; beyond, z + (z^3 + z)/(4 df) */
+    static const double t975[30] = {
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+        2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    if (pairs < 2)
+        return CAL_Z;
+    size_t df = pairs - 1;
+    double q = df <= 30 ? t975[df - 1] : 1.96 + 2.37 / (double)df;
+    return q > CAL_Z ? q : CAL_Z;
+}
+
+/* Worst end of the confidence interval of lambda_i - lambda_j relative to
+ * |lambda_j|: the h rule wants it <= tol.  +inf when lambda_j is 0. */
+static double h_gap(const cal_row *ri, const cal_row *rj, size_t *pairs)
+{
+    double d, se;
+    *pairs = diff_pair(ri, rj, &d, &se);
+    double g = (fabs(d) + cal_z(*pairs) * se) / fabs(rj->lambda);
+    return isnan(g) ? INFINITY : g;
+}
+
+/* Row i starts a plateau: every row from it on is finite and every larger
+ * one agrees within tol.  *worst: the largest gap; *pairs: the fewest pairs. */
+static int h_plateau_from(const cal_row *rows, size_t n, size_t i, double tol,
+                          double *worst, size_t *pairs)
+{
+    *worst = 0.0;
+    *pairs = SIZE_MAX;
+    if (!finite_row(&rows[i]))
+        return 0;
+    for (size_t j = i + 1; j < n; j++) {
+        size_t m;
+        if (!finite_row(&rows[j]))
+            return 0;
+        double g = h_gap(&rows[i], &rows[j], &m);
+        if (m < *pairs)
+            *pairs = m;
+        if (!(g <= tol))
+            return 0;
+        if (g > *worst)
+            *worst = g;
+    }
+    return 1;
+}
+
+static void se_kind(char *buf, size_t len, size_t pairs)
+{
+    if (pairs)
+        snprintf(buf, len, "SE of the difference paired over %zu chains", pairs);
+    else
+        snprintf(buf, len, "unpaired SE sqrt(SE_i^2 + SE_j^2)");
+}
+
+/* Why the two largest values do not make a plateau, and what to try. */
+static void h_no_plateau(const cal_row *rows, size_t n, double tol, cal_verdict *v)
+{
+    const cal_row *a = &rows[n - 2], *last = &rows[n - 1];
+    if (!finite_row(a) || !finite_row(last)) {
         snprintf(v->reason, sizeof v->reason,
-                 "no plateau found in this range: a plateau needs at least two values");
-        snprintf(v->hint, sizeof v->hint, "sweep several values, e.g. 0.25,0.5,1,2,4");
+                 "no plateau found in this range: the largest values have no estimate (a "
+                 "chain diverged or none finished)");
+        snprintf(v->hint, sizeof v->hint,
+                 "see the health column; a smaller base_lr or smaller values");
         return;
     }
-    if (noisy(rows, n, v, "the values"))
+    double d, se;
+    size_t m = diff_pair(a, last, &d, &se);
+    char kind[96];
+    se_kind(kind, sizeof kind, m);
+    double rel = fabs(d) / fabs(last->lambda), half = cal_z(m) * se / fabs(last->lambda);
+    double med = median_rel_se(rows, n);
+    if (med > CAL_NOISY_REL || (rel <= tol && isfinite(half))) {
+        v->noisy = med > CAL_NOISY_REL;
+        snprintf(v->reason, sizeof v->reason,
+                 "%sno plateau found in this range: flatness within %.0f %% is not shown with "
+                 "95 %% confidence; the two largest values differ by %.1f %% +- %.1f %% (%s)%s",
+                 v->noisy ? "too noisy to decide, " : "", 100.0 * tol, 100.0 * rel,
+                 100.0 * half, kind,
+                 v->noisy ? "; the median standard error is above 50 % of lambda-hat" : "");
+        snprintf(v->hint, sizeof v->hint,
+                 "more chains (--chains) or more steps (--steps) shrink the errors");
         return;
-    for (size_t i = 0; i + 1 < n; i++) {
-        int good = 1;
-        double worst = 0.0;
-        for (size_t j = i; j < n && good; j++) {
-            if (!finite_row(&rows[j])) {
-                good = 0;
-                break;
-            }
-            if (j == i)
-                continue;
-            double z = fabs(rows[i].lambda - rows[j].lambda) / comb(&rows[i], &rows[j]);
-            if (!(z <= CAL_Z))
-                good = 0;
-            else if (z > worst)
-                worst = z;
-        }
-        if (good) {
-            v->found = 1;
-            v->pick = v->lo = i;
-            v->hi = n - 1;
-            snprintf(v->reason, sizeof v->reason,
-                     "plateau from %g: lambda-hat = %.4g there stays within %.0f combined "
-                     "standard errors of every larger value up to %g (largest gap %.2f SE)",
-                     rows[i].value, rows[i].lambda, CAL_Z, rows[n - 1].value, worst);
-            return;
-        }
     }
     snprintf(v->reason, sizeof v->reason,
-             "no plateau found in this range: lambda-hat still moves by more than %.0f "
-             "combined standard errors between the largest values",
-             CAL_Z);
-    const cal_row *last = &rows[n - 1];
+             "no plateau found in this range: lambda-hat still moves, the two largest values "
+             "differ by %.1f %% +- %.1f %% (more than %.0f %%; %s)",
+             100.0 * rel, 100.0 * half, 100.0 * tol, kind);
     if (!(last->rhat <= CAL_RHAT_MAX) || !(last->ess >= CAL_ESS_MIN))
         snprintf(v->hint, sizeof v->hint,
                  "the largest value does not mix (R-hat %.3g, ESS %.0f): more steps first; if "
@@ -114,6 +196,38 @@ void cal_rule_h(const cal_row *rows, size_t n, cal_verdict *v)
     else
         snprintf(v->hint, sizeof v->hint,
                  "extend the range upwards (larger values) or add values between the last ones");
+}
+
+void cal_rule_h(const cal_row *rows, size_t n, double tol, cal_verdict *v)
+{
+    verdict_clear(v);
+    if (!(tol > 0))
+        tol = CAL_H_TOL;
+    if (n < 2) {
+        snprintf(v->reason, sizeof v->reason,
+                 "no plateau found in this range: a plateau needs at least two values");
+        snprintf(v->hint, sizeof v->hint, "sweep several values, e.g. 0.25,0.5,1,2,4");
+        return;
+    }
+    for (size_t i = 0; i + 1 < n; i++) {
+        double worst;
+        size_t pairs;
+        if (!h_plateau_from(rows, n, i, tol, &worst, &pairs))
+            continue;
+        char kind[96];
+        se_kind(kind, sizeof kind, pairs);
+        v->found = 1;
+        v->pick = v->lo = i;
+        v->hi = n - 1;
+        snprintf(v->reason, sizeof v->reason,
+                 "plateau from %g: lambda-hat = %.4g there is within %.0f %% of every larger "
+                 "value's up to %g with 95 %% confidence (|difference| + %.3g SE <= %.0f %% of "
+                 "the larger value; worst %.1f %%; %s); no smaller value is",
+                 rows[i].value, rows[i].lambda, 100.0 * tol, rows[n - 1].value, cal_z(pairs),
+                 100.0 * tol, 100.0 * worst, kind);
+        return;
+    }
+    h_no_plateau(rows, n, tol, v);
 }
 
 static int step_good(const cal_row *r, double se_min)

@@ -16,6 +16,8 @@ typedef struct cal_row {
     double ess, rhat;  /* multi-chain ESS of L-bar, split-R-hat             */
     double nc, nc_std; /* noise correction C and its std                    */
     int ok;            /* 1: at least one chain finished, nothing diverged  */
+    const double *chain; /* per-chain lambda-hat (NaN: chain failed), or NULL */
+    size_t k;          /* entries of chain                                  */
 } cal_row;
 
 enum { CAL_RULE_H, CAL_RULE_STEP, CAL_RULE_GROUPS };
@@ -31,17 +33,35 @@ typedef struct cal_verdict {
 } cal_verdict;
 
 /* Default parameters of the rules. */
-#define CAL_Z 2.0            /* "within 2 combined standard errors"   */
+#define CAL_Z 2.0            /* confidence: 2 standard errors         */
+#define CAL_H_TOL 0.10       /* h: lambda-hat within 10 % of larger h's */
 #define CAL_RHAT_MAX 1.05
 #define CAL_ESS_MIN 100.0
 #define CAL_NC_FRAC 0.10     /* noise-correction std < 10 % of lambda */
 #define CAL_SE_SPREAD 3.0    /* step rule: se <= 3 x the smallest se  */
 #define CAL_NOISY_REL 0.5    /* median se / |lambda| above this: noisy */
 
+/* Standard error of lambda_a - lambda_b.  Paired over chains when both rows
+ * carry per-chain values of the same chains and >= 2 chains finished in
+ * both: the std of the per-chain differences / sqrt(pairs).  Common random
+ * numbers make the rows of one sweep positively correlated, so the unpaired
+ * sqrt(se_a^2 + se_b^2), the fallback, overstates it.  *pairs (may be NULL)
+ * receives the number of pairs, 0 for the fallback. */
+double cal_diff_se(const cal_row *a, const cal_row *b, size_t *pairs);
+
+/* The multiplier of a standard error for a 95 % interval: the Student-t
+ * 97.5 % quantile with pairs - 1 degrees of freedom (a paired SE from few
+ * chains is itself uncertain), at least CAL_Z; CAL_Z when unpaired (0). */
+double cal_z(size_t pairs);
+
 /* The rules.  rows must be sorted by value, ascending (n >= 1).
- *  h (c_h or h): the smallest value from which lambda-hat stays within
- *    CAL_Z combined standard errors, sqrt(se_i^2 + se_j^2), of every larger
- *    value's, with at least one larger value and every row from it on ok.
+ *  h (c_h or h): the smallest value i from which lambda-hat agrees with
+ *    every larger value j to within tol (default CAL_H_TOL) of lambda_j,
+ *    with 95 % confidence: |lambda_i - lambda_j| + cal_z(pairs) se_ij <=
+ *    tol |lambda_j| (se_ij, pairs from cal_diff_se), with at least one
+ *    larger value and every row from i on ok.  An equivalence test, not
+ *    a significance test: too few chains to show flatness give "no
+ *    plateau", never an early one.
  *  step (base_lr): rows with R-hat <= CAL_RHAT_MAX, ESS >= CAL_ESS_MIN, ok,
  *    and se <= CAL_SE_SPREAD x the smallest such se; the longest run of
  *    adjacent such rows (>= 2) in which lambda-hat changes by less than
@@ -50,9 +70,9 @@ typedef struct cal_verdict {
  *  groups (N): the smallest N whose nc_std < frac |lambda| and stays so for
  *    every larger N.
  * A sweep whose median se / |lambda| exceeds CAL_NOISY_REL is "noisy": the
- * rules still run (h and step) but the verdict says the errors are too
- * large and found is 0. */
-void cal_rule_h(const cal_row *rows, size_t n, cal_verdict *v);
+ * step rule then refuses to decide (found 0); the h rule says so when it
+ * finds no plateau (paired errors can still show one). */
+void cal_rule_h(const cal_row *rows, size_t n, double tol, cal_verdict *v);
 void cal_rule_step(const cal_row *rows, size_t n, cal_verdict *v);
 void cal_rule_groups(const cal_row *rows, size_t n, double frac, cal_verdict *v);
 

@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 #define CAL_MAX_VALUES 64
+#define CAL_TOY_H_CHAINS 20
 
 enum { CAL_MODEL_MLP, CAL_MODEL_K1, CAL_MODEL_K2 };
 enum { CO_MODEL = 1, CO_PARAM, CO_VALUES, CO_STEPS, CO_CHAINS, CO_PARALLEL, CO_SEED,
        CO_SET, CO_OUT, CO_FORMAT, CO_QUIET, CO_NOPLOT, CO_DATA, CO_NCFRAC, CO_HELP,
-       CO_BLIS };
+       CO_BLIS, CO_HTOL };
 
 typedef struct cal_args {
     int model, fmt, quiet, plot;
@@ -27,7 +28,7 @@ typedef struct cal_args {
     double values[CAL_MAX_VALUES];
     size_t n_values;
     int64_t steps, chains, parallel, seed, blis;
-    double nc_frac;
+    double nc_frac, h_tol;
     const char *sets[32];
     int n_sets;
 } cal_args;
@@ -35,7 +36,8 @@ typedef struct cal_args {
 static const char usage_text[] =
     "usage: sive calibrate [CKPT] [--model mlp|k1|k2] [--param c_h|h|base_lr|groups]\n"
     "                      [--values V1,V2,...] [--steps M] [--chains K] [--seed S]\n"
-    "                      [--parallel P] [--set NAME=VALUE]... [--nc-frac F]\n"
+    "                      [--parallel P] [--set NAME=VALUE]... [--h-tol F]\n"
+    "                      [--nc-frac F]\n"
     "                      [--out DIR] [--no-plot] [--format table|json|csv]\n"
     "                      [--data DIR] [--blis-threads INT] [--quiet]\n"
     "Sweeps one probe parameter around the operating point, every value with the\n"
@@ -47,11 +49,12 @@ static const char usage_text[] =
     "  --values LIST      comma-separated values (default: a range per parameter)\n"
     "  --steps M          Langevin steps per chain (toys 100000, MLP 1000 with\n"
     "                     L-bar every 5th step: --set eval_stride=1 for all)\n"
-    "  --chains K         chains per value (toys 5, MLP 2)\n"
+    "  --chains K         chains per value (toys 5, the toys' h sweep 20, MLP 2)\n"
     "  --seed S           the one seed of every value (default 0)\n"
     "  --parallel P       values run at the same time (toys: cores; MLP 1)\n"
     "  --set NAME=VALUE   another probe option of the operating point (e.g.\n"
     "                     --set groups=128), from `sive options`\n"
+    "  --h-tol F          h rule: lambda-hat within F of every larger value (0.1)\n"
     "  --nc-frac F        N rule: noise-correction std below F lambda-hat (0.1)\n"
     "  --out DIR          calibrate.csv, calibrate.json, traces.csv, calibrate.png\n"
     "                     (default: calibrate-<model>-<param>)\n"
@@ -60,7 +63,9 @@ static const char usage_text[] =
     "  --data DIR         the MNIST directory (default: the bundled digits)\n"
     "  --blis-threads N   BLIS threads per chain (MLP; default cores / chains)\n"
     "Rules (docs/calibration.md): c_h/h: the smallest value from which lambda-hat\n"
-    "stays within 2 combined SE of every larger value; base_lr: the range where\n"
+    "is within 10 % of every larger value's with 95 % confidence: |difference| +\n"
+    "q SE <= 10 % of the larger value, SE of the difference paired over chains,\n"
+    "q the Student-t 97.5 % quantile (>= 2); base_lr: the range where\n"
     "R-hat <= 1.05, ESS >= 100 and lambda-hat changes < 2 SE per doubling; groups:\n"
     "the smallest N whose noise-correction std < 10 % of lambda-hat.\n";
 
@@ -128,6 +133,7 @@ static int parse_args(cal_args *a, int argc, char **argv)
         {"quiet", no_argument, 0, CO_QUIET},         {"no-plot", no_argument, 0, CO_NOPLOT},
         {"data", required_argument, 0, CO_DATA},     {"nc-frac", required_argument, 0, CO_NCFRAC},
         {"blis-threads", required_argument, 0, CO_BLIS},
+        {"h-tol", required_argument, 0, CO_HTOL},
         {"help", no_argument, 0, CO_HELP},           {0, 0, 0, 0}};
     int model_set = 0, o;
     optind = 1;
@@ -174,6 +180,7 @@ static int parse_args(cal_args *a, int argc, char **argv)
         case CO_NOPLOT: a->plot = 0; break;
         case CO_DATA: a->data_dir = optarg; break;
         case CO_NCFRAC: bad = cli_double("--nc-frac", optarg, 1e-6, 10, &a->nc_frac); break;
+        case CO_HTOL: bad = cli_double("--h-tol", optarg, 1e-6, 10, &a->h_tol); break;
         case CO_HELP: fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return EXIT_USAGE;
         }
@@ -212,10 +219,18 @@ typedef struct cal_out_row {
     uint32_t flags;
 } cal_out_row;
 
-static void fill_row(cal_out_row *o, double value, const sive_result *r)
+/* chain[] (sive_result_chains(r) entries) receives each chain's lambda-hat
+ * (NaN for a chain that did not finish): the rules pair them across values. */
+static void fill_row(cal_out_row *o, double value, const sive_result *r, double *chain)
 {
     memset(o, 0, sizeof *o);
     o->r.value = value;
+    o->r.k = (size_t)sive_result_chains(r);
+    for (size_t c = 0; c < o->r.k; c++)
+        chain[c] = sive_result_chain_status(r, (int32_t)c, NULL) == SIVE_CHAIN_OK
+                       ? sive_result_stat(r, SIVE_STAT_SIVE, (int32_t)c)
+                       : NAN;
+    o->r.chain = chain;
     o->r.lambda = sive_result_lambda(r);
     o->lambda_std = sive_result_lambda_std(r);
     o->mcse = sive_result_mcse(r);
@@ -336,7 +351,13 @@ static void print_json(FILE *f, const cal_args *a, const cal_out_row *rows,
         cli_json_member(f, sive_stat_name(SIVE_STAT_NOISE_CORRECTION_STD), o->r.nc_std);
         cli_json_member(f, sive_stat_name(SIVE_STAT_RMS_DISP_REL_H), o->disp);
         cli_json_member(f, sive_stat_name(SIVE_STAT_H), o->h);
-        fprintf(f, ",\"chains_ok\":%d,\"status\":", (int)o->chains_ok);
+        fputs(",\"chain_lambda\":[", f);
+        for (size_t c = 0; c < o->r.k; c++) {
+            if (c)
+                fputc(',', f);
+            cli_json_num(f, o->r.chain[c]);
+        }
+        fprintf(f, "],\"chains_ok\":%d,\"status\":", (int)o->chains_ok);
         cli_json_str(f, sive_strerror(o->status));
         fprintf(f, ",\"flags\":%u,\"flag_names\":", (unsigned)o->flags);
         cli_json_flags(f, o->flags);
@@ -464,6 +485,10 @@ static int plot_calibrate(const char *dir, const char *pname_raw, const char *ti
             lmin = fmin(lmin, rows[i].r.lambda);
             lmax = fmax(lmax, rows[i].r.lambda);
         }
+    /* the key in the corner the curve leaves free: estimates that rise with
+     * the value (the MLP's c_h) fill the top right */
+    if (rows[n_rows - 1].r.lambda > rows[0].r.lambda)
+        fputs("set key top left\n", f);
     if (lmin > 0 && lmax > 20 * lmin)
         fputs("set logscale y\nset format y \"%g\"\n"
               "lo(m, s) = (m - s > 0 ? m - s : m / 10)\n"
@@ -565,6 +590,7 @@ int cmd_calibrate(int argc, char **argv)
     sive_model_init(&model, sizeof model);
     sive_result **res = calloc(a.n_values, sizeof *res);
     cal_out_row *rows = calloc(a.n_values, sizeof *rows);
+    double *chain_buf = NULL;
     toy_model_ctx tctx = {.model = a.model == CAL_MODEL_K1 ? 1 : 2};
     double centre[2] = {0.2, 0.2};
     const void *theta = centre;
@@ -586,7 +612,10 @@ int cmd_calibrate(int argc, char **argv)
         sive_probe_set_double(p, SIVE_OPT_BURN_IN, d.burn_in);
         sive_probe_set_int(p, SIVE_OPT_GROUPS, d.groups);
         sive_probe_set_int(p, SIVE_OPT_STEPS, a.steps > 0 ? a.steps : d.steps);
-        sive_probe_set_int(p, SIVE_OPT_CHAINS, a.chains > 0 ? a.chains : d.chains);
+        /* the h rule is an equivalence test: 5 chains (the paper's) leave the
+         * paired SE too wide to show flatness within 10 % reliably, 20 do */
+        int64_t k = opt == SIVE_OPT_H ? CAL_TOY_H_CHAINS : d.chains;
+        sive_probe_set_int(p, SIVE_OPT_CHAINS, a.chains > 0 ? a.chains : k);
         sive_probe_set_int(p, SIVE_OPT_THREADS, 1);
         toy_model(&model, &tctx);
         if (a.parallel < 0)
@@ -649,8 +678,14 @@ int cmd_calibrate(int argc, char **argv)
         status = rc == SIVE_E_INVALID_ARG ? EXIT_USAGE : EXIT_RUN;
         goto out;
     }
+    size_t kmax = (size_t)cli_opt_int(p, SIVE_OPT_CHAINS);
+    chain_buf = calloc(a.n_values * kmax, sizeof *chain_buf);
+    if (!chain_buf) {
+        fprintf(stderr, "sive calibrate: out of memory\n");
+        goto out;
+    }
     for (size_t i = 0; i < a.n_values; i++) {
-        fill_row(&rows[i], a.values[i], res[i]);
+        fill_row(&rows[i], a.values[i], res[i], chain_buf + i * kmax);
         if (rows[i].status == SIVE_E_CANCELLED || rows[i].status == SIVE_E_CALLBACK) {
             fprintf(stderr, "sive calibrate: %s = %g: %s\n", pname, a.values[i],
                     progress_interrupted() ? "interrupted" : sive_result_errmsg(res[i]));
@@ -667,7 +702,7 @@ int cmd_calibrate(int argc, char **argv)
     else if (opt == SIVE_OPT_GROUPS)
         cal_rule_groups(cr, a.n_values, a.nc_frac, &v);
     else
-        cal_rule_h(cr, a.n_values, &v);
+        cal_rule_h(cr, a.n_values, a.h_tol > 0 ? a.h_tol : CAL_H_TOL, &v);
 
     /* files */
     char dir[3072];
@@ -724,6 +759,7 @@ out:
             sive_result_free(res[i]);
     free(res);
     free(rows);
+    free(chain_buf);
     sive_model_destroy(&model);
     sive_mlp_free(mlp);
     sive_free(theta_f);
