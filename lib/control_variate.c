@@ -19,15 +19,22 @@
 #define TABLE_MAX_DEFAULT ((uint64_t)1 << 24)
 #define CHUNK_MIN 4096
 
+/* At most 2^32 examples (32 GiB) whatever the environment says, and never
+ * so many that 8n bytes would wrap size_t. */
 static uint64_t table_max(void)
 {
+    const uint64_t most = SIZE_MAX / sizeof(double) < ((uint64_t)1 << 32)
+                              ? (uint64_t)(SIZE_MAX / sizeof(double))
+                              : (uint64_t)1 << 32;
     const char *s = getenv("SIVE_CV_TABLE_MAX");
     if (!s || !*s)
         return TABLE_MAX_DEFAULT;
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    return errno || *end || s[0] == '-' ? TABLE_MAX_DEFAULT : (uint64_t)v;
+    if (errno || *end || s[0] == '-')
+        return TABLE_MAX_DEFAULT;
+    return v < most ? (uint64_t)v : most;
 }
 
 /* Neumaier's compensated sum: L_n(theta*) over up to 2^62 terms must not
@@ -43,7 +50,10 @@ static void ksum_add(ksum *k, double x)
     k->s = t;
 }
 
-/* The losses of examples [i0, i0+k) at theta* into out[0..k-1]. */
+/* The losses of examples [i0, i0+k) at theta* into out[0..k-1].  A
+ * callback error is recorded as the run's (SIVE_E_CALLBACK, stop set) and
+ * returned as its non-zero code; a loss that is not finite is the model's
+ * fault at theta* (SIVE_E_INVALID_ARG, in err). */
 static int star_chunk(sivei_run *run, uint64_t i0, size_t k, uint64_t *idx,
                       double *out, sivei_pcg32 *seeds, char *err)
 {
@@ -55,16 +65,15 @@ static int star_chunk(sivei_run *run, uint64_t i0, size_t k, uint64_t *idx,
     sivei_clear_error();
     int rc = run->model.loss(run->theta_star, run->model.dim, &b, out, run->model.user);
     if (rc) {
-        char why[SIVE_ERRMSG_LEN]; /* the callback's reason, before it is overwritten */
-        snprintf(why, sizeof why, "%s", sive_last_errmsg());
-        return sivei_fail(err, SIVE_E_CALLBACK,
-                         "loss callback returned %d at theta* (control variates, "
-                         "examples %llu..%llu)%s%s", rc, (unsigned long long)i0,
-                         (unsigned long long)(i0 + k - 1), why[0] ? ": " : "", why);
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "loss callback returned %d at theta* (control variates, "
+                       "examples %llu..%llu)", rc, (unsigned long long)i0,
+                       (unsigned long long)(i0 + k - 1));
+        return rc;
     }
     for (size_t j = 0; j < k; j++)
         if (!isfinite(out[j]))
-            return sivei_fail(err, SIVE_E_CALLBACK,
+            return sivei_fail(err, SIVE_E_INVALID_ARG,
                              "loss of example %llu at theta* is %g (control variates "
                              "need finite losses at theta*)",
                              (unsigned long long)(i0 + j), out[j]);
@@ -110,7 +119,8 @@ int sivei_cv_prepare(sivei_run *run, char *err)
     free(tmp);
     if (rc) {
         free(table);
-        return rc;
+        /* a callback error: recorded in run, the chains will not start */
+        return run->status == SIVE_E_CALLBACK ? SIVE_OK : rc;
     }
     run->cv_star = table;
     run->cv_base = (sum.s + sum.c) / (double)n;

@@ -267,13 +267,19 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     sivei_run run;
     memset(&run, 0, sizeof run);
     int rc = prepare(p, m, theta_star, &run);
-    if (!rc && (rc = sivei_cv_prepare(&run, p->errmsg)))
-        sive_result_free(run.r);
     if (rc)
         return rc;
     atomic_init(&run.next_chain, run.r->begin);
     atomic_init(&run.stop, 0);
     pthread_mutex_init(&run.lock, NULL);
+    /* a callback failing at theta* is the run's status (its chains then
+     * stop at step 0, as after any callback error); other failures here
+     * are the caller's to fix and return no result */
+    if ((rc = sivei_cv_prepare(&run, p->errmsg))) {
+        pthread_mutex_destroy(&run.lock);
+        sive_result_free(run.r);
+        return rc;
+    }
     run_workers(&run);
     sivei_cv_release(&run);
     pthread_mutex_destroy(&run.lock);

@@ -177,7 +177,9 @@ SIVE_HIDDEN void sivei_chain_run_f64(sivei_run *run, sivei_work *w, int32_t c);
 SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
                                const void *theta, int32_t c, int64_t m);
 /* control_variate.c: the losses at theta* (before the chains start; a
- * no-op without SIVE_OPT_CONTROL_VARIATE), their release, and the
+ * no-op without SIVE_OPT_CONTROL_VARIATE; a callback error there is
+ * recorded in run like a chain's, SIVE_OK returned; other errors are
+ * returned with their message in err), their release, and the
  * subtraction of l_j(theta*) from the losses of a step's distinct draws
  * (eb: the batch the model was called on; returns the callback's code). */
 SIVE_HIDDEN int sivei_cv_prepare(sivei_run *run, char *err);

@@ -36,7 +36,7 @@
 typedef struct lsq {
     double x[NEX][D], y[NEX];
     double A[D][D], b[D]; /* A = X'X/n, b = X'y/n */
-    int fail_at_star;     /* loss callback fails on chain -1 */
+    int fail_at_star;     /* on chain -1: 1 the callback fails, 2 a NaN loss */
 } lsq;
 
 static double dot(const double *a, const double *b)
@@ -96,7 +96,7 @@ static int lsq_loss(const void *theta, size_t d, const sive_batch *b, double *lo
     const lsq *m = user;
     const double *th = theta;
     (void)d;
-    if (m->fail_at_star && b->chain == -1) {
+    if (m->fail_at_star == 1 && b->chain == -1) {
         sive_set_errmsg("no losses at theta* today");
         return 7;
     }
@@ -104,6 +104,8 @@ static int lsq_loss(const void *theta, size_t d, const sive_batch *b, double *lo
         double r = dot(m->x[b->index[i]], th) - m->y[b->index[i]];
         losses[i] = 0.5 * r * r;
     }
+    if (m->fail_at_star == 2 && b->chain == -1)
+        losses[b->group_size / 2] = NAN;
     return 0;
 }
 
@@ -360,13 +362,37 @@ START_TEST(callback_failure_at_star)
     m.fail_at_star = 1;
     sive_model sm;
     lsq_model(&sm, &m);
-    sive_probe *p = probe_for(1, 100, 1, 4, 4);
-    sive_result *r = (sive_result *)&m;
-    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_CALLBACK);
-    ck_assert_ptr_null(r);
-    const char *msg = sive_probe_errmsg(p);
+    sive_probe *p = probe_for(1, 100, 2, 4, 4);
+    sive_result *r = NULL;
+    /* like any callback error: a result whose status says so, the
+     * callback's code kept, no chain run */
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_E_CALLBACK);
+    ck_assert_int_eq(sive_result_callback_code(r), 7);
+    ck_assert_int_eq(sive_result_chains_ok(r), 0);
+    const char *msg = sive_result_errmsg(r);
     ck_assert_msg(strstr(msg, "theta*") && strstr(msg, "returned 7") &&
                       strstr(msg, "no losses at theta* today"), "%s", msg);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* A loss that is not finite at theta* is the model's fault, found before
+ * any chain: no result. */
+START_TEST(nan_at_star_refused)
+{
+    static lsq m;
+    lsq_make(&m, 1);
+    m.fail_at_star = 2;
+    sive_model sm;
+    lsq_model(&sm, &m);
+    sive_probe *p = probe_for(1, 100, 1, 4, 4);
+    sive_result *r = (sive_result *)&m;
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "example 100 at theta* is nan"), "%s",
+                  sive_probe_errmsg(p));
     sive_probe_free(p);
 }
 END_TEST
@@ -535,6 +561,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, noisy_correction_still_flagged);
         tcase_add_test(tc, group_only_model_refused);
         tcase_add_test(tc, callback_failure_at_star);
+        tcase_add_test(tc, nan_at_star_refused);
         tcase_add_test(tc, result_file_and_merge);
         tcase_add_test(tc, reads_version_1_files);
         tcase_add_test(tc, mlp_first_step_is_the_full_loss);

@@ -265,12 +265,14 @@ int cli_mpi_size(void);
 /* Print "sive: rank R: why" and end every rank of the job (MPI_Abort):
  * for a rank that cannot take its part in a message any more. */
 _Noreturn void cli_mpi_abort(const char *why);
-/* Send len bytes (an error text when is_error) to rank 0: 0, or -1 in a
- * one-rank world.  Waiting ranks sleep between polls; an MPI error ends
- * the job (MPI_ERRORS_ARE_FATAL). */
+/* Send len bytes (an error text when is_error) to rank 0: 0 (built
+ * without MPI: -1).  Only for ranks > 0 of a world of more than one rank.
+ * Waiting ranks sleep between polls; an MPI error ends the job
+ * (MPI_ERRORS_ARE_FATAL). */
 int cli_mpi_send(const void *buf, int64_t len, int is_error);
 /* Receive the next message of rank src: *buf (NUL-terminated, free()),
- * *len, *is_error.  0, or -1 in a one-rank world. */
+ * *len, *is_error.  0 (built without MPI: -1).  Only on rank 0 of a
+ * world of more than one rank. */
 int cli_mpi_recv(int src, char **buf, int64_t *len, int *is_error);
 /* After parsing the arguments (status < 0: go on, else the exit status):
  * all ranks go on or none, since mpirun's A : B syntax gives ranks

@@ -1014,9 +1014,10 @@ int cmd_probe(int argc, char **argv)
         fprintf(stderr, "sive probe: MPI_Init failed\n");
         return EXIT_RUN;
     }
-    if (probe_cfg_init(&a.cfg))
-        return EXIT_RUN;
-    int status = cli_mpi_go("sive probe", probe_parse(&a, argc, argv));
+    /* every rank reaches cli_mpi_go, so that none waits for one that
+     * could not start */
+    int status = probe_cfg_init(&a.cfg) ? EXIT_RUN : probe_parse(&a, argc, argv);
+    status = cli_mpi_go("sive probe", status);
     if (status < 0)
         status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
     probe_cfg_free(&a.cfg);

@@ -573,21 +573,30 @@ static sive_result *piece_run(traj_ctx *x, traj_piece *p, int rank)
     return r;
 }
 
-/* Rank 0 tells every rank the number of checkpoints, -1 when the run ends
- * before the probes (status != 0: rank 0 said why).  Returns this rank's
- * status. */
+/* Rank 0 tells every rank the number of checkpoints (-1 when the run ends
+ * before the probes: status != 0, rank 0 said why) and of chains.  Every
+ * rank plans its pieces with rank 0's chain count, so that all plans agree
+ * and no rank waits for a piece that is never sent; a rank started with
+ * other options then fails its pieces or the merge names them.  Returns
+ * this rank's status. */
 static int share_count(traj_ctx *x, int status)
 {
-    char text[32], *buf = text;
-    int64_t len = snprintf(text, sizeof text, "%lld", status ? -1LL : (long long)x->n);
+    char text[64], *buf = text;
+    int64_t len = snprintf(text, sizeof text, "%lld %d", status ? -1LL : (long long)x->n,
+                           (int)x->K);
     int is_error = 0;
     if (cli_mpi_bcast(&buf, &len, &is_error))
         return EXIT_RUN;
     if (cli_mpi_rank() == 0)
         return status;
-    long long n = strtoll(buf, NULL, 10);
+    long long n = -1;
+    int K = 0;
+    if (sscanf(buf, "%lld %d", &n, &K) != 2 || K < 1)
+        n = -1;
     free(buf);
     x->n = n < 0 ? 0 : n;
+    if (n >= 0)
+        x->K = (int32_t)K;
     return n < 0 ? EXIT_RUN : 0;
 }
 

@@ -54,7 +54,10 @@ int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t 
         fclose(f);
         return SIVE_OK;
     }
-    const char *why = *buf || n < 0 ? strerror(errno) : "out of memory";
+    /* a short read with errno unset is a file that changed under us */
+    const char *why = !*buf && n >= 0 ? "out of memory"
+                      : f && feof(f) ? "the file is shorter than it was"
+                                     : strerror(errno);
     snprintf(err, errlen, "cannot read %s: %s", path, why);
     free(*buf);
     *buf = NULL;
@@ -152,7 +155,9 @@ int cli_mpi_start(int *argc, char ***argv)
     int provided;
     if (started || !under_launcher())
         return world_size;
-    /* the library's chain and BLIS threads never call MPI */
+    /* the library's chain and BLIS threads never call MPI; an MPI that
+     * provides less than FUNNELED (SINGLE) is still enough for that, so
+     * `provided` is not checked */
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return -1;
     started = 1;

@@ -134,9 +134,10 @@ typedef struct sive_batch {
     size_t n_groups;       /**< N for group calls, 1 otherwise              */
     size_t group_size;     /**< B_eval, B_grad, or the distinct count       */
     uint64_t seed;         /**< fresh per call, reproducible from the seed  */
-    int32_t chain;         /**< chain number, 0 .. chains-1                 */
+    int32_t chain;         /**< chain number, 0 .. chains-1; -1 in the pass
+                                at theta* of SIVE_OPT_CONTROL_VARIATE       */
     int32_t worker;        /**< worker thread, 0 .. threads-1               */
-    int64_t step;          /**< Langevin step m, 0 .. M-1                   */
+    int64_t step;          /**< Langevin step m, 0 .. M-1; -1 at theta*     */
 } sive_batch;
 
 /**
@@ -260,10 +261,15 @@ typedef enum sive_option {
      *  (SIVE_E_INVALID_ARG).  Before the chains start the run calls the
      *  loss callback at theta* on every example (chain = -1, step = -1,
      *  worker 0, ascending index batches of at most max(N*B_eval, 4096))
-     *  and keeps the n losses in double (8n bytes, shared by all chains);
-     *  above 2^24 examples it keeps none and evaluates each step's
-     *  distinct examples at theta* as well (twice the evaluation cost, no
-     *  table).  docs/theory.md, "Control variates". */
+     *  and keeps the n losses in double (8n bytes per run, shared by its
+     *  chains; a sweep holds one per value it runs at once); above 2^24
+     *  examples it keeps none and evaluates each step's distinct examples
+     *  at theta* as well (twice the evaluation cost, no table).  A callback
+     *  error in that pass is the run's SIVE_E_CALLBACK (result status, code
+     *  kept, no chain run); a loss that is not finite at theta* is
+     *  SIVE_E_INVALID_ARG.  The pass reports no progress and cannot be
+     *  cancelled (one forward pass over the data set).  docs/theory.md,
+     *  "Control variates". */
     SIVE_OPT_CONTROL_VARIATE = 19
 } sive_option;
 
@@ -390,7 +396,8 @@ typedef struct sive_result sive_result;
  *    struct_size, dtype, dim, missing callbacks, per-example losses without
  *    a data set; non-finite theta*; zero adaptive radius; a tail window
  *    with fewer than 4 evaluated steps; B > n_examples without
- *    replacement), SIVE_E_NOMEM.
+ *    replacement; control variates with a group-only model or a loss that
+ *    is not finite at theta*), SIVE_E_NOMEM.
  */
 SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
                             const void *theta_star, sive_result **out);
@@ -430,7 +437,11 @@ typedef enum sive_stat {
     SIVE_STAT_NOISE_CORRECTION = 7,     /**< C = t^2 mean_T s2 / N               */
     SIVE_STAT_NOISE_CORRECTION_STD = 8, /**< std of C (batch means on s2)        */
     SIVE_STAT_NOISE_CORRECTION_STD_GAUSS = 9, /**< C sqrt(2/(|T|(N-1)))         */
-    SIVE_STAT_MCSE = 10,          /**< Monte Carlo std error of SIVE unclipped   */
+    /** Monte Carlo std error of SIVE unclipped.  The autocorrelation time
+     *  of its series is pooled over the run's finished chains, so a chain's
+     *  MCSE depends on the other chains of its run (a part of a split run
+     *  pools its own; sive_result_merge() recomputes over all). */
+    SIVE_STAT_MCSE = 10,
     SIVE_STAT_ESS = 11,           /**< tail ESS of Lbar (summary: multi-chain)   */
     SIVE_STAT_RHAT = 12,          /**< split-Rhat of Lbar (summary only)         */
     SIVE_STAT_H = 13,             /**< localisation radius h used                */
@@ -440,7 +451,8 @@ typedef enum sive_stat {
     SIVE_STAT_RMS_DISP_REL_H = 17,/**< mean_T (||theta-theta*||/sqrt d) / h      */
     SIVE_STAT_TAIL_LENGTH = 18,   /**< |T|, evaluated steps in the tail          */
     SIVE_STAT_SIVE_ESS = 19       /**< ESS of the SIVE estimator's per-step
-                                       influence series (what its MCSE uses)   */
+                                       influence series (what its MCSE uses;
+                                       pooled like it)                        */
 } sive_stat;
 
 /** Stable machine name of a statistic ("sive", "mcse", ...), used as the
