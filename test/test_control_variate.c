@@ -338,17 +338,28 @@ START_TEST(noisy_correction_still_flagged)
 }
 END_TEST
 
+/* A 2-chain run of m with control variates that may fail before its
+ * chains: *r is pre-set to a non-NULL pointer, to see it cleared. */
+static int run_raw(lsq *m, int group_only, sive_probe **p, sive_result **r)
+{
+    sive_model sm;
+    lsq_model(&sm, m);
+    if (group_only) {
+        sm.loss = NULL;
+        sm.group_loss = lsq_groups;
+    }
+    *p = probe_for(1, 100, 2, 4, 4);
+    *r = (sive_result *)m;
+    return sive_probe_run(*p, &sm, STAR, r);
+}
+
 START_TEST(group_only_model_refused)
 {
     static lsq m;
     lsq_make(&m, 1);
-    sive_model sm;
-    lsq_model(&sm, &m);
-    sm.loss = NULL;
-    sm.group_loss = lsq_groups;
-    sive_probe *p = probe_for(1, 100, 1, 4, 4);
-    sive_result *r = (sive_result *)&m;
-    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
+    sive_probe *p;
+    sive_result *r;
+    ck_assert_int_eq(run_raw(&m, 1, &p, &r), SIVE_E_INVALID_ARG);
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(sive_probe_errmsg(p), "per-example"), "%s", sive_probe_errmsg(p));
     sive_probe_free(p);
@@ -360,13 +371,11 @@ START_TEST(callback_failure_at_star)
     static lsq m;
     lsq_make(&m, 1);
     m.fail_at_star = 1;
-    sive_model sm;
-    lsq_model(&sm, &m);
-    sive_probe *p = probe_for(1, 100, 2, 4, 4);
-    sive_result *r = NULL;
+    sive_probe *p;
+    sive_result *r;
     /* like any callback error: a result whose status says so, the
      * callback's code kept, no chain run */
-    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_OK);
+    ck_assert_int_eq(run_raw(&m, 0, &p, &r), SIVE_OK);
     ck_assert_int_eq(sive_result_status(r), SIVE_E_CALLBACK);
     ck_assert_int_eq(sive_result_callback_code(r), 7);
     ck_assert_int_eq(sive_result_chains_ok(r), 0);
@@ -385,11 +394,9 @@ START_TEST(nan_at_star_refused)
     static lsq m;
     lsq_make(&m, 1);
     m.fail_at_star = 2;
-    sive_model sm;
-    lsq_model(&sm, &m);
-    sive_probe *p = probe_for(1, 100, 1, 4, 4);
-    sive_result *r = (sive_result *)&m;
-    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
+    sive_probe *p;
+    sive_result *r;
+    ck_assert_int_eq(run_raw(&m, 0, &p, &r), SIVE_E_INVALID_ARG);
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(sive_probe_errmsg(p), "example 100 at theta* is nan"), "%s",
                   sive_probe_errmsg(p));
