@@ -4,6 +4,7 @@
  *
  *   bench_efficiency [epochs (12)] [steps (4000)] [n: 0 = bundled, or
  *                    60000] [chains (2)] [stride (4)] [groups for c (64)]
+ *                    [seed (1)]
  *
  * The target is the paper's (t 1e4, base_lr 0.05, c_h 1, burn-in 0.3,
  * B_grad 1024) around a checkpoint trained for `epochs` epochs on the
@@ -68,13 +69,13 @@ typedef struct config {
 
 /* One configuration: prints its row, returns W. */
 static double run_config(const config *cf, const sive_model *model, const float *theta,
-                         int64_t steps, int64_t chains)
+                         int64_t steps, int64_t chains, int64_t seed)
 {
     sive_probe *p;
     if (sive_probe_new(&p) || sive_probe_set_int(p, SIVE_OPT_STEPS, steps) ||
         sive_probe_set_int(p, SIVE_OPT_CHAINS, chains) ||
         sive_probe_set_int(p, SIVE_OPT_THREADS, 2) ||
-        sive_probe_set_int(p, SIVE_OPT_SEED, 1) ||
+        sive_probe_set_int(p, SIVE_OPT_SEED, seed) ||
         sive_probe_set_int(p, SIVE_OPT_GROUPS, cf->groups) ||
         sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cf->stride) ||
         sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, cf->cv)) {
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
     int64_t chains = argc > 4 ? atoll(argv[4]) : 2;
     int64_t stride = argc > 5 ? atoll(argv[5]) : 4;
     int64_t groups_c = argc > 6 ? atoll(argv[6]) : 64;
+    int64_t seed = argc > 7 ? atoll(argv[7]) : 1;
     bench_machine();
     sive_dataset *train = bench_train_set(), *probe_set = train;
     sive_mlp *m = NULL;
@@ -119,15 +121,16 @@ int main(int argc, char **argv)
         probe_set = shifted_copies(train, n);
     sive_model model;
     bench_mlp_model(&model, m, probe_set, 1);
-    printf("checkpoint: epoch %d; probe data n = %zu; M %lld, %lld chains, seed 1; "
+    printf("checkpoint: epoch %d; probe data n = %zu; M %lld, %lld chains, seed %lld; "
            "t 1e4, base_lr 0.05, c_h 1, burn-in 0.3, B_grad 1024, B_eval 64\n", epochs,
-           sive_dataset_count(probe_set), (long long)steps, (long long)chains);
+           sive_dataset_count(probe_set), (long long)steps, (long long)chains,
+           (long long)seed);
     printf("cfg     N stride  cv    lambda    MCSE         C    C std  MCSE/c  wall/c"
            "         W\n");
     const config cf[] = {{"a", 512, 1, 0}, {"b", 512, stride, 0}, {"c", groups_c, stride, 1}};
     double W[3];
     for (int i = 0; i < 3; i++)
-        W[i] = run_config(&cf[i], &model, theta, steps, chains);
+        W[i] = run_config(&cf[i], &model, theta, steps, chains, seed);
     printf("W / W(a): b %.3f, c %.3f\n", W[1] / W[0], W[2] / W[0]);
     sive_model_destroy(&model);
     if (probe_set != train)
