@@ -16,27 +16,24 @@ static int same_double(double a, double b)
 }
 
 /* The name of the first option (threads and the chain range excepted,
- * they do not change any chain) on which a and b differ, or NULL. */
+ * they do not change any chain) on which a and b differ, or NULL.  Read
+ * through the option table, so an option added later is compared too. */
 static const char *option_mismatch(const sivei_options *a, const sivei_options *b)
 {
-    const double da[] = {a->t, a->base_lr, a->h, a->c_h, a->burn_in, a->anchor};
-    const double db[] = {b->t, b->base_lr, b->h, b->c_h, b->burn_in, b->anchor};
-    const char *dn[] = {"t", "base_lr", "h", "c_h", "burn_in", "anchor"};
-    for (size_t i = 0; i < sizeof da / sizeof da[0]; i++)
-        if (!same_double(da[i], db[i]))
-            return dn[i];
-    const int64_t ia[] = {a->h_absolute, a->steps, a->groups, a->eval_batch, a->grad_batch,
-                          a->chains, a->replacement, a->eval_stride, (int64_t)a->seed,
-                          a->control_variate};
-    const int64_t ib[] = {b->h_absolute, b->steps, b->groups, b->eval_batch, b->grad_batch,
-                          b->chains, b->replacement, b->eval_stride, (int64_t)b->seed,
-                          b->control_variate};
-    const char *in[] = {"radius mode", "steps", "groups", "eval_batch", "grad_batch",
-                        "chains", "replacement", "eval_stride", "seed",
-                        "control_variate"};
-    for (size_t i = 0; i < sizeof ia / sizeof ia[0]; i++)
-        if (ia[i] != ib[i])
-            return in[i];
+    if (a->h_absolute != b->h_absolute)
+        return "radius mode";
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        if (in->id == SIVE_OPT_THREADS || in->id == SIVE_OPT_CHAIN_BEGIN ||
+            in->id == SIVE_OPT_CHAIN_END)
+            continue;
+        int64_t ia = 0, ib = 0;
+        double da = 0.0, db = 0.0;
+        sivei_options_get(a, in->id, in->type, &ia, &da, NULL);
+        sivei_options_get(b, in->id, in->type, &ib, &db, NULL);
+        if (ia != ib || !same_double(da, db))
+            return in->name;
+    }
     return NULL;
 }
 

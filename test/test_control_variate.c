@@ -260,7 +260,7 @@ START_TEST(exact_target_with_and_without)
         double mean = chain_mean(r, SIVE_STAT_SIVE_UNCLIPPED, &se);
         c[cv] = chain_mean(r, SIVE_STAT_NOISE_CORRECTION, &ce);
         printf("control_variate %d: SIVE %.4f +- %.4f (exact %.4f, z %+.2f), "
-               "correction %.3f, mean MCSE %.4f\n", cv, mean, se, expect,
+               "correction %.3f, MCSE of the mean %.4f\n", cv, mean, se, expect,
                (mean - expect) / se, c[cv], sive_result_mcse(r));
         ck_assert_msg(fabs(mean - expect) < 3.0 * se,
                       "control_variate %d: SIVE %g vs exact %g (se %g)", cv, mean, expect, se);
