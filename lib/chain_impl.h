@@ -38,7 +38,7 @@ static int CAT(step_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
 static int CAT(measure_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
                               int32_t c, int64_t m)
 {
-    sivei_chain_out *out = &run->r->c[c];
+    sivei_chain_out *out = sivei_chain(run->r, c);
     double *lbar = out->trace[SIVE_TRACE_LBAR], *s2 = out->trace[SIVE_TRACE_S2];
     if (m % run->opt.eval_stride != 0) {
         lbar[m] = s2[m] = NAN;
@@ -107,7 +107,7 @@ static int CAT(stopped_, SFX)(sivei_run *run, int32_t c, int64_t m, sivei_clock 
 
 void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
 {
-    sivei_chain_out *out = &run->r->c[c];
+    sivei_chain_out *out = sivei_chain(run->r, c);
     const size_t d = run->model.dim;
     const int64_t M = run->opt.steps;
     sivei_pcg32 rng[SIVEI_STREAM_COUNT];

@@ -231,21 +231,11 @@ static int read_file(const char *path, const char *shown, uint8_t **out,
 {
     char eb[SIVEI_STRERROR_LEN];
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sivei_fail(NULL, SIVE_E_IO, "%s: cannot open: %s", shown,
-                         sivei_strerror(errno, eb, sizeof eb));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return sivei_fail(NULL, SIVE_E_IO, "%s: cannot stat: %s", shown,
-                         sivei_strerror(e, eb, sizeof eb));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return sivei_fail(NULL, SIVE_E_IO, "%s: not a regular file", shown);
-    }
+    char err[SIVE_ERRMSG_LEN];
+    int rc, fd = sivei_open_regular(path, shown, &st, &rc, err);
+    if (fd < 0)
+        return sivei_fail(NULL, rc, "%s", err);
     if ((uint64_t)st.st_size > max_file_size() ||
         (uint64_t)st.st_size > SIZE_MAX) {
         close(fd);

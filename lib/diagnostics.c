@@ -41,7 +41,7 @@ typedef struct influence_src {
 static const double *influence_of(void *ctx, size_t k)
 {
     influence_src *s = ctx;
-    const sivei_chain_out *ch = &s->r->c[s->ids[k]];
+    const sivei_chain_out *ch = sivei_chain(s->r, s->ids[k]);
     size_t n = 0, n2 = 0;
     double *lbar = sivei_tail_copy(s->r, ch, SIVE_TRACE_LBAR, &n);
     double *s2 = sivei_tail_copy(s->r, ch, SIVE_TRACE_S2, &n2);
@@ -69,7 +69,7 @@ static int influence_mcse(const sive_result *r, const int32_t *ids, size_t k)
         rc = sivei_var_of_mean_pooled(influence_of, &src, k, n, v, &tau);
     const double t2 = r->opt.t * r->opt.t;
     for (size_t c = 0; c < k && rc == SIVE_OK; c++) {
-        double *st = r->c[ids[c]].stat;
+        double *st = sivei_chain(r, ids[c])->stat;
         st[SIVE_STAT_MCSE] = t2 * sqrt(v[c]);
         /* the ESS of y consistent with it: Var_T(y) / Var(mean y) */
         st[SIVE_STAT_SIVE_ESS] = v[c] > 0.0 ? (double)n / fmax(tau, 1.0)
@@ -89,7 +89,7 @@ static int estimate_partial(const sive_result *r, sivei_chain_out *ch)
     view.opt.steps = ch->steps_run;
     if (sivei_tail_count(&view.opt) < 4)
         return SIVE_OK;
-    const int32_t id = (int32_t)(ch - r->c);
+    const int32_t id = r->begin + (int32_t)(ch - r->c);
     if (sivei_chain_estimate(&view, ch) || influence_mcse(&view, &id, 1))
         return SIVE_E_NOMEM;
     size_t n = 0;
@@ -108,8 +108,8 @@ static int32_t collect(sive_result *r, tails *t, int32_t *ids)
     t->borrowed = r->opt.eval_stride == 1;
     t->worst_z = 0.0;
     t->worst_chain = -1;
-    for (int32_t c = 0; c < r->chains; c++) {
-        sivei_chain_out *ch = &r->c[c];
+    for (int32_t c = r->begin; c < r->end; c++) {
+        sivei_chain_out *ch = sivei_chain(r, c);
         if (ch->status == SIVE_CHAIN_ABORTED || ch->status == SIVE_CHAIN_CALLBACK) {
             if (estimate_partial(r, ch))
                 return -1;
@@ -147,9 +147,9 @@ static int ess(sive_result *r, const tails *t, int32_t ok, double *multi)
     int rc = sivei_ess_chains((const double *const *)t->x, (size_t)ok, t->n, each, multi);
     if (rc == SIVE_E_INVALID_ARG)
         rc = SIVE_OK; /* non-finite tail: ESS stays NaN */
-    for (int32_t c = 0, k = 0; c < r->chains; c++)
-        if (r->c[c].status == SIVE_CHAIN_OK)
-            r->c[c].stat[SIVE_STAT_ESS] = each[k++];
+    for (int32_t c = r->begin, k = 0; c < r->end; c++)
+        if (sivei_chain(r, c)->status == SIVE_CHAIN_OK)
+            sivei_chain(r, c)->stat[SIVE_STAT_ESS] = each[k++];
     free(each);
     return rc;
 }
@@ -160,13 +160,13 @@ static void pool(sive_result *r, int32_t ok)
 {
     for (int s = 0; s < SIVEI_N_STATS; s++) {
         double sum = 0.0, sum2 = 0.0;
-        for (int32_t c = 0; c < r->chains; c++)
-            if (r->c[c].status == SIVE_CHAIN_OK)
-                sum += r->c[c].stat[s];
+        for (int32_t c = r->begin; c < r->end; c++)
+            if (sivei_chain(r, c)->status == SIVE_CHAIN_OK)
+                sum += sivei_chain(r, c)->stat[s];
         double mean = ok ? sum / ok : NAN;
-        for (int32_t c = 0; c < r->chains; c++)
-            if (r->c[c].status == SIVE_CHAIN_OK) {
-                double dv = r->c[c].stat[s] - mean;
+        for (int32_t c = r->begin; c < r->end; c++)
+            if (sivei_chain(r, c)->status == SIVE_CHAIN_OK) {
+                double dv = sivei_chain(r, c)->stat[s] - mean;
                 sum2 += dv * dv;
             }
         r->summary[s] = mean;
@@ -178,17 +178,18 @@ static void pool(sive_result *r, int32_t ok)
                             SIVE_STAT_NOISE_CORRECTION_STD_GAUSS};
     for (size_t k = 0; k < sizeof se_stats / sizeof se_stats[0]; k++) {
         double q = 0.0;
-        for (int32_t c = 0; c < r->chains; c++)
-            if (r->c[c].status == SIVE_CHAIN_OK)
-                q += r->c[c].stat[se_stats[k]] * r->c[c].stat[se_stats[k]];
+        for (int32_t c = r->begin; c < r->end; c++)
+            if (sivei_chain(r, c)->status == SIVE_CHAIN_OK)
+                q += sivei_chain(r, c)->stat[se_stats[k]] * sivei_chain(r, c)->stat[se_stats[k]];
         r->summary[se_stats[k]] = sqrt(q) / ok;
     }
 }
 
 int sivei_result_summarise(sive_result *r)
 {
-    tails t = {.x = calloc((size_t)r->chains, sizeof(double *))};
-    int32_t *ids = malloc((size_t)r->chains * sizeof *ids);
+    const size_t range = (size_t)(r->end - r->begin);
+    tails t = {.x = calloc(range, sizeof(double *))};
+    int32_t *ids = malloc(range * sizeof *ids);
     int32_t ok = t.x && ids ? collect(r, &t, ids) : -1;
     int rc = ok < 0 ? SIVE_E_NOMEM : SIVE_OK;
     if (rc == SIVE_OK && ok > 0)
@@ -209,7 +210,7 @@ int sivei_result_summarise(sive_result *r)
         }
     }
     if (!t.borrowed && t.x)
-        for (int32_t c = 0; c < r->chains; c++)
+        for (size_t c = 0; c < range; c++)
             free(t.x[c]);
     free(t.x);
     return rc ? rc : sivei_result_health(r, t.worst_z, t.worst_chain);

@@ -27,7 +27,9 @@ int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c)
     const double corr = t * t * s2_mean / N;
     st[SIVE_STAT_RAW_VARIANCE] = t * t * var;
     st[SIVE_STAT_SIVE_UNCLIPPED] = t * t * var - corr;
-    st[SIVE_STAT_SIVE] = fmax(0.0, st[SIVE_STAT_SIVE_UNCLIPPED]);
+    /* fmax(0, NaN) is 0: a NaN estimate must stay NaN, not join the mean */
+    st[SIVE_STAT_SIVE] = isnan(st[SIVE_STAT_SIVE_UNCLIPPED]) ? NAN
+                         : fmax(0.0, st[SIVE_STAT_SIVE_UNCLIPPED]);
     st[SIVE_STAT_ONLINE_MEAN] = t * (mean - lo);
     st[SIVE_STAT_ANCHORED_MEAN] = isnan(r->opt.anchor) ? NAN : t * (mean - r->opt.anchor);
     st[SIVE_STAT_TAIL_MEAN_LOSS] = mean;

@@ -102,6 +102,30 @@ static int io_fail(char *err, const sivei_atomic *a, const char *what, int e)
                 sivei_strerror(e, eb, sizeof eb));
 }
 
+int sivei_open_regular(const char *path, const char *shown, struct stat *st,
+                       int *status, char *err)
+{
+    char eb[SIVEI_STRERROR_LEN];
+    *status = SIVE_E_IO;
+    if (stat(path, st) != 0)
+        return fail(err, SIVE_E_IO, "%s: cannot open: %s", shown,
+                    sivei_strerror(errno, eb, sizeof eb)), -1;
+    if (!S_ISREG(st->st_mode))
+        return fail(err, SIVE_E_IO, "%s: not a regular file", shown), -1;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, SIVE_E_IO, "%s: cannot open: %s", shown,
+                    sivei_strerror(errno, eb, sizeof eb)), -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        int e = errno;
+        close(fd);
+        return fail(err, SIVE_E_IO, "%s: %s", shown,
+                    S_ISREG(st->st_mode) ? sivei_strerror(e, eb, sizeof eb)
+                                         : "not a regular file"), -1;
+    }
+    return fd;
+}
+
 /* ------------------------------------------------------------------ */
 /* Names                                                              */
 /* ------------------------------------------------------------------ */

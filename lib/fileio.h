@@ -75,6 +75,17 @@ SIVE_HIDDEN void sivei_atomic_abort(sivei_atomic *a);
  * Returns the number of files removed. */
 SIVE_HIDDEN int sivei_remove_stale(const char *path);
 
+/* Open path for reading if it is a regular file (fstat into *st).
+ * Anything else (a FIFO, a device, a directory) is refused before it is
+ * opened, since opening a FIFO blocks until a writer comes; the open is
+ * non-blocking and the descriptor checked again, so one swapped in
+ * between cannot block either.  Returns the descriptor, or -1 with
+ * *status (SIVE_E_IO) and err set ("<shown>: not a regular file", or
+ * the system's text). */
+struct stat;
+SIVE_HIDDEN int sivei_open_regular(const char *path, const char *shown,
+                                   struct stat *st, int *status, char *err);
+
 /* 1 when writing a and b would end in the same file: both exist and are
  * the same inode (symlinks followed, hard links too), or their directories
  * are the same inode and their last components are equal.  0 otherwise,

@@ -106,8 +106,8 @@ static void add(text *t, const char *fmt, ...)
 static uint32_t chain_flags(const sive_result *r, text *t)
 {
     uint32_t f = 0;
-    for (int32_t c = 0; c < r->chains; c++) {
-        const sivei_chain_out *ch = &r->c[c];
+    for (int32_t c = r->begin; c < r->end; c++) {
+        const sivei_chain_out *ch = sivei_chain(r, c);
         if (ch->status == SIVE_CHAIN_NOT_RUN)
             continue; /* another part of a split run computes it */
         if (ch->status == SIVE_CHAIN_DIVERGED) {
@@ -151,9 +151,9 @@ typedef struct extreme {
 static extreme disp_extreme(const sive_result *r, int far, double limit)
 {
     extreme e = {-1, 0, NAN};
-    for (int32_t c = 0; c < r->chains; c++) {
-        double v = r->c[c].stat[SIVE_STAT_RMS_DISP_REL_H];
-        if (r->c[c].status != SIVE_CHAIN_OK || isnan(v))
+    for (int32_t c = r->begin; c < r->end; c++) {
+        double v = sivei_chain(r, c)->stat[SIVE_STAT_RMS_DISP_REL_H];
+        if (sivei_chain(r, c)->status != SIVE_CHAIN_OK || isnan(v))
             continue;
         if (far ? v > limit : v < limit)
             e.count++;

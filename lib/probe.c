@@ -245,7 +245,7 @@ static int prepare(sive_probe *p, const sive_model *m, const void *theta_star,
                          (long long)run->opt.chains);
     run->eta = run->opt.base_lr / run->opt.t;
     run->r = sivei_result_alloc(&run->opt, run->h, run->eta,
-                                (int32_t)run->opt.chain_begin, (int32_t)end);
+                                (int32_t)run->opt.chain_begin, (int32_t)end, 1);
     if (!run->r)
         return sivei_fail(p->errmsg, SIVE_E_NOMEM,
                          "out of memory for %lld chains x %lld steps of traces",

@@ -72,7 +72,7 @@ struct sive_result {
     int32_t dtype;       /* the model's, and a hash of theta*: what merge */
     uint64_t dim, n_examples, theta_hash; /* checks parts agree on     */
     double h, eta;
-    sivei_chain_out *c;
+    sivei_chain_out *c;  /* chains [begin, end) only: see sivei_chain() */
     double summary[SIVEI_N_STATS];
     double spread[SIVEI_N_STATS];
     uint32_t flags;
@@ -81,11 +81,23 @@ struct sive_result {
     char errmsg[SIVE_ERRMSG_LEN];
 };
 
-/* result.c: a result with traces for the chains of its range
- * [begin, end) (the others NOT_RUN, without traces), statistics NaN. */
+/* Chain c (begin <= c < end) of r.  Only the range is stored, so that a
+ * part of a split run costs memory for its own chains only (merging K
+ * one-chain parts stays linear in K); the chains outside it read as
+ * NOT_RUN through the getters. */
+static inline sivei_chain_out *sivei_chain(const sive_result *r, int32_t c)
+{
+    return &r->c[c - r->begin];
+}
+
+/* result.c: a result for the chains of its range [begin, end) (the others
+ * NOT_RUN), statistics NaN; with traces != 0 every chain of the range has
+ * traces of opt.steps entries, otherwise none yet (sivei_chain_traces). */
 SIVE_HIDDEN sive_result *sivei_result_alloc(const sivei_options *o, double h,
                                             double eta, int32_t begin,
-                                            int32_t end);
+                                            int32_t end, int traces);
+/* Traces of len entries (at least one is allocated) for chain ch. */
+SIVE_HIDDEN int sivei_chain_traces(sivei_chain_out *ch, int64_t len);
 /* The status and message of a result whose chains have been summarised
  * (SIVE_E_DIVERGED when none of its range finished); status is the run's. */
 SIVE_HIDDEN void sivei_result_conclude(sive_result *r, int status, int cb_code,

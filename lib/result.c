@@ -49,8 +49,16 @@ uint64_t sivei_fnv1a64(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+int sivei_chain_traces(sivei_chain_out *ch, int64_t len)
+{
+    for (int k = 0; k < SIVEI_N_TRACES; k++)
+        if (!(ch->trace[k] = malloc((size_t)(len > 0 ? len : 1) * sizeof(double))))
+            return SIVE_E_NOMEM;
+    return SIVE_OK;
+}
+
 sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta,
-                                int32_t begin, int32_t end)
+                                int32_t begin, int32_t end, int traces)
 {
     sive_result *r = calloc(1, sizeof *r);
     if (!r)
@@ -61,24 +69,18 @@ sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta,
     r->eta = eta;
     r->begin = begin;
     r->end = end;
-    r->c = calloc((size_t)r->chains, sizeof *r->c);
+    r->c = calloc((size_t)(end - begin), sizeof *r->c);
     if (!r->c) {
         free(r);
         return NULL;
     }
-    for (int32_t c = 0; c < r->chains; c++) {
+    for (int32_t c = begin; c < end; c++) {
+        sivei_chain_out *ch = sivei_chain(r, c);
         for (int k = 0; k < SIVEI_N_STATS; k++)
-            r->c[c].stat[k] = NAN;
-        if (c < begin || c >= end) {
-            r->c[c].status = SIVE_CHAIN_NOT_RUN;
-            continue;
-        }
-        for (int k = 0; k < SIVEI_N_TRACES; k++) {
-            r->c[c].trace[k] = malloc((size_t)o->steps * sizeof(double));
-            if (!r->c[c].trace[k]) {
-                sive_result_free(r);
-                return NULL;
-            }
+            ch->stat[k] = NAN;
+        if (traces && sivei_chain_traces(ch, o->steps)) {
+            sive_result_free(r);
+            return NULL;
         }
     }
     for (int k = 0; k < SIVEI_N_STATS; k++)
@@ -91,9 +93,9 @@ void sive_result_free(sive_result *r)
     if (!r)
         return;
     if (r->c)
-        for (int32_t c = 0; c < r->chains; c++)
+        for (int32_t c = r->begin; c < r->end; c++)
             for (int k = 0; k < SIVEI_N_TRACES; k++)
-                free(r->c[c].trace[k]);
+                free(sivei_chain(r, c)->trace[k]);
     free(r->c);
     free(r->health);
     free(r);
@@ -184,9 +186,9 @@ double sive_result_stat(const sive_result *r, sive_stat stat, int32_t chain)
         return NAN;
     if (chain == SIVE_SUMMARY)
         return r->summary[stat];
-    if (chain < 0 || chain >= r->chains)
+    if (chain < r->begin || chain >= r->end)
         return NAN;
-    return r->c[chain].stat[stat]; /* NaN unless estimated */
+    return sivei_chain(r, chain)->stat[stat]; /* NaN unless estimated */
 }
 
 double sive_result_stat_std(const sive_result *r, sive_stat stat)
@@ -235,9 +237,14 @@ sive_chain_status sive_result_chain_status(const sive_result *r, int32_t chain,
 {
     if (!r || chain < 0 || chain >= r->chains)
         return SIVE_CHAIN_INVALID;
+    if (chain < r->begin || chain >= r->end) {
+        if (step)
+            *step = 0;
+        return SIVE_CHAIN_NOT_RUN;
+    }
     if (step)
-        *step = r->c[chain].stop_step;
-    return r->c[chain].status;
+        *step = sivei_chain(r, chain)->stop_step;
+    return sivei_chain(r, chain)->status;
 }
 
 const double *sive_result_trace(const sive_result *r, sive_trace which,
@@ -248,8 +255,10 @@ const double *sive_result_trace(const sive_result *r, sive_trace which,
     if (!r || !len || (int)which < 0 || (int)which >= SIVEI_N_TRACES ||
         chain < 0 || chain >= r->chains)
         return NULL;
-    *len = (size_t)r->c[chain].steps_run;
-    return r->c[chain].trace[which];
+    if (chain < r->begin || chain >= r->end)
+        return NULL; /* NOT_RUN: no trace */
+    *len = (size_t)sivei_chain(r, chain)->steps_run;
+    return sivei_chain(r, chain)->trace[which];
 }
 
 uint32_t sive_result_flags(const sive_result *r) { return r ? r->flags : 0; }
@@ -280,6 +289,6 @@ void sivei_result_conclude(sive_result *r, int status, int cb_code, const char *
                  "all %d chains diverged (chain %d at step %lld); lower base_lr or t, "
                  "or check the model for NaN",
                  (int)(r->end - r->begin), (int)r->begin,
-                 (long long)r->c[r->begin].stop_step);
+                 (long long)sivei_chain(r, r->begin)->stop_step);
     }
 }

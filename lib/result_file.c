@@ -31,7 +31,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAGIC "SIVERES"  /* with its NUL: 8 bytes */
 #define VERSION 2u
@@ -119,7 +121,7 @@ static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_
     put_text(b, r->errmsg, strlen(r->errmsg));
     put_text(b, note, note_len);
     for (int32_t c = r->begin; c < r->end; c++) {
-        const sivei_chain_out *ch = &r->c[c];
+        const sivei_chain_out *ch = sivei_chain(r, c);
         put_u64(b, (uint64_t)(int64_t)ch->status);
         put_u64(b, (uint64_t)ch->stop_step);
         put_u64(b, (uint64_t)ch->steps_run);
@@ -274,23 +276,45 @@ static int head_valid(const head *hd, const sivei_options *o)
             st == SIVE_E_CANCELLED) && hd->status == st && hd->cb == (int)hd->cb;
 }
 
-/* Chain c's record into r (allocated for the range). */
+/* Chain c's record into r: its traces are allocated only after their
+ * length has been checked against the bytes left, so no field of the
+ * file sets an allocation larger than the file. */
 static int get_chain(rbuf *b, sive_result *r, int32_t c)
 {
-    sivei_chain_out *ch = &r->c[c];
+    sivei_chain_out *ch = sivei_chain(r, c);
     int64_t st = get_i64(b), stop = get_i64(b), n = get_i64(b);
     if (b->bad || st < SIVE_CHAIN_OK || st > SIVE_CHAIN_ABORTED || n < 0 ||
         n > r->opt.steps || stop < 0 || stop > r->opt.steps ||
         (st == SIVE_CHAIN_OK && (n != r->opt.steps || stop != r->opt.steps)) ||
         (uint64_t)n * 8u * SIVEI_N_TRACES > b->len - b->at)
-        return b->bad = 1, -1;
+        return b->bad = 1, SIVE_E_FORMAT;
     ch->status = (sive_chain_status)st;
     ch->stop_step = stop;
     ch->steps_run = n;
+    if (sivei_chain_traces(ch, n))
+        return SIVE_E_NOMEM;
     for (int k = 0; k < SIVEI_N_TRACES; k++)
         for (int64_t m = 0; m < n; m++)
             ch->trace[k][m] = get_f64(b);
-    return 0;
+    return SIVE_OK;
+}
+
+/* The chains agree with the run's status: a run that ended OK or
+ * DIVERGED has no chain stopped by a callback or a cancel, OK has a
+ * finished chain and DIVERGED none. */
+static int chains_agree(const sive_result *r, int status)
+{
+    int ok = 0, stopped = 0;
+    for (int32_t c = r->begin; c < r->end; c++) {
+        sive_chain_status st = sivei_chain(r, c)->status;
+        ok += st == SIVE_CHAIN_OK;
+        stopped += st == SIVE_CHAIN_CALLBACK || st == SIVE_CHAIN_ABORTED;
+    }
+    if (status == SIVE_OK)
+        return !stopped && ok > 0;
+    if (status == SIVE_E_DIVERGED)
+        return !stopped && ok == 0;
+    return 1;
 }
 
 /* The payload after a verified header and hash; NULL (*rc set) when a
@@ -317,7 +341,12 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     *rc = SIVE_E_FORMAT;
     if (b->bad || !options_valid(&o) || !head_valid(&hd, &o))
         return NULL;
-    sive_result *r = sivei_result_alloc(&o, hd.h, hd.eta, (int32_t)hd.begin, (int32_t)hd.end);
+    /* every chain record takes at least 3 words: a range the payload
+     * cannot hold is refused before anything is allocated for it */
+    if ((uint64_t)(hd.end - hd.begin) * 24u > b->len - b->at)
+        return NULL;
+    sive_result *r = sivei_result_alloc(&o, hd.h, hd.eta, (int32_t)hd.begin,
+                                        (int32_t)hd.end, 0);
     char *n = note ? malloc(nlen + 1) : NULL;
     if (!r || (note && !n)) {
         *rc = SIVE_E_NOMEM;
@@ -325,9 +354,11 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
         free(n);
         return NULL;
     }
-    for (int32_t c = r->begin; c < r->end && !b->bad; c++)
-        get_chain(b, r, c);
-    if (b->bad || b->at != b->len) {
+    int crc = SIVE_OK;
+    for (int32_t c = r->begin; c < r->end && !crc; c++)
+        crc = get_chain(b, r, c);
+    if (crc || b->at != b->len || !chains_agree(r, (int)hd.status)) {
+        *rc = crc == SIVE_E_NOMEM ? SIVE_E_NOMEM : SIVE_E_FORMAT;
         sive_result_free(r);
         free(n);
         return NULL;
@@ -349,51 +380,83 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     return r;
 }
 
-/* The whole file into memory (its real size: a header cannot make us
- * allocate more than the file holds). */
-static int slurp(const char *path, const char *shown, unsigned char **out, size_t *len)
+/* The fixed header: magic, version, and a payload length that matches
+ * the file's size, all checked before anything is allocated for the
+ * payload (a junk file costs HEAD bytes, not its size). */
+static int check_head(const unsigned char *p, size_t got, uint64_t size, const char *shown)
 {
-    char eb[SIVEI_STRERROR_LEN];
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sivei_fail(NULL, SIVE_E_IO, "%s: cannot open: %s", shown,
-                         sivei_strerror(errno, eb, sizeof eb));
-    struct stat st;
-    unsigned char *p = NULL;
-    int rc = SIVE_OK;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
-        rc = sivei_fail(NULL, SIVE_E_IO, "%s: not a regular file", shown);
-    else if (!(p = malloc(st.st_size > 0 ? (size_t)st.st_size : 1)))
-        rc = sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", shown);
-    else if (fread(p, 1, (size_t)st.st_size, f) != (size_t)st.st_size || ferror(f))
-        rc = sivei_fail(NULL, SIVE_E_IO, "%s: read failed", shown);
-    fclose(f);
-    if (rc) {
-        free(p);
-        return rc;
-    }
-    *out = p;
-    *len = (size_t)st.st_size;
-    return SIVE_OK;
-}
-
-/* Magic, version, length and hash of the whole file. */
-static int check_frame(const unsigned char *p, size_t len, const char *shown)
-{
-    if (len < HEAD + 8 || memcmp(p, MAGIC, 8) != 0)
+    if (got < HEAD || size < HEAD + 8 || memcmp(p, MAGIC, 8) != 0)
         return sivei_fail(NULL, SIVE_E_FORMAT, "%s: not a sive result file%s", shown,
-                         len < HEAD + 8 ? " (too short)" : "");
-    rbuf b = {.p = p, .len = len, .at = 8};
+                         size < HEAD + 8 ? " (too short)" : "");
+    rbuf b = {.p = p, .len = HEAD, .at = 8};
     uint64_t ver = get_u64(&b), plen = get_u64(&b);
     if (ver < VERSION_OLDEST || ver > VERSION)
         return sivei_fail(NULL, SIVE_E_FORMAT,
                          "%s: result file format version %llu (this library reads %u to %u)",
                          shown, (unsigned long long)ver, VERSION_OLDEST, VERSION);
-    if (plen != len - HEAD - 8)
+    if (plen != size - HEAD - 8)
         return sivei_fail(NULL, SIVE_E_FORMAT,
-                         "%s: truncated or damaged: %zu bytes, the header says %llu", shown,
-                         len, (unsigned long long)plen + HEAD + 8);
-    b.at = len - 8;
+                         "%s: truncated or damaged: %llu bytes, the header says %llu", shown,
+                         (unsigned long long)size,
+                         plen > UINT64_MAX - HEAD - 8 ? (unsigned long long)plen
+                                                      : (unsigned long long)plen + HEAD + 8);
+    return SIVE_OK;
+}
+
+/* n bytes from fd; SIVE_E_IO on an error or when the file ends early. */
+static int read_all(int fd, unsigned char *p, size_t n, const char *shown)
+{
+    char eb[SIVEI_STRERROR_LEN];
+    while (n > 0) {
+        ssize_t k = read(fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return sivei_fail(NULL, k < 0 ? SIVE_E_IO : SIVE_E_FORMAT, "%s: read failed: %s",
+                             shown, k < 0 ? sivei_strerror(errno, eb, sizeof eb)
+                                          : "the file shrank while being read");
+        p += k;
+        n -= (size_t)k;
+    }
+    return SIVE_OK;
+}
+
+/* The file into memory once its header has been checked against its
+ * size; only a regular file is opened (sivei_open_regular). */
+static int slurp(const char *path, const char *shown, unsigned char **out, size_t *len)
+{
+    struct stat fst;
+    char err[SIVE_ERRMSG_LEN];
+    int rc, fd = sivei_open_regular(path, shown, &fst, &rc, err);
+    if (fd < 0)
+        return sivei_fail(NULL, rc, "%s", err);
+    unsigned char head[HEAD], *p = NULL;
+    rc = SIVE_OK;
+    if ((uint64_t)fst.st_size > SIZE_MAX - 1)
+        rc = sivei_fail(NULL, SIVE_E_FORMAT, "%s: not a sive result file (too large)", shown);
+    size_t size = rc ? 0 : (size_t)fst.st_size, got = size < HEAD ? size : HEAD;
+    if (!rc && !(rc = read_all(fd, head, got, shown)))
+        rc = check_head(head, got, size, shown);
+    if (!rc && !(p = malloc(size)))
+        rc = sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory for %zu bytes", shown, size);
+    if (!rc) {
+        memcpy(p, head, HEAD);
+        rc = read_all(fd, p + HEAD, size - HEAD, shown);
+    }
+    close(fd);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    *out = p;
+    *len = size;
+    return SIVE_OK;
+}
+
+/* The hash of the whole file (its header was checked by slurp). */
+static int check_hash(const unsigned char *p, size_t len, const char *shown)
+{
+    rbuf b = {.p = p, .len = len, .at = len - 8};
     if (get_u64(&b) != sivei_fnv1a64(SIVEI_FNV_OFFSET, p, len - 8))
         return sivei_fail(NULL, SIVE_E_FORMAT, "%s: checksum mismatch: the file is damaged",
                          shown);
@@ -414,7 +477,7 @@ int sive_result_load(const char *path, sive_result **out, char **note)
     size_t len = 0;
     int rc = slurp(path, shown, &p, &len);
     if (!rc)
-        rc = check_frame(p, len, shown);
+        rc = check_hash(p, len, shown);
     sive_result *r = NULL;
     if (!rc) {
         rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};

@@ -48,12 +48,25 @@ static int check_part(const sive_result *ref, const sive_result *p, size_t i)
                          "part %zu (chains %d..%d) did not complete (%s: %s); rerun it",
                          i, (int)p->begin, (int)p->end - 1, sive_strerror(p->status),
                          p->errmsg);
+    for (int32_t c = p->begin; c < p->end; c++) {
+        sive_chain_status st = sivei_chain(p, c)->status;
+        if (st == SIVE_CHAIN_CALLBACK || st == SIVE_CHAIN_ABORTED)
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                             "part %zu: chain %d was stopped (%s) although the part says "
+                             "it completed; rerun it", i, (int)c,
+                             sive_chain_status_string(st));
+    }
     const char *what = option_mismatch(&ref->opt, &p->opt);
     if (what)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "part %zu differs from part 0 in option '%s': not parts of one probe",
                          i, what);
-    if (ref->dtype != p->dtype || ref->dim != p->dim || ref->n_examples != p->n_examples)
+    if (ref->dtype != p->dtype)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu probed a model of another dtype (%s; part 0: %s)", i,
+                         p->dtype == SIVE_F32 ? "f32" : "f64",
+                         ref->dtype == SIVE_F32 ? "f32" : "f64");
+    if (ref->dim != p->dim || ref->n_examples != p->n_examples)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "part %zu probed a different model (dim %llu, n %llu; part 0: "
                          "dim %llu, n %llu)", i, (unsigned long long)p->dim,
@@ -90,14 +103,17 @@ static int check_cover(const sive_result *const *parts, size_t n, int32_t K, siz
     return SIVE_OK;
 }
 
-static void copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
+static int copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
 {
     dst->status = src->status;
     dst->stop_step = src->stop_step;
     dst->steps_run = src->steps_run;
+    if (sivei_chain_traces(dst, src->steps_run))
+        return SIVE_E_NOMEM;
     for (int k = 0; k < SIVEI_N_TRACES; k++)
         if (src->steps_run > 0)
             memcpy(dst->trace[k], src->trace[k], (size_t)src->steps_run * sizeof(double));
+    return SIVE_OK;
 }
 
 int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t n)
@@ -119,14 +135,17 @@ int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t
     rc = check_cover(parts, n, ref->chains, owner);
     sivei_options o = ref->opt;
     o.chain_begin = o.chain_end = 0; /* the whole run's (default) range */
-    sive_result *r = rc ? NULL : sivei_result_alloc(&o, ref->h, ref->eta, 0, ref->chains);
-    if (!rc && !r)
+    sive_result *r = rc ? NULL : sivei_result_alloc(&o, ref->h, ref->eta, 0, ref->chains, 0);
+    int oom = !rc && !r;
+    for (int32_t c = 0; !rc && !oom && c < ref->chains; c++)
+        oom = copy_chain(sivei_chain(r, c), sivei_chain(parts[owner[c]], c)) != SIVE_OK;
+    if (oom)
         rc = sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory for the traces");
-    for (int32_t c = 0; !rc && c < ref->chains; c++)
-        copy_chain(&r->c[c], &parts[owner[c]]->c[c]);
     free(owner);
-    if (rc)
+    if (rc) {
+        sive_result_free(r);
         return rc;
+    }
     r->dtype = ref->dtype;
     r->dim = ref->dim;
     r->n_examples = ref->n_examples;

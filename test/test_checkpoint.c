@@ -417,6 +417,23 @@ static uint64_t vm_size(void)
 }
 #endif
 
+
+/* A FIFO is refused at once (opening it used to wait for a writer). */
+START_TEST(test_fifo_refused)
+{
+    make_dir();
+    char path[300];
+    snprintf(path, sizeof path, "%s/fifo.ckpt", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    sive_mlp *m = NULL;
+    float *th = NULL;
+    ck_assert_int_eq(sive_checkpoint_load(path, &m, &th, NULL), SIVE_E_IO);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "not a regular file"));
+    unlink(path);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(test_huge_claim_small_file)
 {
     make_dir();
@@ -599,6 +616,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_truncated_and_flipped);
     tcase_add_test(tc, test_crafted_headers);
     tcase_add_test(tc, test_huge_claim_small_file);
+    tcase_add_test(tc, test_fifo_refused);
     tcase_add_test(tc, test_atomic_write_and_io_errors);
     tcase_add_test(tc, test_long_path_messages);
     tcase_add_test(tc, test_stale_temporaries);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define D 3
@@ -276,6 +278,221 @@ START_TEST(damage_is_refused)
 }
 END_TEST
 
+
+/* ---- forged files: fields changed and the hash recomputed, as an
+ * attacker would (FNV-1a is a checksum, not a signature) ---- */
+
+/* Offsets in a version-2 file (lib/result_file.c's layout). */
+enum { OFF_PLEN = 16, OFF_STEPS = 80, OFF_CHAINS = 112, OFF_BEGIN_OPT = 144,
+       OFF_END_OPT = 152, OFF_BEGIN = 192, OFF_END = 200, OFF_DTYPE = 208,
+       OFF_STATUS = 240, OFF_ERRLEN = 256 };
+
+static uint64_t get64(const unsigned char *p, size_t off)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[off + (size_t)i];
+    return v;
+}
+
+static void put64(unsigned char *p, size_t off, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[off + (size_t)i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Where the first chain record starts (after the error text and note). */
+static size_t chains_at(const unsigned char *p)
+{
+    size_t at = OFF_ERRLEN + 8 + get64(p, OFF_ERRLEN);
+    return at + 8 + get64(p, at);
+}
+
+/* Fix the payload length of an n-byte file and recompute its hash. */
+static void rehash(unsigned char *p, size_t n)
+{
+    put64(p, OFF_PLEN, n - 32);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n - 8; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    put64(p, n - 8, h);
+}
+
+/* The file of chain 2 of the 4-chain probe, in memory. */
+static unsigned char *one_chain_file(size_t *n)
+{
+    sive_result *r = run_range(2, 3, 11, theta_star);
+    const char *path = tmp_path("one.sres");
+    ck_assert_int_eq(sive_result_save(r, path, ""), SIVE_OK);
+    sive_result_free(r);
+    unsigned char *p = read_all(path, n);
+    unlink(path);
+    return realloc(p, *n + 64); /* room for forged records */
+}
+
+static int load_forged(unsigned char *p, size_t n, sive_result **out)
+{
+    rehash(p, n);
+    const char *path = tmp_path("forged.sres");
+    write_all(path, p, n);
+    int rc = sive_result_load(path, out, NULL);
+    unlink(path);
+    return rc;
+}
+
+/* R1: a header's sizes set no allocation before the payload is checked:
+ * 2^40 steps claimed without the traces is FORMAT (it was NOMEM after
+ * asking for 5 x 8 TiB), and a chain that diverged at step 0 of 2^40
+ * costs its record, not 40 TiB. */
+START_TEST(header_sizes_are_checked_first)
+{
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    const size_t at = chains_at(p);
+    put64(p, OFF_STEPS, (uint64_t)1 << 40);
+    put64(p, at + 8, (uint64_t)1 << 40);
+    put64(p, at + 16, (uint64_t)1 << 40);
+    sive_result *r = NULL;
+    ck_assert_int_eq(load_forged(p, at + 24 + 8, &r), SIVE_E_FORMAT);
+    ck_assert_ptr_null(r);
+    put64(p, OFF_STATUS, (uint64_t)SIVE_E_DIVERGED);
+    put64(p, at, SIVE_CHAIN_DIVERGED);
+    put64(p, at + 8, 0);
+    put64(p, at + 16, 0);
+    ck_assert_msg(load_forged(p, at + 24 + 8, &r) == SIVE_OK, "%s", sive_last_errmsg());
+    ck_assert_int_eq(sive_result_steps(r), (int64_t)1 << 40);
+    ck_assert_int_eq(sive_result_chain_status(r, 2, NULL), SIVE_CHAIN_DIVERGED);
+    size_t len = 1;
+    sive_result_trace(r, SIVE_TRACE_LBAR, 2, &len);
+    ck_assert_uint_eq(len, 0);
+    sive_result_free(r);
+    /* a range of 4096 chains cannot fit a payload of one record */
+    put64(p, OFF_CHAINS, 4096);
+    put64(p, OFF_BEGIN_OPT, 0);
+    put64(p, OFF_END_OPT, 4096);
+    put64(p, OFF_BEGIN, 0);
+    put64(p, OFF_END, 4096);
+    ck_assert_int_eq(load_forged(p, at + 24 + 8, &r), SIVE_E_FORMAT);
+    free(p);
+}
+END_TEST
+
+/* R7: a part that says OK may not hold a chain stopped by a callback. */
+START_TEST(status_agrees_with_chains)
+{
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    put64(p, chains_at(p), SIVE_CHAIN_CALLBACK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(load_forged(p, n, &r), SIVE_E_FORMAT);
+    ck_assert_ptr_null(r);
+    free(p);
+}
+END_TEST
+
+/* E1: a chain estimate that is NaN stays NaN (fmax(0, NaN) was 0 and
+ * joined the mean): Lbar alternating +-1e300 has an infinite variance,
+ * and s2 = 1e308 an infinite correction. */
+START_TEST(nan_estimate_stays_nan)
+{
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    const size_t lbar = chains_at(p) + 24, s2 = lbar + 60 * 8;
+    for (size_t m = 0; m < 60; m++) {
+        double a = m % 2 ? 1e300 : -1e300, b = 1e308;
+        uint64_t ua, ub;
+        memcpy(&ua, &a, 8);
+        memcpy(&ub, &b, 8);
+        put64(p, lbar + 8 * m, ua);
+        put64(p, s2 + 8 * m, ub);
+    }
+    sive_result *r = NULL;
+    ck_assert_msg(load_forged(p, n, &r) == SIVE_OK, "%s", sive_last_errmsg());
+    ck_assert(isnan(sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, 2)));
+    ck_assert(isnan(sive_result_stat(r, SIVE_STAT_SIVE, 2)));
+    ck_assert(isnan(sive_result_lambda(r)));
+    sive_result_free(r);
+    free(p);
+}
+END_TEST
+
+/* R4: a dtype mismatch is named as one. */
+START_TEST(dtype_mismatch_is_named)
+{
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    put64(p, OFF_DTYPE, SIVE_F32);
+    sive_result *r = NULL, *a = run_range(0, 2, 11, theta_star), *b = run_range(3, 4, 11, theta_star);
+    ck_assert_int_eq(load_forged(p, n, &r), SIVE_OK);
+    expect_refused((const sive_result *[]){a, r, b}, 3, "dtype (f32; part 0: f64)");
+    sive_result_free(r);
+    sive_result_free(a);
+    sive_result_free(b);
+    free(p);
+}
+END_TEST
+
+/* R2, R3: a junk file is refused from its header, whatever its size (a
+ * sparse 1 TiB file would have been read whole), and a FIFO is refused
+ * without blocking (it used to wait for a writer forever). */
+START_TEST(header_before_payload_no_fifo)
+{
+    const char *path = tmp_path("junk.sres");
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("junk junk junk junk junk junk junk", f);
+    fclose(f);
+    if (truncate(path, (off_t)1 << 40) != 0)
+        ck_assert_int_eq(truncate(path, (off_t)1 << 34), 0);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_result_load(path, &r, NULL), SIVE_E_FORMAT);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "not a sive result file"));
+    unlink(path);
+    const char *fifo = tmp_path("fifo.sres");
+    unlink(fifo);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(sive_result_load(fifo, &r, NULL), SIVE_E_IO);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "not a regular file"));
+    unlink(fifo);
+}
+END_TEST
+
+/* R5: merging K one-chain parts costs memory linear in K (each part
+ * used to hold K chain records: 2048 parts took ~1 GB). */
+START_TEST(merge_memory_is_linear)
+{
+    enum { K = 2048 };
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    sive_result **parts = calloc(K, sizeof *parts);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    put64(p, OFF_CHAINS, K);
+    for (int64_t c = 0; c < K; c++) {
+        put64(p, OFF_BEGIN_OPT, (uint64_t)c);
+        put64(p, OFF_END_OPT, (uint64_t)c + 1);
+        put64(p, OFF_BEGIN, (uint64_t)c);
+        put64(p, OFF_END, (uint64_t)c + 1);
+        ck_assert_msg(load_forged(p, n, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
+    }
+    sive_result *m = NULL;
+    ck_assert_msg(sive_result_merge(&m, (const sive_result *const *)parts, K) == SIVE_OK, "%s",
+                  sive_last_errmsg());
+    getrusage(RUSAGE_SELF, &ru1);
+    ck_assert_int_eq(sive_result_chains_ok(m), K);
+    /* K^2 chain records would be K^2 x 224 B = 940 MB */
+    ck_assert_msg(ru1.ru_maxrss - ru0.ru_maxrss < 256 * 1024, "peak grew by %ld kB",
+                  ru1.ru_maxrss - ru0.ru_maxrss);
+    for (int c = 0; c < K; c++)
+        sive_result_free(parts[c]);
+    free(parts);
+    sive_result_free(m);
+    free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("result_file");
@@ -285,6 +502,12 @@ int main(void)
     tcase_add_test(tc, bad_range_is_refused);
     tcase_add_test(tc, file_round_trip);
     tcase_add_test(tc, damage_is_refused);
+    tcase_add_test(tc, header_sizes_are_checked_first);
+    tcase_add_test(tc, status_agrees_with_chains);
+    tcase_add_test(tc, nan_estimate_stays_nan);
+    tcase_add_test(tc, dtype_mismatch_is_named);
+    tcase_add_test(tc, header_before_payload_no_fifo);
+    tcase_add_test(tc, merge_memory_is_linear);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
