@@ -4,10 +4,12 @@
 #include "probe_impl.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define I(id_, name_, lo_, hi_, def_, doc_)                                  \
     {.id = id_, .name = name_, .type = SIVE_TYPE_INT, .int_lo = lo_,         \
@@ -241,22 +243,64 @@ int sive_probe_get_double(const sive_probe *p, sive_option opt, double *value)
                              (char *)p->errmsg);
 }
 
-/* Strict text to int64: decimal digits with an optional sign, nothing
- * else (so "1e4" and "10.0" are refused rather than truncated). */
+/* The one number grammar of the text setter, for every numeric type and
+ * independent of the locale (no whitespace, no hex, '.' as the point):
+ *   [+-] D+ [. D*] [(e|E) [+-] D+]   or   [+-] . D+ [(e|E) [+-] D+]
+ * Returns 1 for the integer form (sign and digits only), 2 for any other
+ * form of the grammar, 0 for text outside it. */
+static int number_form(const char *s)
+{
+    const char *c = s + (*s == '-' || *s == '+');
+    size_t lead = strspn(c, "0123456789"), frac = 0;
+    c += lead;
+    int form = 1;
+    if (*c == '.') {
+        frac = strspn(++c, "0123456789");
+        c += frac;
+        form = 2;
+    }
+    if (lead + frac == 0)
+        return 0;
+    if (*c == 'e' || *c == 'E') {
+        c += 1 + (c[1] == '-' || c[1] == '+');
+        size_t exp = strspn(c, "0123456789");
+        if (exp == 0)
+            return 0;
+        c += exp;
+        form = 2;
+    }
+    return *c ? 0 : form;
+}
+
+/* Text of the integer form to int64 (strtoll reads it the same in every
+ * locale); -1 when it does not fit. */
 static int parse_int(const char *s, int64_t *out)
 {
-    const char *q = s + (*s == '-' || *s == '+');
-    if (*q < '0' || *q > '9')
-        return -1;
-    for (const char *c = q; *c; c++)
-        if (*c < '0' || *c > '9')
-            return -1;
     errno = 0;
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE || *end)
+    long long v = strtoll(s, NULL, 10);
+    if (errno == ERANGE)
         return -1;
     *out = (int64_t)v;
+    return 0;
+}
+
+/* Text of the grammar to a double, read in the "C" locale whatever the
+ * thread's (a host that called setlocale() would otherwise have "0,5"
+ * accepted and "0.5" refused).  -1 on ERANGE or without a locale. */
+static int parse_double(const char *s, double *out)
+{
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (c == (locale_t)0)
+        return -1;
+    locale_t old = uselocale(c);
+    errno = 0;
+    double v = strtod(s, NULL);
+    int e = errno;
+    uselocale(old);
+    freelocale(c);
+    if (e == ERANGE)
+        return -1;
+    *out = v;
     return 0;
 }
 
@@ -268,17 +312,18 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
     sive_option opt;
     if (sive_option_by_name(name, &opt))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "unknown option '%s'", name);
+    const int form = number_form(value);
     if (sive_option_info_get(opt)->type == SIVE_TYPE_INT) {
         int64_t v;
-        if (parse_int(value, &v))
+        if (form != 1 || parse_int(value, &v))
             return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                              "option '%s' takes a whole number, not '%s'", name, value);
         return sive_probe_set_int(p, opt, v);
     }
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(value, &end);
-    if (end == value || *end || errno == ERANGE || (isnan(v) && opt != SIVE_OPT_ANCHOR))
+    double v = NAN;
+    if (opt == SIVE_OPT_ANCHOR && strcasecmp(value, "nan") == 0)
+        return sive_probe_set_double(p, opt, v);
+    if (!form || parse_double(value, &v))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "option '%s' takes a number, not '%s'", name, value);
     return sive_probe_set_double(p, opt, v);

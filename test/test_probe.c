@@ -7,9 +7,11 @@
 #include "check_run.h"
 
 #include <check.h>
+#include <locale.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -510,7 +512,7 @@ START_TEST(option_text)
     ck_assert_int_eq(sive_probe_set_text(p, "seed", "-9223372036854775808"), SIVE_OK);
     ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_SEED, &iv), SIVE_OK);
     ck_assert(iv == INT64_MIN);
-    /* doubles: any finite strtod() number within bounds */
+    /* doubles: any finite number of the grammar within bounds */
     ck_assert_int_eq(sive_probe_set_text(p, "base_lr", "5e-2"), SIVE_OK);
     ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_BASE_LR, &dv), SIVE_OK);
     ck_assert(dv == 0.05);
@@ -1727,6 +1729,61 @@ START_TEST(chart_displacement_health)
 }
 END_TEST
 
+
+/* O1: the text setter reads numbers the same in every locale, and has one
+ * grammar: whitespace and hex are refused for doubles as for ints.  A
+ * comma locale is generated with localedef when the system has none. */
+static int comma_locale(void)
+{
+    const char *names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8"};
+    for (size_t i = 0; i < 3; i++)
+        if (setlocale(LC_ALL, names[i]))
+            return 1;
+    char dir[] = "/tmp/sive-locale-XXXXXX", cmd[256];
+    if (!mkdtemp(dir))
+        return 0;
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
+    int ok = system(cmd) == 0 && setenv("LOCPATH", dir, 1) == 0 &&
+             setlocale(LC_ALL, "de_DE.UTF-8") != NULL;
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        ok = 0;
+    return ok;
+}
+
+START_TEST(option_text_locale)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    double dv;
+    const char *bad[] = {" 0.5", "0.5 ", "0x1p-1", "0,5", "\t1", "inf", "1e", ".", "+.e1",
+                         "1.5.2", "--1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(sive_probe_set_text(p, "base_lr", bad[i]) == SIVE_E_INVALID_ARG,
+                      "base_lr '%s' accepted", bad[i]);
+    const char *good[] = {"0.5", ".5", "5.e-1", "+5e-1", "50E-2"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ck_assert_msg(sive_probe_set_text(p, "base_lr", good[i]) == SIVE_OK, "'%s': %s",
+                      good[i], sive_probe_errmsg(p));
+        ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_BASE_LR, &dv), SIVE_OK);
+        ck_assert(dv == 0.5);
+    }
+    if (!comma_locale()) {
+        fprintf(stderr, "option_text_locale: no comma locale (localedef failed): skipped\n");
+        sive_probe_free(p);
+        return;
+    }
+    ck_assert_str_eq(localeconv()->decimal_point, ",");
+    ck_assert_msg(sive_probe_set_text(p, "base_lr", "0.25") == SIVE_OK, "%s",
+                  sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_BASE_LR, &dv), SIVE_OK);
+    ck_assert(dv == 0.25);
+    ck_assert_int_eq(sive_probe_set_text(p, "base_lr", "0,5"), SIVE_E_INVALID_ARG);
+    setlocale(LC_ALL, "C");
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("probe");
@@ -1738,6 +1795,7 @@ int main(void)
     tcase_add_test(tc, option_table);
     tcase_add_test(tc, option_int64_exact);
     tcase_add_test(tc, option_text);
+    tcase_add_test(tc, option_text_locale);
     tcase_add_test(tc, probe_reset);
     tcase_add_test(tc, run_preconditions);
     tcase_add_test(tc, model_validation);

@@ -356,9 +356,16 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
                                    double *value);
 /**
  * Set an option from text, by name: the generic path for command lines and
- * configuration files.  Int options take a plain decimal integer (no
- * exponent, no fraction: "1e4" is refused), double options any finite
- * strtod() number ("nan" for the anchor).  Errors as sive_probe_set_int().
+ * configuration files.  One grammar for every numeric type, the same in
+ * every locale (a host's setlocale() changes nothing): an optional sign,
+ * decimal digits, for doubles an optional fraction after '.' and an
+ * optional exponent (e or E, optional sign, digits); no whitespace, no
+ * hex, no "inf", nothing after the number.  Int options take the digits
+ * only ("1e4" and "10.0" are refused rather than rounded); double options
+ * a finite value that does not over- or underflow ("nan", any case, for
+ * the anchor only).  value ends at its first NUL: a binding passes text
+ * with an embedded NUL ("10\0junk") as an error itself.  Errors as
+ * sive_probe_set_int().
  */
 SIVE_API int sive_probe_set_text(sive_probe *p, const char *name,
                                  const char *value);
