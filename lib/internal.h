@@ -19,4 +19,10 @@ SIVE_HIDDEN int sivei_vfail(char *buf, int status, const char *fmt, va_list ap);
 /* Clear the calling thread's last-error message. */
 SIVE_HIDDEN void sivei_clear_error(void);
 
+/* model.c: is size a sive_model's struct_size (0.2's, this header's, or a
+ * newer header's: a multiple of 8 up to SIVEI_MODEL_SIZE_MAX)?  Garbage
+ * from an uninitialised model is refused but for a few values. */
+#define SIVEI_MODEL_SIZE_MAX 1024
+SIVE_HIDDEN int sivei_model_size_ok(size_t size);
+
 #endif

@@ -94,13 +94,25 @@ static int check_data(const sive_mlp *m, const sive_dataset *train)
     return SIVE_OK;
 }
 
+/* The model's identity: the layer sizes and the data set's content (the
+ * loss of an MLP at theta depends on nothing else). */
+static uint64_t mlp_identity(const sive_mlp *m, const sive_dataset *train)
+{
+    size_t sz[4];
+    sive_mlp_sizes(m, &sz[0], &sz[1], &sz[2], &sz[3]);
+    uint64_t h = sive_dataset_hash(train);
+    for (int i = 0; i < 4; i++)
+        h = (h ^ (uint64_t)sz[i]) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
 int sive_mlp_model(sive_model *out, const sive_mlp *m, const sive_dataset *train,
                    int blis_threads)
 {
     static const char fn[] = "sive_mlp_model";
     if (!out || !m || !train)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
-    if (out->struct_size < offsetof(sive_model, destroy) + sizeof out->destroy)
+    if (!sivei_model_size_ok(out->struct_size))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: call sive_model_init(out, sizeof *out) first", fn);
     if (blis_threads < 1 || blis_threads > MAX_BLIS_THREADS)
@@ -128,5 +140,7 @@ int sive_mlp_model(sive_model *out, const sive_mlp *m, const sive_dataset *train
     out->group_loss = NULL;
     out->user = mm;
     out->destroy = destroy_cb;
+    if (out->struct_size >= offsetof(sive_model, identity) + sizeof out->identity)
+        out->identity = mlp_identity(m, train);
     return SIVE_OK;
 }

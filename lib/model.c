@@ -3,13 +3,21 @@
 
 #include <string.h>
 
+/* The 0.2 layout, this header's, or a newer header's: appended 8-byte
+ * fields keep the size a multiple of 8, and 1 KiB leaves room for many. */
+int sivei_model_size_ok(size_t size)
+{
+    const size_t v02 = offsetof(sive_model, destroy) + sizeof(void (*)(void *));
+    return size == v02 || size == sizeof(sive_model) ||
+           (size > sizeof(sive_model) && size <= SIVEI_MODEL_SIZE_MAX && size % 8 == 0);
+}
+
 int sive_model_init(sive_model *m, size_t struct_size)
 {
-    const size_t v02 = offsetof(sive_model, destroy) + sizeof m->destroy;
-    if (!m || struct_size < v02 || struct_size > UINT32_MAX)
+    if (!m || !sivei_model_size_ok(struct_size))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "sive_model_init: model NULL or struct_size %zu below %zu",
-                         struct_size, v02);
+                         "sive_model_init: model NULL or struct_size %zu not the size "
+                         "of a sive_model", struct_size);
     /* only the caller's own bytes: an older caller's struct is smaller */
     memset(m, 0, struct_size < sizeof *m ? struct_size : sizeof *m);
     m->struct_size = (uint32_t)struct_size;
@@ -18,7 +26,7 @@ int sive_model_init(sive_model *m, size_t struct_size)
 
 void sive_model_destroy(sive_model *m)
 {
-    if (!m || m->struct_size < offsetof(sive_model, destroy) + sizeof m->destroy)
+    if (!m || !sivei_model_size_ok(m->struct_size))
         return;
     if (m->destroy)
         m->destroy(m->user);

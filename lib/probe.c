@@ -99,11 +99,12 @@ static int check_model(const sive_model *m, sive_model *copy, char *err)
     const size_t v02 = offsetof(sive_model, destroy) + sizeof m->destroy;
     if (!m)
         return sivei_fail(err, SIVE_E_INVALID_ARG, "model is NULL");
-    if (m->struct_size < v02)
+    if (!sivei_model_size_ok(m->struct_size))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "model struct_size %u is below the 0.2 layout (%zu): "
+                         "model struct_size %u is not the size of a sive_model (%zu, %zu, "
+                         "or a newer header's multiple of 8 up to %d): "
                          "call sive_model_init(&m, sizeof m) first",
-                         (unsigned)m->struct_size, v02);
+                         (unsigned)m->struct_size, v02, sizeof *m, SIVEI_MODEL_SIZE_MAX);
     memset(copy, 0, sizeof *copy);
     memcpy(copy, m, m->struct_size < sizeof *copy ? m->struct_size : sizeof *copy);
     if (copy->dtype != SIVE_F32 && copy->dtype != SIVE_F64)
@@ -219,6 +220,7 @@ static void identify(sive_result *r, const sive_model *m, const void *theta)
     r->dim = m->dim;
     r->n_examples = m->n_examples;
     r->theta_hash = sivei_fnv1a64(SIVEI_FNV_OFFSET, theta, m->dim * esz);
+    r->identity = m->identity; /* 0 when the caller's struct has none */
 }
 
 /* Start a run: everything that can be checked before the first callback. */

@@ -69,8 +69,9 @@ struct sive_result {
     sivei_options opt;   /* frozen at the run's start */
     int32_t chains, chains_ok;
     int32_t begin, end;  /* chains computed: [begin, end); others NOT_RUN */
-    int32_t dtype;       /* the model's, and a hash of theta*: what merge */
-    uint64_t dim, n_examples, theta_hash; /* checks parts agree on     */
+    int32_t dtype;       /* the model's, a hash of theta* and the model's */
+    uint64_t dim, n_examples, theta_hash; /* identity (0: none): what     */
+    uint64_t identity;   /* merge checks parts agree on                    */
     double h, eta;
     sivei_chain_out *c;  /* chains [begin, end) only: see sivei_chain() */
     double summary[SIVEI_N_STATS];

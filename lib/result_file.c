@@ -4,7 +4,7 @@
  * Layout (all integers little-endian, doubles as their IEEE-754 bits):
  *
  *   off  0  magic "SIVERES\0"                              8 bytes
- *        8  format version (2; 1 is read too)              u32
+ *        8  format version (3; 1 and 2 are read too)       u32
  *       12  reserved (0)                                   u32
  *       16  payload length P                               u64
  *       24  payload                                        P bytes
@@ -15,7 +15,8 @@
  *   eval_batch grad_batch chains threads replacement eval_stride
  *   chain_begin chain_end seed (i64/u64); version 2 only: control_variate
  *   (i64); h eta (f64); begin end dtype
- *   dim n_examples theta_hash status callback_code; errmsg length + bytes;
+ *   dim n_examples theta_hash; version 3 only: identity (the model's,
+ *   0 = none); status callback_code; errmsg length + bytes;
  *   note length + bytes; then per chain c in [begin, end): status
  *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64.
  *
@@ -36,7 +37,7 @@
 #include <unistd.h>
 
 #define MAGIC "SIVERES"  /* with its NUL: 8 bytes */
-#define VERSION 2u
+#define VERSION 3u       /* 0.3: the model's identity */
 #define VERSION_OLDEST 1u /* 0.2.0: no control_variate field (it was 0) */
 #define HEAD 24
 #define NOTE_MAX ((uint64_t)1 << 20)
@@ -115,7 +116,7 @@ static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_
     put_f64(b, r->eta);
     const int64_t v[] = {r->begin, r->end, r->dtype, (int64_t)r->dim,
                          (int64_t)r->n_examples, (int64_t)r->theta_hash,
-                         r->status, r->callback_code};
+                         (int64_t)r->identity, r->status, r->callback_code};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         put_u64(b, (uint64_t)v[i]);
     put_text(b, r->errmsg, strlen(r->errmsg));
@@ -263,7 +264,7 @@ static int options_valid(const sivei_options *o)
 typedef struct head {
     double h, eta;
     int64_t begin, end, dtype, status, cb;
-    uint64_t dim, n_examples, theta_hash;
+    uint64_t dim, n_examples, theta_hash, identity;
 } head;
 
 static int head_valid(const head *hd, const sivei_options *o)
@@ -333,6 +334,7 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     hd.dim = get_u64(b);
     hd.n_examples = get_u64(b);
     hd.theta_hash = get_u64(b);
+    hd.identity = b->version >= 3 ? get_u64(b) : 0;
     hd.status = get_i64(b);
     hd.cb = get_i64(b);
     size_t elen = 0, nlen = 0;
@@ -367,6 +369,7 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     r->dim = hd.dim;
     r->n_examples = hd.n_examples;
     r->theta_hash = hd.theta_hash;
+    r->identity = hd.identity;
     memcpy(r->errmsg, emsg, elen);
     r->errmsg[elen] = '\0';
     if (n) {

@@ -72,6 +72,11 @@ static int check_part(const sive_result *ref, const sive_result *p, size_t i)
                          "dim %llu, n %llu)", i, (unsigned long long)p->dim,
                          (unsigned long long)p->n_examples, (unsigned long long)ref->dim,
                          (unsigned long long)ref->n_examples);
+    if (ref->identity != p->identity)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu probed another model or data set (identity %016llx, part "
+                         "0: %016llx; 0 = none recorded)", i,
+                         (unsigned long long)p->identity, (unsigned long long)ref->identity);
     if (ref->theta_hash != p->theta_hash)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "part %zu was probed at a different theta* (hash %016llx, part 0: "
@@ -150,6 +155,7 @@ int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t
     r->dim = ref->dim;
     r->n_examples = ref->n_examples;
     r->theta_hash = ref->theta_hash;
+    r->identity = ref->identity;
     if ((rc = sivei_result_summarise(r))) {
         sive_result_free(r);
         return sivei_fail(NULL, rc, "sive_result_merge: out of memory while summarising");

@@ -259,6 +259,37 @@ START_TEST(test_from_memory_and_getters)
 }
 END_TEST
 
+/* sive_dataset_hash: equal content hashes equal, one pixel or one label
+ * changes it (R6: parts probed on different data of one size). */
+START_TEST(test_content_hash)
+{
+    uint8_t px[3 * 4], lb[3] = {0, 1, 2};
+    for (size_t i = 0; i < sizeof px; i++)
+        px[i] = (uint8_t)(7 * i);
+    sive_dataset *a = NULL, *b = NULL, *c = NULL;
+    ck_assert_int_eq(sive_dataset_from_memory(&a, px, lb, 3, 2, 2), SIVE_OK);
+    ck_assert_int_eq(sive_dataset_from_memory(&b, px, lb, 3, 2, 2), SIVE_OK);
+    uint64_t h = sive_dataset_hash(a);
+    ck_assert(h != 0 && h == sive_dataset_hash(b));
+    px[5] ^= 1;
+    ck_assert_int_eq(sive_dataset_from_memory(&c, px, lb, 3, 2, 2), SIVE_OK);
+    ck_assert(sive_dataset_hash(c) != h);
+    sive_dataset_free(c);
+    px[5] ^= 1;
+    lb[2] = 1;
+    ck_assert_int_eq(sive_dataset_from_memory(&c, px, lb, 3, 2, 2), SIVE_OK);
+    ck_assert(sive_dataset_hash(c) != h);
+    sive_dataset_free(c);
+    lb[2] = 2; /* the same bytes in another shape */
+    ck_assert_int_eq(sive_dataset_from_memory(&c, px, lb, 3, 1, 4), SIVE_OK);
+    ck_assert(sive_dataset_hash(c) != h);
+    ck_assert(sive_dataset_hash(NULL) == 0);
+    sive_dataset_free(a);
+    sive_dataset_free(b);
+    sive_dataset_free(c);
+}
+END_TEST
+
 START_TEST(test_from_memory_invalid)
 {
     sive_dataset *ds = (sive_dataset *)&ds;
@@ -1167,6 +1198,7 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_bad_gzip);
 #endif
     tcase_add_test(tc, test_never_crash);
+    tcase_add_test(tc, test_content_hash);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -51,6 +51,27 @@ grep -q "rank 1, unit 3 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" && o
 [ -e "$TMP/fault.csv" ] && bad "traces file written" || ok "no traces file"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary left: $(ls "$TMP")" || ok "no temporaries"
 
+# faults of one probe rank (issue 23, M1): another --chains or checkpoint
+# list left rank 0 waiting forever for units never sent; other --data
+# merged silently.  Every rank first agrees on the work: the odd rank is
+# named, the job ends, nothing is written.
+probe_fault() { # NAME RANK2-ARGS...
+    local name=$1
+    shift
+    timeout 120 "${MPI[@]}" -np 2 "$SIVE" probe "${CKS[@]}" "${P[@]}" --format json : \
+        -np 1 "$SIVE" probe "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok "probe $name: exit $rc" ||
+        bad "probe $name: exit $rc (124: a rank hung)"
+    grep -q "rank 2 plans other work than rank 0" "$TMP/err" && ok "probe $name: rank named" ||
+        bad "probe $name: message: $(head -5 "$TMP/err")"
+    [ -s "$TMP/out" ] && bad "probe $name: output written" || ok "probe $name: no output"
+}
+probe_fault other-chains "${CKS[@]}" "${P[@]}" --format json --chains 2
+probe_fault other-checkpoints "${CKS[0]}" "${P[@]}" --format json
+probe_fault other-data "${CKS[@]}" "${P[@]}" --format json --data "$TMP/nowhere"
+probe_fault other-option "${CKS[@]}" "${P[@]}" --format json --t 5000
+
 # trajectory: rank 0 trains; 2 checkpoints x 3 chains = 6 units, 2 per rank,
 # so ranks cut checkpoints into chain ranges (rank 1: epoch 0 chain 2 and
 # epoch 1 chain 0) and rank 0 merges pieces of several ranks.  Each run in

@@ -10,6 +10,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -653,6 +654,19 @@ START_TEST(model_validation)
     run_refused(p, &m, theta, SIVE_E_INVALID_ARG, "struct_size");
     m.struct_size = 0; /* never initialised */
     run_refused(p, &m, theta, SIVE_E_INVALID_ARG, "struct_size");
+    /* uninitialised garbage >= 64 was taken as a newer header's struct */
+    const uint32_t garbage[] = {0xabababab, 0xdeadbeef, 65, 100, 4096, 1032};
+    for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
+        m.struct_size = garbage[i];
+        run_refused(p, &m, theta, SIVE_E_INVALID_ARG, "struct_size");
+        ck_assert_int_eq(sive_model_init(&m, garbage[i]), SIVE_E_INVALID_ARG);
+    }
+    m = quad_model(3, &q);
+    m.struct_size = (uint32_t)offsetof(sive_model, identity); /* a 0.2 program */
+    m.identity = 99; /* beyond its struct: not read */
+    sive_result *r02 = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, theta, &r02), SIVE_OK);
+    sive_result_free(r02);
     const int dtypes[] = {0, 3, -1};
     for (size_t i = 0; i < 3; i++) {
         m = quad_model(3, &q);

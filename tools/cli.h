@@ -280,6 +280,19 @@ int cli_mpi_recv(int src, char **buf, int64_t *len, int *is_error);
  * stopped.  Returns status, or EXIT_USAGE (rank 0 printing "prefix: rank
  * R stopped at its arguments") when another rank stopped.  Collective. */
 int cli_mpi_go(const char *prefix, int status);
+/* Before any collective on a work list: every rank passes a fingerprint
+ * of the work it plans (cli_hash of its unit count, inputs, options and
+ * data).  Returns -1 when all agree with rank 0; otherwise EXIT_USAGE on
+ * every rank, rank 0 printing "prefix: rank R plans other work than rank
+ * 0 (what)" with the lowest such R, so that no rank waits for units that
+ * another never sends.  Collective; a no-op in a one-rank world. */
+int cli_mpi_agree(const char *prefix, uint64_t plan, const char *what);
+/* FNV-1a 64 of n bytes continuing from h (start: CLI_HASH_START), and of
+ * every option of p that changes a chain (all but threads and the chain
+ * range). */
+#define CLI_HASH_START 0xcbf29ce484222325ull
+uint64_t cli_hash(uint64_t h, const void *p, size_t n);
+uint64_t cli_hash_options(uint64_t h, const sive_probe *p);
 /* Rank 0 sends *buf (len bytes, an error text when is_error) to every
  * rank; the others receive it as cli_mpi_recv() does.  Collective: every
  * rank calls it in the same order.  0 (a one-rank world: a no-op). */

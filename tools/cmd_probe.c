@@ -944,21 +944,42 @@ static int mpi_collect(probe_args *a, char **buf, int64_t *len, int *fail, int32
 /* Every rank computes the units u = i*K + c with u % R == rank (equal
  * work each: one chain of one checkpoint); ranks other than 0 send them
  * to rank 0.  Rank 0 writes everything, and nothing when a unit failed. */
+/* The work this rank plans: the units (checkpoints x chains), the
+ * checkpoints' paths, every option that changes a chain and the training
+ * data's content (0 when it cannot be opened). */
+static uint64_t probe_plan(const probe_args *a, int64_t units, const sive_dataset *train)
+{
+    uint64_t h = cli_hash(CLI_HASH_START, &units, sizeof units);
+    for (int i = 0; i < a->n_ckpt; i++)
+        h = cli_hash(h, a->ckpts[i], strlen(a->ckpts[i]) + 1);
+    uint64_t data = sive_dataset_hash(train);
+    return cli_hash(cli_hash_options(h, a->cfg.p), &data, sizeof data);
+}
+
 static int probe_all_mpi(probe_args *a, int R, int rank)
 {
-    if (cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN) || cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_END) ||
-        a->save) {
-        if (rank == 0)
-            fprintf(stderr, "sive probe: under mpirun the ranks split the chains: no "
-                            "--chain-range or --save-result\n");
+    int split = cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN) ||
+                cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_END) || a->save;
+    if (split && rank == 0)
+        fprintf(stderr, "sive probe: under mpirun the ranks split the chains: no "
+                        "--chain-range or --save-result\n");
+    /* every rank stops, also when only another one has these flags */
+    if (cli_mpi_go("sive probe", split ? EXIT_USAGE : -1) >= 0)
         return EXIT_USAGE;
-    }
     const int32_t K = (int32_t)cli_opt_int(a->cfg.p, SIVE_OPT_CHAINS);
     const int U = a->n_ckpt * K;
     sive_dataset *train = NULL, *test = NULL;
     int data_bad = cli_open_data("sive probe", a->data_dir, &train, &test, 1);
     sive_dataset_free(test);
     a->train = train;
+    /* every rank computes and sends the units of one plan, or none does
+     * (another --chains or checkpoint list left rank 0 waiting forever) */
+    int agreed = cli_mpi_agree("sive probe", probe_plan(a, U, train),
+                               "--chains, checkpoints, options or --data");
+    if (agreed >= 0) {
+        sive_dataset_free(train);
+        return agreed;
+    }
     a->pg = progress_new(0);
     char **buf = calloc((size_t)(unsigned)U + 1, sizeof *buf);
     int64_t *len = calloc((size_t)(unsigned)U + 1, sizeof *len);
@@ -1057,11 +1078,25 @@ static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
     return 0;
 }
 
-/* Load every part; *seconds sums theirs.  Returns an exit status. */
+/* The checkpoint a part's note describes is part 0's (the library checks
+ * theta*, the model's identity and the options; the note's epoch, seed,
+ * layers and losses are printed from part 0, so they must agree too). */
+static int same_checkpoint(const ckpt_info *a, const ckpt_info *b)
+{
+    return a->meta.epoch == b->meta.epoch && a->meta.seed == b->meta.seed &&
+           !memcmp(a->sizes, b->sizes, sizeof a->sizes) && a->dim == b->dim &&
+           !memcmp(&a->meta.train_loss, &b->meta.train_loss, sizeof(double)) &&
+           !memcmp(&a->meta.test_loss, &b->meta.test_loss, sizeof(double));
+}
+
+/* Load every part; *seconds sums theirs; *odd is the first part whose
+ * note describes another checkpoint than part 0's (*odd_ci), or -1.
+ * Returns an exit status. */
 static int merge_load(char **paths, int n, sive_result **parts, char **notes, ckpt_info *ci,
-                      int64_t *blis, double *seconds)
+                      int64_t *blis, double *seconds, int *odd, ckpt_info *odd_ci)
 {
     *seconds = 0.0;
+    *odd = -1;
     for (int i = 0; i < n; i++) {
         int rc = sive_result_load(paths[i], &parts[i], &notes[i]);
         if (rc) {
@@ -1070,10 +1105,15 @@ static int merge_load(char **paths, int n, sive_result **parts, char **notes, ck
         }
         ckpt_info one = {0};
         double sec = 0.0;
-        if (note_parse(notes[i], i ? &one : ci, blis, &sec)) {
+        int64_t bl = 0;
+        if (note_parse(notes[i], i ? &one : ci, i ? &bl : blis, &sec)) {
             fprintf(stderr, "sive merge: %s: not saved by 'sive probe --save-result'\n",
                     paths[i]);
             return EXIT_RUN;
+        }
+        if (i && *odd < 0 && !same_checkpoint(ci, &one)) {
+            *odd = i;
+            *odd_ci = one;
         }
         *seconds += sec;
     }
@@ -1106,16 +1146,24 @@ static int merge_run(probe_args *a, char **paths, int n)
 {
     sive_result **parts = calloc((size_t)n, sizeof *parts), *merged = NULL;
     char **notes = calloc((size_t)n, sizeof *notes);
-    ckpt_info ci = {0};
+    ckpt_info ci = {0}, odd_ci = {0};
     int64_t blis = 0;
     double seconds = 0.0;
-    int status = parts && notes ? 0 : EXIT_RUN;
+    int odd = -1, status = parts && notes ? 0 : EXIT_RUN;
     if (!status)
-        status = merge_load(paths, n, parts, notes, &ci, &blis, &seconds);
+        status = merge_load(paths, n, parts, notes, &ci, &blis, &seconds, &odd, &odd_ci);
     if (!status) {
+        /* the library's checks first: they name theta*, options, data */
         int rc = sive_result_merge(&merged, (const sive_result *const *)parts, (size_t)n);
         if (rc) {
             fprintf(stderr, "sive merge: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
+            status = EXIT_RUN;
+        } else if (odd >= 0) {
+            fprintf(stderr, "sive merge: %s describes another checkpoint than %s (epoch "
+                            "%lld, losses %.9g %.9g; part 0: epoch %lld, %.9g %.9g)\n",
+                    paths[odd], paths[0], (long long)odd_ci.meta.epoch,
+                    odd_ci.meta.train_loss, odd_ci.meta.test_loss, (long long)ci.meta.epoch,
+                    ci.meta.train_loss, ci.meta.test_loss);
             status = EXIT_RUN;
         } else if (merge_cfg(&a->cfg, merged, blis)) {
             fprintf(stderr, "sive merge: the parts' options are out of range\n");

@@ -127,6 +127,32 @@ int cli_mpi_unpack_checkpoint(const char *buf, int64_t len, sive_mlp **m, float 
     return rc;
 }
 
+uint64_t cli_hash(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t cli_hash_options(uint64_t h, const sive_probe *p)
+{
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        if (in->id == SIVE_OPT_THREADS || in->id == SIVE_OPT_CHAIN_BEGIN ||
+            in->id == SIVE_OPT_CHAIN_END)
+            continue;
+        int64_t iv = 0;
+        double dv = 0.0;
+        if (in->type == SIVE_TYPE_INT)
+            sive_probe_get_int(p, in->id, &iv);
+        else
+            sive_probe_get_double(p, in->id, &dv);
+        h = cli_hash(cli_hash(h, &iv, sizeof iv), &dv, sizeof dv);
+    }
+    return h;
+}
+
 /* ------------------------------------------------------------------ */
 /* The transport                                                       */
 /* ------------------------------------------------------------------ */
@@ -268,6 +294,25 @@ int cli_mpi_go(const char *prefix, int status)
     return EXIT_USAGE;
 }
 
+int cli_mpi_agree(const char *prefix, uint64_t plan, const char *what)
+{
+    if (!started)
+        return -1;
+    uint64_t root = plan;
+    xfer(X_BCAST, &root, 1, MPI_UINT64_T, 0);
+    /* the lowest rank whose plan differs from rank 0's */
+    int mine = root != plan ? world_rank : world_size, first = world_size;
+    MPI_Request rq;
+    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &rq);
+    wait_for(&rq);
+    if (first == world_size)
+        return -1;
+    if (world_rank == 0)
+        fprintf(stderr, "%s: rank %d plans other work than rank 0 (%s): every rank needs "
+                        "the same\n", prefix, first, what);
+    return EXIT_USAGE;
+}
+
 int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
 {
     if (world_rank != 0) {
@@ -313,6 +358,13 @@ int cli_mpi_go(const char *prefix, int status)
 {
     (void)prefix;
     return status;
+}
+int cli_mpi_agree(const char *prefix, uint64_t plan, const char *what)
+{
+    (void)prefix;
+    (void)plan;
+    (void)what;
+    return -1;
 }
 /* the root of a one-rank world already holds the message */
 int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)

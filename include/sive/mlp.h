@@ -230,8 +230,10 @@ SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
  * sive_mlp_dim(m), n_examples the number of training examples, the
  * gradient callback (sive_mlp_loss_grad()) and the per-example loss
  * callback (sive_mlp_example_losses()), so that the library's grouping and
- * deduplication apply.  Run it with sive_probe_run(p, out, theta, &r),
- * then release it with sive_model_destroy(out).
+ * deduplication apply, and (when out's struct_size covers it) identity
+ * from the layer sizes and sive_dataset_hash(train), one pass over the
+ * data set.  Run it with sive_probe_run(p, out, theta, &r), then release
+ * it with sive_model_destroy(out).
  *
  * The model keeps a copy of the architecture, so m may be freed after this
  * call; train is borrowed and must outlive the model.  Each worker thread

@@ -199,12 +199,23 @@ typedef struct sive_model {
     sive_group_fn group_loss; /**< per-group mean losses, or NULL              */
     void *user;               /**< passed to every callback                    */
     void (*destroy)(void *user); /**< optional, see sive_model_destroy()       */
+    /** Optional (0.3; 0 = none): a hash of everything that defines the
+     *  model's loss besides theta: its architecture and the content of its
+     *  data set (sive_mlp_model() sets it from sive_dataset_hash()).  A
+     *  result keeps it, and sive_result_merge() refuses parts whose
+     *  identities differ, so parts probed on different data sets of the
+     *  same size no longer merge.  Read only when struct_size covers it. */
+    uint64_t identity;
 } sive_model;
 
 /**
  * Zero *m and set m->struct_size = struct_size (pass sizeof(sive_model)).
- * SIVE_E_INVALID_ARG when m is NULL or struct_size is smaller than the 0.2
- * layout (the fields up to destroy).
+ * SIVE_E_INVALID_ARG when m is NULL or struct_size is not a size a
+ * sive_model can have: the 0.2 layout (the fields up to destroy), this
+ * header's sizeof, or a newer header's (a multiple of 8 up to 1024 bytes).
+ * sive_probe_run() applies the same rule, so an uninitialised model is
+ * refused unless its garbage happens to be one of those ~120 values:
+ * always call sive_model_init().
  */
 SIVE_API int sive_model_init(sive_model *m, size_t struct_size);
 
