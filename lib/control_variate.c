@@ -80,6 +80,22 @@ static int star_chunk(sivei_run *run, uint64_t i0, size_t k, uint64_t *idx,
     return SIVE_OK;
 }
 
+/* The pass reports progress as chain -1 (step: examples done of n) at its
+ * start and then about every 0.25 s, and stops between two batches when
+ * the callback returns non-zero (the run's SIVE_E_CANCELLED). */
+static int star_cancelled(sivei_run *run, sivei_clock *clk, uint64_t done, uint64_t n)
+{
+    if (!run->progress || !sivei_progress_due(clk, (int64_t)done, (int64_t)n))
+        return 0;
+    int pr = run->progress(-1, (int64_t)done, (int64_t)n, run->progress_user);
+    if (pr)
+        sivei_run_fail(run, SIVE_E_CANCELLED, 0,
+                       "cancelled by the progress callback (code %d) during the pass at "
+                       "theta* (control variates, %llu of %llu examples)", pr,
+                       (unsigned long long)done, (unsigned long long)n);
+    return pr;
+}
+
 int sivei_cv_prepare(sivei_run *run, char *err)
 {
     if (!run->opt.control_variate)
@@ -107,10 +123,13 @@ int sivei_cv_prepare(sivei_run *run, char *err)
     sivei_pcg32 seeds;
     sivei_pcg32_stream(&seeds, run->opt.seed, UINT64_MAX, 0);
     ksum sum = {0.0, 0.0};
+    sivei_clock clk = {0};
     int rc = SIVE_OK;
     for (uint64_t i0 = 0; i0 < n && !rc; i0 += chunk) {
         size_t k = (size_t)(n - i0 < chunk ? n - i0 : chunk);
         double *out = table ? table + i0 : tmp;
+        if ((rc = star_cancelled(run, &clk, i0, n)))
+            break;
         rc = star_chunk(run, i0, k, idx, out, &seeds, err);
         for (size_t j = 0; j < k && !rc; j++)
             ksum_add(&sum, out[j]);
@@ -119,8 +138,10 @@ int sivei_cv_prepare(sivei_run *run, char *err)
     free(tmp);
     if (rc) {
         free(table);
-        /* a callback error: recorded in run, the chains will not start */
-        return run->status == SIVE_E_CALLBACK ? SIVE_OK : rc;
+        /* a callback error or a cancel: recorded in run, the chains will
+         * not start */
+        return run->status == SIVE_E_CALLBACK || run->status == SIVE_E_CANCELLED ? SIVE_OK
+                                                                                 : rc;
     }
     run->cv_star = table;
     run->cv_base = (sum.s + sum.c) / (double)n;

@@ -387,6 +387,39 @@ START_TEST(callback_failure_at_star)
 }
 END_TEST
 
+/* C1: the pass at theta* reports progress as chain -1 and can be
+ * cancelled (it could not: a long pass ignored Ctrl-C). */
+static int cancel_at_star(int32_t chain, int64_t step, int64_t total, void *user)
+{
+    (void)step;
+    int *seen = user;
+    if (chain == -1) {
+        ck_assert_int_eq(total, NEX);
+        *seen += 1;
+    }
+    return chain == -1;
+}
+
+START_TEST(cancel_at_star_pass)
+{
+    static lsq m;
+    lsq_make(&m, 1);
+    sive_model sm;
+    lsq_model(&sm, &m);
+    sive_probe *p = probe_for(1, 100, 2, 4, 4);
+    int seen = 0;
+    ck_assert_int_eq(sive_probe_set_progress(p, cancel_at_star, &seen), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_OK);
+    ck_assert_int_eq(seen, 1);
+    ck_assert_int_eq(sive_result_status(r), SIVE_E_CANCELLED);
+    ck_assert_int_eq(sive_result_chains_ok(r), 0);
+    ck_assert_msg(strstr(sive_result_errmsg(r), "theta*"), "%s", sive_result_errmsg(r));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* A loss that is not finite at theta* is the model's fault, found before
  * any chain: no result. */
 START_TEST(nan_at_star_refused)
@@ -449,7 +482,8 @@ static uint64_t fnv1a64(const unsigned char *p, size_t n)
 }
 
 /* A file of format version 1 (0.2.0: no control_variate word after the
- * seed, at payload word 18) still loads, with the option 0. */
+ * seed, at payload word 18, and no identity) still loads, with the
+ * option 0. */
 START_TEST(reads_version_1_files)
 {
     static lsq m;
@@ -464,6 +498,9 @@ START_TEST(reads_version_1_files)
     size_t len = fread(buf, 1, sizeof buf, f);
     fclose(f);
     ck_assert(len > 200 && len < sizeof buf);
+    /* format 3's identity word (absolute offset 240) goes first */
+    memmove(buf + 240, buf + 248, len - 248);
+    len -= 8;
     const size_t at = 24 + 18 * 8; /* header, then 6 f64 and 12 i64 options */
     memmove(buf + at, buf + at + 8, len - at - 8);
     len -= 8;
@@ -568,6 +605,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, noisy_correction_still_flagged);
         tcase_add_test(tc, group_only_model_refused);
         tcase_add_test(tc, callback_failure_at_star);
+        tcase_add_test(tc, cancel_at_star_pass);
         tcase_add_test(tc, nan_at_star_refused);
         tcase_add_test(tc, result_file_and_merge);
         tcase_add_test(tc, reads_version_1_files);

@@ -225,6 +225,11 @@ START_TEST(file_round_trip)
     ck_assert_msg(sive_result_load(path, &back, &note) == SIVE_OK, "%s", sive_last_errmsg());
     ck_assert_str_eq(note, "note\nwith lines");
     assert_same(r, back);
+    /* lambda-hat is the unclipped mean, whose MCSE sive_result_mcse() is,
+     * whenever no chain is clipped (sive.h) */
+    ck_assert(!(sive_result_flags(back) & SIVE_FLAG_NEGATIVE_SIVE));
+    ck_assert(same(sive_result_lambda(back),
+                   sive_result_stat(back, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY)));
     /* a loaded part merges like the one in memory */
     sive_result *rest[] = {run_range(0, 1, 11, theta_star), run_range(3, 4, 11, theta_star)};
     sive_result *whole = run_range(0, 0, 11, theta_star), *m = NULL;

@@ -25,7 +25,8 @@ fi
 dir=$1
 secs=$2
 src=$(cd "$(dirname "$0")/.." && pwd)
-all="fuzz_idx_memory fuzz_idx_files fuzz_open_dir fuzz_checkpoint fuzz_checkpoint_reframed"
+all="fuzz_idx_memory fuzz_idx_files fuzz_open_dir fuzz_checkpoint fuzz_checkpoint_reframed
+     fuzz_result_file"
 targets=${FUZZ_TARGETS:-$all}
 
 # clang with libFuzzer, or skip

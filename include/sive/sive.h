@@ -278,8 +278,10 @@ typedef enum sive_option {
      *  at theta* as well (twice the evaluation cost, no table).  A callback
      *  error in that pass is the run's SIVE_E_CALLBACK (result status, code
      *  kept, no chain run); a loss that is not finite at theta* is
-     *  SIVE_E_INVALID_ARG.  The pass reports no progress and cannot be
-     *  cancelled (one forward pass over the data set).  docs/theory.md,
+     *  SIVE_E_INVALID_ARG.  The pass reports progress as chain -1 (step:
+     *  examples done, total: n) at its start and about every 0.25 s, and a
+     *  non-zero return cancels it between two batches (the run's
+     *  SIVE_E_CANCELLED, no chain run).  docs/theory.md,
      *  "Control variates". */
     SIVE_OPT_CONTROL_VARIATE = 19
 } sive_option;
@@ -331,7 +333,11 @@ typedef struct sive_probe sive_probe;
  * then at least every ~0.25 s of wall time or every 1/1000 of the run,
  * whichever comes first, and after the last step (step == total).  Return
  * non-zero to cancel the run (status SIVE_E_CANCELLED).  Must be
- * thread-safe when more than one worker thread is used.
+ * thread-safe when more than one worker thread is used.  chain is -1
+ * during the pass at theta* of SIVE_OPT_CONTROL_VARIATE (step and total
+ * count examples there).  The library checks between callbacks: a cancel
+ * takes effect after the model callback running at the time returns (a
+ * single callback on a huge batch is not interrupted).
  */
 typedef int (*sive_progress_fn)(int32_t chain, int64_t step, int64_t total,
                                 void *user);
@@ -495,11 +501,22 @@ SIVE_API double sive_result_stat(const sive_result *r, sive_stat stat,
  *  chains that finished; NaN with fewer than 2. */
 SIVE_API double sive_result_stat_std(const sive_result *r, sive_stat stat);
 
-/** Convenience: the SIVE estimate lambda-hat averaged over chains. */
+/**
+ * Convenience: the SIVE estimate lambda-hat, the mean over finished chains
+ * of each chain's clipped estimate max(0, lambda_c) (SIVE_STAT_SIVE,
+ * SIVE_SUMMARY).  When no chain is clipped (no SIVE_FLAG_NEGATIVE_SIVE) it
+ * equals the mean of the unclipped estimates (SIVE_STAT_SIVE_UNCLIPPED,
+ * SIVE_SUMMARY) bit for bit, and sive_result_mcse() is its standard
+ * error.  With a clipped chain it lies above that mean, and the MCSE
+ * belongs to the unclipped mean: report SIVE_STAT_SIVE_UNCLIPPED with it.
+ * NaN when a finished chain's estimate is NaN.
+ */
 SIVE_API double sive_result_lambda(const sive_result *r);
 /** Convenience: standard deviation of lambda-hat over chains. */
 SIVE_API double sive_result_lambda_std(const sive_result *r);
-/** Convenience: MCSE of the averaged (unclipped) SIVE estimate. */
+/** Convenience: MCSE of the mean of the chains' unclipped SIVE estimates
+ *  (SIVE_STAT_SIVE_UNCLIPPED); see sive_result_lambda() for when that is
+ *  lambda-hat's. */
 SIVE_API double sive_result_mcse(const sive_result *r);
 /** Convenience: multi-chain tail ESS of Lbar. */
 SIVE_API double sive_result_ess(const sive_result *r);

@@ -6,7 +6,10 @@
  * 3 of 7 x 7, one of 2 x 3, 2100 of 4 x 4 for the subset split) in plain,
  * gzip and zstd form (multi-member and multi-frame, a leading skippable
  * frame), MNIST directories, and checkpoints of four small models written
- * by sive_checkpoint_save().  Called by test/fuzz/make_corpus.sh. */
+ * by sive_checkpoint_save(), and result files of small probes of a toy
+ * model (whole runs, chain ranges, a diverged chain, a cancelled run,
+ * a callback error) written by sive_result_save().  Called by
+ * test/fuzz/make_corpus.sh. */
 #include <sive/data.h>
 #include <sive/mlp.h>
 
@@ -256,6 +259,110 @@ static buf checkpoint(size_t in, size_t h1, size_t h2, size_t k,
     return b;
 }
 
+/* ---- result files ---- */
+
+/* K = |x|^2 / 2 in 2 dimensions, group means with a little noise;
+ * user = 1 makes the evaluation fail at step 5 (a callback error), user =
+ * 2 gives a NaN loss from step 8 on (every chain diverges). */
+static int toy_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                    double *loss, void *user)
+{
+    (void)b;
+    (void)user;
+    const double *x = theta;
+    double *g = grad;
+    *loss = 0.0;
+    for (size_t i = 0; i < d; i++) {
+        g[i] = x[i];
+        *loss += 0.5 * x[i] * x[i];
+    }
+    return 0;
+}
+
+static int toy_groups(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
+{
+    const double *x = theta;
+    if (user == (void *)1 && b->step == 5)
+        return 7;
+    double k = 0.0;
+    for (size_t i = 0; i < d; i++)
+        k += 0.5 * x[i] * x[i];
+    for (size_t j = 0; j < b->n_groups; j++)
+        gl[j] = user == (void *)2 && b->step >= 8 ? NAN
+                : k + 1e-3 * (double)((b->seed >> (j % 60)) & 7);
+    return 0;
+}
+
+static int toy_cancel(int32_t chain, int64_t step, int64_t total, void *user)
+{
+    (void)chain;
+    (void)total;
+    (void)user;
+    return step >= 6;
+}
+
+/* One probe of the toy (chains [begin, end) of K, base_lr lr, user
+ * fail), saved
+ * with note, as two seeds: mode 0 and the payload (the target frames it),
+ * mode 4 and the whole file. */
+static void result_seed(int *k, int64_t K, int64_t begin, int64_t end, double lr,
+                        int fail, int cancel, const char *note)
+{
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dtype = SIVE_F64;
+    m.dim = 2;
+    m.grad = toy_grad;
+    m.group_loss = toy_groups;
+    m.user = (void *)(intptr_t)fail;
+    m.identity = 0x5eed;
+    sive_probe *p;
+    if (sive_probe_new(&p))
+        die("sive_probe_new");
+    const struct { sive_option o; int64_t v; } iv[] = {
+        {SIVE_OPT_STEPS, 16}, {SIVE_OPT_GROUPS, 3}, {SIVE_OPT_CHAINS, K},
+        {SIVE_OPT_THREADS, 1}, {SIVE_OPT_CHAIN_BEGIN, begin}, {SIVE_OPT_CHAIN_END, end},
+        {SIVE_OPT_EVAL_STRIDE, 1 + (K % 2)}};
+    for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++)
+        if (sive_probe_set_int(p, iv[i].o, iv[i].v))
+            die("sive_probe_set_int");
+    if (sive_probe_set_double(p, SIVE_OPT_BASE_LR, lr) ||
+        sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.5) ||
+        (cancel && sive_probe_set_progress(p, toy_cancel, NULL)))
+        die("options");
+    const double theta[2] = {0.5, -0.25};
+    sive_result *r = NULL;
+    if (sive_probe_run(p, &m, theta, &r))
+        die("sive_probe_run");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tmp.sres", out_dir);
+    if (sive_result_save(r, path, note))
+        die("sive_result_save");
+    sive_result_free(r);
+    sive_probe_free(p);
+    buf f = {0}, s = {0};
+    FILE *in = fopen(path, "rb");
+    uint8_t chunk[4096];
+    size_t n;
+    while (in && (n = fread(chunk, 1, sizeof chunk, in)) > 0)
+        put(&f, chunk, n);
+    if (!in || f.n < 32)
+        die(path);
+    fclose(in);
+    remove(path);
+    uint8_t mode = 0;
+    put(&s, &mode, 1);
+    put(&s, f.p + 24, f.n - 32); /* the payload, between header and hash */
+    save("fuzz_result_file", (*k)++, &s);
+    s.n = 0;
+    mode = 4;
+    put(&s, &mode, 1);
+    put(&s, f.p, f.n);
+    save("fuzz_result_file", (*k)++, &s);
+    free(f.p);
+    free(s.p);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -352,6 +459,13 @@ int main(int argc, char **argv)
         free(pl.p);
         free(ck[i].p);
     }
+
+    k = 0;
+    result_seed(&k, 2, 0, 0, 0.05, 0, 0, "");            /* a whole run */
+    result_seed(&k, 3, 1, 3, 0.05, 0, 0, "part 1:3");    /* a chain range */
+    result_seed(&k, 1, 0, 0, 0.5, 2, 0, "diverged");     /* every chain diverges */
+    result_seed(&k, 2, 0, 0, 0.05, 0, 1, "cancelled");   /* stopped at step 6 */
+    result_seed(&k, 2, 1, 2, 0.05, 1, 0, "callback");    /* a callback error */
 
     pair *ps[] = {&a, &b, &c, &d, &tr, &te};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
