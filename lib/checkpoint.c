@@ -217,6 +217,24 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
 /* Load                                                               */
 /* ------------------------------------------------------------------ */
 
+/* The first 4 bytes (head) and the last TRAILER_SIZE (t) of a file of len
+ * bytes: a zstd frame and libsive's trailer, or SIVE_E_FORMAT. */
+static int check_ends(const char *path, const uint8_t *head, const uint8_t *t, size_t len)
+{
+    if (len < 4 || get_u32(head) != ZSTD_MAGICNUMBER)
+        return sivei_fail(NULL, SIVE_E_FORMAT,
+                         "%s: not a libsive checkpoint (no zstd frame)", path);
+    if (len < TRAILER_SIZE + 4)
+        return sivei_fail(NULL, SIVE_E_FORMAT,
+                         "%s: truncated checkpoint (%zu bytes)", path, len);
+    if (get_u32(t) != TRAILER_MAGIC ||
+        get_u32(t + 4) != TRAILER_SIZE - 8 || memcmp(t + 8, "SIVE", 4) != 0)
+        return sivei_fail(NULL, SIVE_E_FORMAT,
+                         "%s: truncated or not a libsive checkpoint (checksum "
+                         "trailer missing)", path);
+    return SIVE_OK;
+}
+
 /* Largest file a valid checkpoint can be: incompressible payload of the
  * largest model plus the zstd overhead and trailer. */
 static uint64_t max_file_size(void)
@@ -244,6 +262,19 @@ static int read_file(const char *path, const char *shown, uint8_t **out,
                          (long long)st.st_size);
     }
     size_t n = (size_t)st.st_size;
+    /* the two ends before the whole: a junk file costs 24 bytes, not its
+     * size (a short read leaves zeros, which the checks refuse) */
+    uint8_t head[4] = {0}, tail[TRAILER_SIZE] = {0};
+    if (n >= TRAILER_SIZE + 4) {
+        if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+            pread(fd, tail, sizeof tail, (off_t)(n - TRAILER_SIZE)) != (ssize_t)sizeof tail)
+            memset(head, 0, sizeof head);
+        int erc = check_ends(shown, head, tail, n);
+        if (erc) {
+            close(fd);
+            return erc;
+        }
+    }
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         close(fd);
@@ -401,18 +432,10 @@ static int parse(const char *path, const uint8_t *buf, size_t len,
                  sive_mlp **mlp_out, float **theta_out,
                  sive_checkpoint_meta *meta_out)
 {
-    if (len < 4 || get_u32(buf) != ZSTD_MAGICNUMBER)
-        return sivei_fail(NULL, SIVE_E_FORMAT,
-                         "%s: not a libsive checkpoint (no zstd frame)", path);
-    if (len < TRAILER_SIZE + 4)
-        return sivei_fail(NULL, SIVE_E_FORMAT,
-                         "%s: truncated checkpoint (%zu bytes)", path, len);
+    int erc = check_ends(path, buf, len >= TRAILER_SIZE ? buf + len - TRAILER_SIZE : buf, len);
+    if (erc)
+        return erc;
     const uint8_t *t = buf + len - TRAILER_SIZE;
-    if (get_u32(t) != TRAILER_MAGIC ||
-        get_u32(t + 4) != TRAILER_SIZE - 8 || memcmp(t + 8, "SIVE", 4) != 0)
-        return sivei_fail(NULL, SIVE_E_FORMAT,
-                         "%s: truncated or not a libsive checkpoint (checksum "
-                         "trailer missing)", path);
     const size_t flen = len - TRAILER_SIZE;
     if (fnv1a64(FNV_OFFSET, buf, flen) != get_u64(t + 12))
         return sivei_fail(NULL, SIVE_E_FORMAT,

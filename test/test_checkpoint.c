@@ -418,6 +418,33 @@ static uint64_t vm_size(void)
 #endif
 
 
+/* A junk file is refused from its two ends: the whole file is no longer
+ * read first (a 256 MiB one grew the peak RSS by 256 MiB). */
+START_TEST(test_junk_not_read_whole)
+{
+    make_dir();
+    char path[300];
+    snprintf(path, sizeof path, "%s/junk.ckpt", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("junk", f);
+    fclose(f);
+    ck_assert_int_eq(truncate(path, (off_t)256 << 20), 0);
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
+    sive_mlp *m = NULL;
+    float *th = NULL;
+    ck_assert_int_eq(sive_checkpoint_load(path, &m, &th, NULL), SIVE_E_FORMAT);
+    getrusage(RUSAGE_SELF, &r1);
+    ck_assert_msg(r1.ru_maxrss - r0.ru_maxrss < 64 * 1024, "peak grew by %ld kB",
+                  r1.ru_maxrss - r0.ru_maxrss);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "no zstd frame"));
+    unlink(path);
+    remove_dir();
+}
+END_TEST
+
+
 /* A FIFO is refused at once (opening it used to wait for a writer). */
 START_TEST(test_fifo_refused)
 {
@@ -617,6 +644,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_crafted_headers);
     tcase_add_test(tc, test_huge_claim_small_file);
     tcase_add_test(tc, test_fifo_refused);
+    tcase_add_test(tc, test_junk_not_read_whole);
     tcase_add_test(tc, test_atomic_write_and_io_errors);
     tcase_add_test(tc, test_long_path_messages);
     tcase_add_test(tc, test_stale_temporaries);
