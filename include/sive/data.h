@@ -164,8 +164,8 @@ SIVE_API size_t sive_dataset_classes(const sive_dataset *ds);
  * every process and on every little- or big-endian machine; different
  * ones differ but for a 2^-64 accident.  It detects a mix-up (parts of a
  * split run probed on different data), not an adversary: it is not a
- * cryptographic hash.  Reads the whole data set (about 1 ms per 8 MB);
- * thread-safe.
+ * cryptographic hash.  One pass over every byte of the data set (a
+ * multiply per 8 bytes); thread-safe.
  */
 SIVE_API uint64_t sive_dataset_hash(const sive_dataset *ds);
 
