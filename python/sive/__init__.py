@@ -39,7 +39,8 @@ Conventions
 The library is looked up (library_path says which one was loaded):
  1. $SIVE_LIBRARY, a path: an explicit override always wins;
  2. the library this package was configured with (the generated
-    _config.py): installed by `meson install`, the install's libdir, found
+    _config.py): installed by pip (pyproject.toml), the package's own
+    sive/libsive.so.1; installed by `meson install`, the install's libdir, found
     relative to the package first so that a --destdir or moved prefix
     works, then at its absolute path; in a build tree, the build's
     lib/libsive.so;
