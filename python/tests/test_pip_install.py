@@ -59,13 +59,16 @@ def main():
     if probe.returncode != 0:
         skip(f"{sys.executable} cannot build the package: {probe.stderr.strip().splitlines()[-1]} "
              "(Debian: python3-mesonpy, python3-venv)")
-    for source in (ROOT, ROOT / "python"):
-        with tempfile.TemporaryDirectory(prefix="sive-venv-") as tmp:
-            venv = pathlib.Path(tmp) / "venv"
+    with tempfile.TemporaryDirectory(prefix="sive-pip-") as tmp:
+        # One meson build directory for both installs: the second only
+        # reconfigures (meson-python's builddir setting).
+        build = pathlib.Path(tmp) / "build"
+        for k, source in enumerate((ROOT, ROOT / "python")):
+            venv = pathlib.Path(tmp) / f"venv{k}"
             run([sys.executable, "-m", "venv", "--system-site-packages", venv])
             py = venv / "bin" / "python"
             run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index",
-                 "--no-cache-dir", source])
+                 "--no-cache-dir", f"--config-settings=builddir={build}", source])
             out = run([py, "-c", CHECK], cwd=tmp)  # outside the source tree
             print(f"pip install {source}: {out.strip()}")
 
