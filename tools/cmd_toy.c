@@ -263,7 +263,7 @@ static int toy_model_arg(toy_args *a, const char *s)
         a->models[0] = 1;
         a->n_models = 2;
     } else {
-        fprintf(stderr, "sive toy: --model expects k1, k2 or both, got '%s'\n", s);
+        fprintf(stderr, "%s: --model expects k1, k2 or both, got '%s'\n", cli_cmd, s);
         return -1;
     }
     return 0;
@@ -279,7 +279,7 @@ static int toy_parse(toy_args *a, int argc, char **argv)
     cli_opts_add(cli_opts_cat(opts, 64, own, NULL), 64, &a->set);
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         int h = cli_opt_apply(a->p, o, optarg);
         if (h)
             h = h < 0 ? EXIT_USAGE : -1;
@@ -297,7 +297,7 @@ static int toy_parse(toy_args *a, int argc, char **argv)
             return h;
     }
     if (optind < argc) {
-        fprintf(stderr, "sive toy: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr, "%s: unexpected argument '%s'\n", cli_cmd, argv[optind]);
         toy_usage(stderr, &a->set, 0);
         return EXIT_USAGE;
     }
@@ -341,11 +341,12 @@ static int toy_all(const toy_args *a)
         char err[512] = "";
         int rc = toy_run(&cfg[i], &rep[i], err, sizeof err);
         if (rc && rc != SIVE_E_DIVERGED) {
-            fprintf(stderr, "sive toy: model k%d: %s (%s)\n", cfg[i].model, err,
+            fprintf(stderr, "%s: model k%d: %s (%s)\n", cli_cmd, cfg[i].model, err,
                     sive_strerror(rc));
             for (int j = 0; j < i; j++)
                 toy_report_free(&rep[j]);
-            return EXIT_RUN;
+            /* options the library refuses when the run starts: usage */
+            return rc == SIVE_E_INVALID_ARG ? EXIT_USAGE : EXIT_RUN;
         }
         if (rc)
             status = EXIT_RUN;
@@ -367,7 +368,7 @@ int cmd_toy(int argc, char **argv)
     toy_optset(&a.set, a.names, sizeof a.names / sizeof a.names[0]);
     int rc = sive_probe_new(&a.p);
     if (rc || (rc = toy_sync(&a.base, a.p, 0))) {
-        fprintf(stderr, "sive toy: %s (%s)\n", a.p ? sive_probe_errmsg(a.p) : sive_last_errmsg(),
+        fprintf(stderr, "%s: %s (%s)\n", cli_cmd, a.p ? sive_probe_errmsg(a.p) : sive_last_errmsg(),
                 sive_strerror(rc));
         sive_probe_free(a.p);
         return EXIT_RUN;

@@ -100,7 +100,7 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
     snprintf(png, sizeof png, "%s/trajectory.png", dir);
     FILE *f = fopen(gp, "w");
     if (!f || write_script(f, budget, flags_col) || fclose(f) != 0) {
-        fprintf(stderr, "sive: cannot write %s: %s\n", gp, strerror(errno));
+        fprintf(stderr, "%s: cannot write %s: %s\n", cli_cmd, gp, strerror(errno));
         return -1;
     }
     /* SIVE_GNUPLOT names another program (or a missing one, to skip) */
@@ -109,9 +109,9 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
         prog = "gnuplot";
     if (!find_program(prog)) {
         if (!quiet)
-            fprintf(stderr, "sive: gnuplot not found, no plot (the script %s renders it "
+            fprintf(stderr, "%s: gnuplot not found, no plot (the script %s renders it "
                             "once gnuplot is installed)\n",
-                    gp);
+                    cli_cmd, gp);
         return 1;
     }
     unlink(png); /* never report a stale picture */
@@ -119,7 +119,7 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "sive: cannot start gnuplot: %s\n", strerror(errno));
+        fprintf(stderr, "%s: cannot start gnuplot: %s\n", cli_cmd, strerror(errno));
         return -1;
     }
     if (pid == 0) {
@@ -133,19 +133,20 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) {
-            fprintf(stderr, "sive: waiting for gnuplot: %s\n", strerror(errno));
+            fprintf(stderr, "%s: waiting for gnuplot: %s\n", cli_cmd, strerror(errno));
             return -1;
         }
     struct stat st;
     if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
         if (WIFEXITED(ws))
-            fprintf(stderr, "sive: gnuplot failed (exit status %d) on %s\n", WEXITSTATUS(ws), gp);
+            fprintf(stderr, "%s: gnuplot failed (exit status %d) on %s\n", cli_cmd,
+                    WEXITSTATUS(ws), gp);
         else
-            fprintf(stderr, "sive: gnuplot was killed by signal %d\n", WTERMSIG(ws));
+            fprintf(stderr, "%s: gnuplot was killed by signal %d\n", cli_cmd, WTERMSIG(ws));
         return -1;
     }
     if (stat(png, &st) != 0 || st.st_size == 0) {
-        fprintf(stderr, "sive: gnuplot wrote no %s\n", png);
+        fprintf(stderr, "%s: gnuplot wrote no %s\n", cli_cmd, png);
         return -1;
     }
     return 0;

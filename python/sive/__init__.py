@@ -15,7 +15,7 @@ model and checkpoints (sive/mlp.h).
     model = sive.Model(2, grad, group_loss=group_loss)
     with sive.Probe(steps=2000, h=0.1) as p:
         with p.run(model, np.array([0.5, 0.5])) as r:
-            print(r.lambda_hat, "+/-", r.mcse, r.stats())
+            print(r.lambda_hat, "MCSE", r.mcse, r.stats())
 
 Conventions
  - Failures raise SiveError, carrying the status, sive_strerror() and the
@@ -1146,7 +1146,7 @@ class Result(_Handle):
         if self.closed:
             return "Result(closed)"
         return (f"Result(status={self.status.name}, lambda={self.lambda_hat:.4g} "
-                f"± {self.mcse:.2g}, ess={self.ess:.0f}, "
+                f"(mcse {self.mcse:.2g}), ess={self.ess:.0f}, "
                 f"chains_ok={self.chains_ok}/{self.chains}, flags={self.flags!r})")
 
 

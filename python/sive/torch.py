@@ -7,7 +7,7 @@
     ...train net on (x, y)...
     r = sive.torch.probe(net, torch.nn.CrossEntropyLoss(), x, y,
                          t=sive.torch.wbic_t(len(x)), steps=4000, chains=4)
-    print(r.lambda_hat, "+/-", r.mcse)
+    print(r.lambda_hat, "MCSE", r.mcse)
 
 The data may also be numpy arrays, tuples or dicts of inputs, a Dataset or
 a DataLoader (read once into memory: per-example losses need indexable
