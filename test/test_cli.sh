@@ -149,6 +149,13 @@ assert d["model"] == "k1" and d["steps"] == 20000 and isinstance(d["flag_names"]
 run "toy burn-in 0.995" 0 "$SIVE" toy --model k1 --steps 20000 --burn-in 0.995 --format json &&
     pycheck "toy burn-in 0.995 ran" "$TMP/out" 'assert d["burn_in"] == 0.995 and fin(d["sive"]["mean"])'
 run "toy steps below the bound" 2 "$SIVE" toy --steps 1 && expect_err "toy steps" "--steps"
+# the toy table marks only what makes a number untrustworthy: K1's large but
+# precisely known correction (dominant_correction alone) is information
+run "toy k1 table" 0 "$SIVE" toy --model k1 --steps 20000 &&
+    if grep -q '^SIVE .*!' "$TMP/out" || ! grep -q '^health  *(dominant_correction)$' "$TMP/out"; then
+        bad "toy k1: dominant_correction alone marked as a failure"
+        sed 's/^/  out: /' "$TMP/out" | grep -E "SIVE|health"
+    else ok "toy k1: dominant_correction is information"; fi
 run "toy tail too short" 2 "$SIVE" toy --model k1 --steps 4 && expect_err "toy tail" "tail"
 run "toy c-h is not a toy option" 2 "$SIVE" toy --c-h 1
 # the table is aligned by display width (λ̂, ±, ², σ are multi-byte) and
@@ -170,11 +177,13 @@ sive = next(l for l in lines if l.startswith("SIVE "))
 assert not re.search(r"\d\.\d{4} ± ", sive), sive  # not 0.5515 ± 0.0483
 assert re.search(r"\d ± 0\.\d\d(?!\d)", sive), sive  # 2 significant digits
 PY
-# a flagged model: its SIVE cells carry the mark, the health row names the
-# flags and the library's health lines follow the table
-grep -q '^SIVE .*[0-9] !' "$TMP/out" && grep -q '^health  *! ' "$TMP/out" &&
-    grep -q '^! k1: dominant_correction: ' "$TMP/out" && ok "toy table: flags marked and explained" ||
-    bad "toy table: no marked flag"
+# a flagged model (K2 nonstationary at this budget): its SIVE cells carry
+# the mark, the health row names the flags and the library's health lines
+# follow the table; K1's dominant_correction is information, not marked
+grep -q '^SIVE .*[0-9] !$' "$TMP/out" && grep -q '^health .* ! nonstationary' "$TMP/out" &&
+    grep -q '^! k2: nonstationary: ' "$TMP/out" &&
+    grep -q '^  k1 (information): dominant_correction: ' "$TMP/out" &&
+    ok "toy table: flags marked and explained" || bad "toy table: no marked flag"
 run "toy csv" 0 "$SIVE" toy --model k1 --steps 20000 --format csv &&
     python3 - "$TMP/out" <<'PY' && ok "toy csv: health column" || bad "toy csv health"
 import csv, sys
@@ -331,6 +340,11 @@ last = e[-1]
 for r, o in zip(last["retrospective"]["chains"], last["online"]["chains"]):
     assert abs(r - o) <= 1e-6 * abs(o), (r, o)'
 pycheck "trajectory.json" "$TJ/trajectory.json" 'assert len(d["epochs"]) == 3 and len(d["retrospective_anchor"]) == 2'
+# the chain geometry `sive probe` prints is in the JSON too
+pycheck "trajectory.json: geometry diagnostics" "$TJ/trajectory.json" '
+for e in d["epochs"]:
+    for k in ("h", "tether_step", "slope_proxy", "rms_disp_rel_h"):
+        assert fin(e[k]) and e[k] > 0, (k, e[k])'
 python3 - "$TJ/trajectory.csv" <<'EOF' && ok "trajectory.csv" || bad "trajectory.csv"
 import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -361,6 +375,15 @@ col = int(re.search(r"\(\$(\d+) > 0 \? \$9", open(sys.argv[2]).read()).group(1))
 assert head[col - 1] == "flags" and head[col] == "health", (col, head)
 for r in csv.DictReader(open(sys.argv[1])):
     assert (r["health"] == "") == (r["flags"] == "0"), r
+PY
+# the legend names the flags the circled points raised (the CSV says which)
+python3 - "$TMP/tj2/trajectory.csv" "$TMP/tj2/trajectory.gp" <<'PY' && ok "plot: flag names in the legend" || bad "plot legend lacks the flag names"
+import csv, re, sys
+raised = {n for r in csv.DictReader(open(sys.argv[1])) if int(r["epoch"]) >= 1
+          for n in r["health"].split("|") if n}
+legend = re.search(r'title "health flag raised: ([^(]*) \(per point', open(sys.argv[2]).read()).group(1)
+names = {n.replace("\\\\_", "_") for n in legend.split(", ")}
+assert raised and names == raised, (legend, raised)
 PY
 run "trajectory csv stdout" 0 "$SIVE" trajectory --epochs 1 --out "$TMP/tj3" "${TINY[@]}" \
     --steps 100 --format csv --no-plot --quiet &&

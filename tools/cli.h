@@ -348,9 +348,12 @@ int cmd_calibrate(int argc, char **argv);
  * gnuplot in dir to render dir/trajectory.png from dir/trajectory.csv.
  * budget (gnuplot enhanced text, e.g. "M = 4000, 2 chains, ...") is the
  * title's second line; flags_col (1-based, 0: none) is the CSV column of
- * the health flags, whose raised points are circled.  Returns 0 when the
- * PNG was written, 1 when gnuplot is not installed (nothing done but the
- * script), -1 when gnuplot failed (message printed). */
-int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col);
+ * the health flags, whose raised points are circled; flag_names (machine
+ * names joined by '|', as cli_flag_names()) are the flags those points
+ * raised, named in the legend.  Returns 0 when the PNG was written, 1 when
+ * gnuplot is not installed (nothing done but the script), -1 when gnuplot
+ * failed (message printed). */
+int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col,
+                    const char *flag_names);
 
 #endif

@@ -24,7 +24,7 @@
  * per step as the paper's N = 512 every step (0.29-0.39 of its
  * work-normalised variance on this data, docs/performance.md section 10);
  * a step then costs mostly the gradient batch (~7 ms on one core).  M = 4000 (paper 10^5)
- * and 2 chains keep the demo near 3 minutes on 2 cores; chains this short
+ * and 2 chains keep the demo near 10 minutes of CPU (docs/cli.md); chains this short
  * are not converged (docs/results.md has the M sweep), which the health
  * flags say. */
 #define DEMO_EPOCHS 24

@@ -269,6 +269,12 @@ static void json_epoch(FILE *f, const traj_epoch *e, int32_t K)
     for (int s = 0; s < cli_stat_count() && s < MAX_STATS; s++)
         if (cli_stat_pooled((sive_stat)s))
             cli_json_member(f, sive_stat_name((sive_stat)s), e->pool[s]);
+    /* the chain's geometry, as `sive probe` prints it (means over chains):
+     * the radius, the tether step, the slope proxy, the displacement */
+    static const sive_stat geometry[] = {SIVE_STAT_H, SIVE_STAT_TETHER_STEP,
+                                         SIVE_STAT_SLOPE_PROXY, SIVE_STAT_RMS_DISP_REL_H};
+    for (size_t g = 0; g < sizeof geometry / sizeof geometry[0]; g++)
+        cli_json_member(f, sive_stat_name(geometry[g]), e->pool[geometry[g]]);
     fprintf(f, ",\"chains_ok\":%d,\"flags\":%u,\"flag_names\":", (int)e->chains_ok,
             (unsigned)e->flags);
     cli_json_flags(f, e->flags);
@@ -876,10 +882,14 @@ static int traj_report(const traj_ctx *x)
         print_report(x);
     fflush(stdout);
     int plotted = 1;
-    char budget[256];
+    char budget[256], names[256];
     plot_budget(budget, sizeof budget, &c->probe);
+    uint32_t raised = 0; /* the flags of the plotted points (epoch 0 is not) */
+    for (int64_t i = 0; i < x->n; i++)
+        raised |= x->ep[i].tr.epoch >= 1 ? x->ep[i].flags : 0;
+    cli_flag_names(names, sizeof names, raised);
     if (c->plot && !to_files && !x->interrupted &&
-        (plotted = plot_trajectory(dir, c->train.quiet, budget, csv_column("flags"))) < 0)
+        (plotted = plot_trajectory(dir, c->train.quiet, budget, csv_column("flags"), names)) < 0)
         status = EXIT_RUN;
     FILE *note = c->format == FMT_TABLE ? stdout : stderr;
     if (c->format == FMT_TABLE || !c->train.quiet) {

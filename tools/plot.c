@@ -55,18 +55,28 @@ static const char script_body[] =
 static const char script_tail[] = "\nunset multiplot\n";
 
 /* The script, with the budget in the title and the flagged points marked
- * when flags_col > 0; 0 or -1 (errno set). */
-static int write_script(FILE *f, const char *budget, int flags_col)
+ * when flags_col > 0, the legend naming the flags raised (names joined by
+ * '|'; gnuplot's enhanced text would read '_' as a subscript); 0 or -1
+ * (errno set). */
+static int write_script(FILE *f, const char *budget, int flags_col, const char *names)
 {
     fputs(script_head, f);
     fprintf(f, "set multiplot layout 2,1 title \"Loss and LLC ({/Symbol l}) during SGD training"
                "\\n%s\"\n", budget && *budget ? budget : "");
     fputs(script_body, f);
-    if (flags_col > 0)
+    if (flags_col > 0) {
         fprintf(f, ", \\\n     \"\" skip 1 using (ep($1)):($%d > 0 ? $9 : NaN) with points pt 6 "
-                   "ps 3 lw 2 lc rgb \"red\" title \"health flag raised (trajectory.csv: "
-                   "health)\"",
+                   "ps 3 lw 2 lc rgb \"red\" title \"health flag raised: ",
                 flags_col);
+        for (const char *c = names && *names ? names : "none"; *c; c++)
+            if (*c == '|')
+                fputs(", ", f);
+            else if (*c == '_')
+                fputs("\\\\_", f); /* a literal '_' in enhanced text */
+            else
+                fputc(*c, f);
+        fputs(" (per point: trajectory.csv, health)\"", f);
+    }
     fputs(script_tail, f);
     return ferror(f) ? -1 : 0;
 }
@@ -93,13 +103,14 @@ static int find_program(const char *prog)
     return 0;
 }
 
-int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col)
+int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col,
+                    const char *flag_names)
 {
     char gp[4200], png[4200];
     snprintf(gp, sizeof gp, "%s/trajectory.gp", dir);
     snprintf(png, sizeof png, "%s/trajectory.png", dir);
     FILE *f = fopen(gp, "w");
-    if (!f || write_script(f, budget, flags_col) || fclose(f) != 0) {
+    if (!f || write_script(f, budget, flags_col, flag_names) || fclose(f) != 0) {
         fprintf(stderr, "%s: cannot write %s: %s\n", cli_cmd, gp, strerror(errno));
         return -1;
     }
