@@ -304,7 +304,7 @@ run "one bad among good" 1 "$SIVE" probe "$TMP/text.ckpt" "$CK/epoch_1.ckpt" "${
     --format json --quiet &&
     pycheck "good one still probed" "$TMP/out" 'assert d[0]["status"] != 0 and d[1]["status"] == 0'
 run "missing data dir" 1 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --data "$TMP/nodata" --quiet &&
-    expect_err "missing data dir" "nodata"
+    expect_err "missing data dir" "nodata.*(directory not found)"
 # values the library refuses only when a run starts are usage errors (exit
 # 2, docs/cli.md), found before any work: nothing on stdout
 run "impossible probe settings" 2 "$SIVE" probe "$CK/epoch_1.ckpt" --steps 4 --groups 8 \

@@ -446,9 +446,12 @@ int cli_open_data(const char *prefix, const char *dir, sive_dataset **train,
         dir = cli_data_dir();
     int rc = sive_dataset_open_dir(dir, train, test);
     if (rc) {
+        struct stat st; /* a missing directory is said so, not "input/output error" */
+        int missing = rc == SIVE_E_IO && stat(dir, &st) != 0 && errno == ENOENT;
         fprintf(stderr, "%s: cannot open the data: %s (%s)\n"
                         "  (directory %s; pass --data DIR or set SIVE_DATA_DIR)\n",
-                prefix, sive_last_errmsg(), sive_strerror(rc), dir);
+                prefix, sive_last_errmsg(), missing ? "directory not found" : sive_strerror(rc),
+                dir);
         return rc;
     }
     if (!quiet)

@@ -592,6 +592,19 @@ def _view(ptr, n, writeable):
     return a
 
 
+def wbic_t(n):
+    """t = n / log n for a data set of n examples: the paper's t = n*beta at
+    beta = 1/log n, the WBIC inverse temperature (devinterp's default
+    formula).  n is the number of examples the loss is a mean over (the
+    training set), not a batch size: libsive's t multiplies the mean loss
+    over the data set.  Estimates are comparable only at the same t
+    (docs/guide.md §4, "Choosing t"; sive.torch.wbic_t is the same)."""
+    n = operator.index(n)
+    if n < 2:
+        raise ValueError(f"wbic_t needs n >= 2 examples, got {n}")
+    return n / math.log(n)
+
+
 def stats_ess(x):
     """Geyer effective sample size of a series (NaN if n < 4 or not finite)."""
     a = _array(x, np.float64)

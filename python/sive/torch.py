@@ -67,17 +67,7 @@ def _torch():
     return torch
 
 
-def wbic_t(n):
-    """t = n / log n for a data set of n examples: the paper's t = n*beta at
-    beta = 1/log n, the WBIC inverse temperature (devinterp's default
-    formula).  n is the number of examples the loss is a mean over (the
-    training set), not a batch size: libsive's t multiplies the mean loss
-    over the data set.  Estimates are comparable only at the same t
-    (docs/guide.md §4, "Choosing t")."""
-    n = int(n)
-    if n < 2:
-        raise ValueError(f"wbic_t needs n >= 2 examples, got {n}")
-    return n / math.log(n)
+wbic_t = sive.wbic_t  # t from the data size (also here, where torch users look)
 
 
 # ---------------------------------------------------------------------------

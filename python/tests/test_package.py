@@ -113,6 +113,14 @@ class Package(unittest.TestCase):
         self.assertEqual(d["health"], cli["health"])
 
 
+class Helpers(unittest.TestCase):
+    def test_wbic_t(self):
+        self.assertAlmostEqual(sive.wbic_t(60000), 60000 / math.log(60000))
+        self.assertAlmostEqual(sive.wbic_t(np.int64(8000)), 890.155, delta=0.001)
+        with self.assertRaises(ValueError):
+            sive.wbic_t(1)
+
+
 class BindingIntegers(unittest.TestCase):
     """Every integer crossing the binding is range-checked (issue 23 O2):
     ctypes would wrap 2**64 + 100 to 100 and 2**64 + 4 to 4."""
