@@ -64,16 +64,45 @@ for o in json.load(open(sys.argv[1])):
     if '"$1"': print(o["flag"], o["type"], o["lo"], o["hi"])' "$TMP/options.json"
 }
 # every option of the table is a flag of probe and trajectory (all but seed,
-# which train's --seed sets), listed by --help
+# which train's --seed sets, and the chain range, which only probe takes),
+# listed by --help; trajectory's help lists no flag it refuses
 "$SIVE" probe --help >"$TMP/probe_help"
 "$SIVE" trajectory --help >"$TMP/traj_help"
 missing=""
 while read -r flag type lo hi; do
     grep -q -- "^  $flag " "$TMP/probe_help" || missing="$missing probe:$flag"
-    [ "$flag" = --seed ] || grep -q -- "^  $flag " "$TMP/traj_help" ||
-        missing="$missing trajectory:$flag"
+    case $flag in
+    --seed) ;;
+    --chain-begin | --chain-end)
+        ! grep -q -- "$flag" "$TMP/traj_help" || missing="$missing trajectory-lists:$flag" ;;
+    *) grep -q -- "^  $flag " "$TMP/traj_help" || missing="$missing trajectory:$flag" ;;
+    esac
 done < <(optlist True)
-[ -z "$missing" ] && ok "probe/trajectory --help list every option" || bad "--help lacks$missing"
+[ -z "$missing" ] && ok "probe/trajectory --help list exactly their options" ||
+    bad "--help:$missing"
+run "trajectory refuses --chain-begin" 2 "$SIVE" trajectory --epochs 1 --chain-begin 1 &&
+    expect_err "trajectory --chain-begin" "unknown option '--chain-begin'"
+# long options are matched in full (glibc would take --step for --steps),
+# every message of a command has the command's prefix
+run "abbreviated flag" 2 "$SIVE" probe --step 300 ckpt &&
+    expect_err "abbreviated flag" "^sive probe: unknown option '--step' (options are not abbreviated: --steps?)"
+run "abbreviated flag with =" 2 "$SIVE" trajectory --epoch=1 &&
+    expect_err "abbreviated flag with =" "^sive trajectory: unknown option '--epoch'"
+run "missing value" 2 "$SIVE" train --epochs && expect_err "missing value" "^sive train: option '--epochs' needs a value"
+run "demo prefix" 2 "$SIVE" demo --bogus && expect_err "demo prefix" "^sive demo: unknown option '--bogus'"
+run "toy prefix" 2 "$SIVE" toy --steps 1 && expect_err "toy prefix" "^sive toy: --steps"
+# `sive options`: aligned columns, "none" for no default (as --help says)
+run "options aligned" 0 "$SIVE" options &&
+    python3 - "$TMP/out" <<'PY' && ok "options: aligned, none for no default" || bad "options table"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+cols = {(l.index(" int ") if " int " in l else l.index(" double ")) for l in lines[1:]}
+assert len(cols) == 1 and lines[0].index(" type ") in cols, cols
+bounds = {l.index("[") if "[" in l[30:60] else l.index("(") for l in lines[1:]}
+assert len(bounds) == 1, bounds
+h = [l for l in lines if l.startswith("h ")][0]
+assert " none " in h and "nan" not in h, h
+PY
 # the library's bounds are the CLI's: one below the lower bound is refused,
 # the bound itself is accepted (--help after it stops before any work)
 while read -r flag type lo hi; do
@@ -120,7 +149,14 @@ assert d["model"] == "k1" and d["steps"] == 20000 and isinstance(d["flag_names"]
 run "toy burn-in 0.995" 0 "$SIVE" toy --model k1 --steps 20000 --burn-in 0.995 --format json &&
     pycheck "toy burn-in 0.995 ran" "$TMP/out" 'assert d["burn_in"] == 0.995 and fin(d["sive"]["mean"])'
 run "toy steps below the bound" 2 "$SIVE" toy --steps 1 && expect_err "toy steps" "--steps"
-run "toy tail too short" 1 "$SIVE" toy --model k1 --steps 4 && expect_err "toy tail" "tail"
+# the toy table marks only what makes a number untrustworthy: K1's large but
+# precisely known correction (dominant_correction alone) is information
+run "toy k1 table" 0 "$SIVE" toy --model k1 --steps 20000 &&
+    if grep -q '^SIVE .*!' "$TMP/out" || ! grep -q '^health  *(dominant_correction)$' "$TMP/out"; then
+        bad "toy k1: dominant_correction alone marked as a failure"
+        sed 's/^/  out: /' "$TMP/out" | grep -E "SIVE|health"
+    else ok "toy k1: dominant_correction is information"; fi
+run "toy tail too short" 2 "$SIVE" toy --model k1 --steps 4 && expect_err "toy tail" "tail"
 run "toy c-h is not a toy option" 2 "$SIVE" toy --c-h 1
 # the table is aligned by display width (λ̂, ±, ², σ are multi-byte) and
 # rounds each number to its uncertainty
@@ -141,11 +177,13 @@ sive = next(l for l in lines if l.startswith("SIVE "))
 assert not re.search(r"\d\.\d{4} ± ", sive), sive  # not 0.5515 ± 0.0483
 assert re.search(r"\d ± 0\.\d\d(?!\d)", sive), sive  # 2 significant digits
 PY
-# a flagged model: its SIVE cells carry the mark, the health row names the
-# flags and the library's health lines follow the table
-grep -q '^SIVE .*[0-9] !' "$TMP/out" && grep -q '^health  *! ' "$TMP/out" &&
-    grep -q '^! k1: dominant_correction: ' "$TMP/out" && ok "toy table: flags marked and explained" ||
-    bad "toy table: no marked flag"
+# a flagged model (K2 nonstationary at this budget): its SIVE cells carry
+# the mark, the health row names the flags and the library's health lines
+# follow the table; K1's dominant_correction is information, not marked
+grep -q '^SIVE .*[0-9] !$' "$TMP/out" && grep -q '^health .* ! nonstationary' "$TMP/out" &&
+    grep -q '^! k2: nonstationary: ' "$TMP/out" &&
+    grep -q '^  k1 (information): dominant_correction: ' "$TMP/out" &&
+    ok "toy table: flags marked and explained" || bad "toy table: no marked flag"
 run "toy csv" 0 "$SIVE" toy --model k1 --steps 20000 --format csv &&
     python3 - "$TMP/out" <<'PY' && ok "toy csv: health column" || bad "toy csv health"
 import csv, sys
@@ -249,7 +287,11 @@ head -1 "$TMP/tr.csv" | grep -q '^checkpoint,chain,step,lbar,s2,' && ok "traces 
 
 # --- broken inputs -------------------------------------------------------------
 run "missing checkpoint" 1 "$SIVE" probe "$TMP/nope.ckpt" "${TINY[@]}" --quiet &&
-    expect_err "missing checkpoint" "nope.ckpt"
+    expect_err "missing checkpoint" "nope.ckpt.*(file not found)"
+grep -q "input/output error" "$TMP/err" && bad "missing checkpoint: reported as an I/O error" ||
+    ok "missing checkpoint: not an I/O error"
+run "calibrate missing checkpoint" 1 "$SIVE" calibrate "$TMP/nope.ckpt" --quiet &&
+    expect_err "calibrate missing checkpoint" "^sive calibrate: .*nope.ckpt: file not found"
 head -c 1000 "$CK/epoch_1.ckpt" >"$TMP/trunc.ckpt"
 run "truncated checkpoint" 1 "$SIVE" probe "$TMP/trunc.ckpt" "${TINY[@]}" --quiet &&
     expect_err "truncated checkpoint" "trunc.ckpt"
@@ -262,9 +304,24 @@ run "one bad among good" 1 "$SIVE" probe "$TMP/text.ckpt" "$CK/epoch_1.ckpt" "${
     --format json --quiet &&
     pycheck "good one still probed" "$TMP/out" 'assert d[0]["status"] != 0 and d[1]["status"] == 0'
 run "missing data dir" 1 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --data "$TMP/nodata" --quiet &&
-    expect_err "missing data dir" "nodata"
-run "impossible probe settings" 1 "$SIVE" probe "$CK/epoch_1.ckpt" --steps 4 --groups 8 \
+    expect_err "missing data dir" "nodata.*(directory not found)"
+# values the library refuses only when a run starts are usage errors (exit
+# 2, docs/cli.md), found before any work: nothing on stdout
+run "impossible probe settings" 2 "$SIVE" probe "$CK/epoch_1.ckpt" --steps 4 --groups 8 \
     --eval-batch 16 --grad-batch 64 --chains 2 --quiet && expect_err "impossible probe" "tail"
+[ -s "$TMP/out" ] && bad "impossible probe settings: output written" ||
+    ok "impossible probe settings: nothing run"
+run "trajectory: refused settings before training" 2 "$SIVE" trajectory --epochs 1 \
+    --out "$TMP/tj-refused" --steps 3 --quiet && expect_err "trajectory refused" "tail"
+[ -e "$TMP/tj-refused/epoch_0.ckpt" ] && bad "trajectory refused: trained anyway" ||
+    ok "trajectory refused: nothing trained"
+# an output path that cannot be written is found before the run (the
+# default budget would run for minutes)
+start=$(date +%s)
+run "save-result unwritable" 1 "$SIVE" probe "$CK/epoch_1.ckpt" --quiet \
+    --save-result "$TMP/no/such/x.sres" && expect_err "save-result unwritable" "no/such/x.sres"
+[ $(($(date +%s) - start)) -lt 20 ] && [ ! -s "$TMP/out" ] && ok "save-result checked before the run" ||
+    bad "save-result checked only after the run"
 touch "$TMP/file"
 run "out is a file" 1 "$SIVE" train --epochs 1 --out "$TMP/file/sub" --quiet
 
@@ -283,6 +340,11 @@ last = e[-1]
 for r, o in zip(last["retrospective"]["chains"], last["online"]["chains"]):
     assert abs(r - o) <= 1e-6 * abs(o), (r, o)'
 pycheck "trajectory.json" "$TJ/trajectory.json" 'assert len(d["epochs"]) == 3 and len(d["retrospective_anchor"]) == 2'
+# the chain geometry `sive probe` prints is in the JSON too
+pycheck "trajectory.json: geometry diagnostics" "$TJ/trajectory.json" '
+for e in d["epochs"]:
+    for k in ("h", "tether_step", "slope_proxy", "rms_disp_rel_h"):
+        assert fin(e[k]) and e[k] > 0, (k, e[k])'
 python3 - "$TJ/trajectory.csv" <<'EOF' && ok "trajectory.csv" || bad "trajectory.csv"
 import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -313,6 +375,15 @@ col = int(re.search(r"\(\$(\d+) > 0 \? \$9", open(sys.argv[2]).read()).group(1))
 assert head[col - 1] == "flags" and head[col] == "health", (col, head)
 for r in csv.DictReader(open(sys.argv[1])):
     assert (r["health"] == "") == (r["flags"] == "0"), r
+PY
+# the legend names the flags the circled points raised (the CSV says which)
+python3 - "$TMP/tj2/trajectory.csv" "$TMP/tj2/trajectory.gp" <<'PY' && ok "plot: flag names in the legend" || bad "plot legend lacks the flag names"
+import csv, re, sys
+raised = {n for r in csv.DictReader(open(sys.argv[1])) if int(r["epoch"]) >= 1
+          for n in r["health"].split("|") if n}
+legend = re.search(r'title "health flag raised: ([^(]*) \(per point', open(sys.argv[2]).read()).group(1)
+names = {n.replace("\\\\_", "_") for n in legend.split(", ")}
+assert raised and names == raised, (legend, raised)
 PY
 run "trajectory csv stdout" 0 "$SIVE" trajectory --epochs 1 --out "$TMP/tj3" "${TINY[@]}" \
     --steps 100 --format csv --no-plot --quiet &&

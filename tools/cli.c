@@ -11,13 +11,55 @@
 #include <time.h>
 #include <unistd.h>
 
+const char *cli_cmd = "sive";
+
+void cli_set_cmd(const char *name)
+{
+    static char buf[64];
+    snprintf(buf, sizeof buf, "sive %s", name);
+    cli_cmd = buf;
+}
+
+/* The element of argv that named the option getopt_long() just returned
+ * (optind is past it, and past its value when that was a separate word). */
+static const char *opt_word(char **argv, int has_value)
+{
+    return has_value && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+}
+
+int cli_getopt(int argc, char **argv, const struct option *opts)
+{
+    int idx = -1;
+    opterr = 0; /* the messages are ours, with the command's prefix */
+    int o = getopt_long(argc, argv, ":", opts, &idx);
+    if (o == -1)
+        return -1;
+    if (o == ':') {
+        fprintf(stderr, "%s: option '%s' needs a value\n", cli_cmd, argv[optind - 1]);
+        return '?';
+    }
+    if (o == '?' || idx < 0) {
+        const char *w = argv[optind - 1];
+        fprintf(stderr, "%s: unknown option '%.*s'\n", cli_cmd, (int)strcspn(w, "="), w);
+        return '?';
+    }
+    const char *w = opt_word(argv, opts[idx].has_arg != no_argument);
+    size_t len = strcspn(w + 2, "=");
+    if (strncmp(w, "--", 2) || len != strlen(opts[idx].name)) {
+        fprintf(stderr, "%s: unknown option '%.*s' (options are not abbreviated: --%s?)\n",
+                cli_cmd, (int)(len + 2), w, opts[idx].name);
+        return '?';
+    }
+    return o;
+}
+
 int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno || !end || *end || end == s || v < lo || v > hi) {
-        fprintf(stderr, "sive: %s expects an integer in [%lld, %lld], got '%s'\n", opt,
+        fprintf(stderr, "%s: %s expects an integer in [%lld, %lld], got '%s'\n", cli_cmd, opt,
                 (long long)lo, (long long)hi, s);
         return -1;
     }
@@ -31,7 +73,8 @@ int cli_double(const char *opt, const char *s, double lo, double hi, double *out
     errno = 0;
     double v = strtod(s, &end);
     if (errno || !end || *end || end == s || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "sive: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, s);
+        fprintf(stderr, "%s: %s expects a number in [%g, %g], got '%s'\n", cli_cmd, opt, lo,
+                hi, s);
         return -1;
     }
     *out = v;
@@ -47,7 +90,7 @@ int cli_format(const char *s, int *out)
     else if (!strcmp(s, "csv"))
         *out = FMT_CSV;
     else {
-        fprintf(stderr, "sive: --format expects table, json or csv, got '%s'\n", s);
+        fprintf(stderr, "%s: --format expects table, json or csv, got '%s'\n", cli_cmd, s);
         return -1;
     }
     return 0;
@@ -114,7 +157,7 @@ int cli_hidden(const char *s, int64_t *h1, int64_t *h2)
     char a[32], b[32];
     size_t la = comma ? (size_t)(comma - s) : 0;
     if (!comma || la == 0 || la >= sizeof a || strlen(comma + 1) >= sizeof b) {
-        fprintf(stderr, "sive: --hidden expects two widths like 128,128, got '%s'\n", s);
+        fprintf(stderr, "%s: --hidden expects two widths like 128,128, got '%s'\n", cli_cmd, s);
         return -1;
     }
     memcpy(a, s, la);
@@ -271,11 +314,36 @@ void cli_out_abort(cli_out *o)
     free(o);
 }
 
+int cli_out_check(const char *path)
+{
+    cli_out *o = NULL;
+    if (!cli_out_open(&o, cli_cmd, path))
+        return -1;
+    cli_out_abort(o);
+    return 0;
+}
+
+int cli_in_check(const char *path)
+{
+    struct stat st;
+    const char *why = NULL;
+    if (stat(path, &st) != 0)
+        why = errno == ENOENT ? "file not found" : strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "is a directory, not a file";
+    else if (access(path, R_OK) != 0)
+        why = strerror(errno);
+    if (why)
+        fprintf(stderr, "%s: %s: %s\n", cli_cmd, path, why);
+    return why ? -1 : 0;
+}
+
 int cli_mkdirs(const char *path)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        fprintf(stderr, "sive: path too long (%zu bytes): %.60s...\n", strlen(path), path);
+        fprintf(stderr, "%s: path too long (%zu bytes): %.60s...\n", cli_cmd, strlen(path),
+                path);
         return -1;
     }
     /* create every prefix ending at a '/', then the whole path */
@@ -285,7 +353,8 @@ int cli_mkdirs(const char *path)
         char c = *p;
         *p = '\0';
         if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "sive: cannot create directory %s: %s\n", buf, strerror(errno));
+            fprintf(stderr, "%s: cannot create directory %s: %s\n", cli_cmd, buf,
+                    strerror(errno));
             return -1;
         }
         *p = c;
@@ -294,7 +363,7 @@ int cli_mkdirs(const char *path)
     }
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "sive: %s is not a directory\n", path);
+        fprintf(stderr, "%s: %s is not a directory\n", cli_cmd, path);
         return -1;
     }
     return 0;
@@ -377,9 +446,12 @@ int cli_open_data(const char *prefix, const char *dir, sive_dataset **train,
         dir = cli_data_dir();
     int rc = sive_dataset_open_dir(dir, train, test);
     if (rc) {
+        struct stat st; /* a missing directory is said so, not "input/output error" */
+        int missing = rc == SIVE_E_IO && stat(dir, &st) != 0 && errno == ENOENT;
         fprintf(stderr, "%s: cannot open the data: %s (%s)\n"
                         "  (directory %s; pass --data DIR or set SIVE_DATA_DIR)\n",
-                prefix, sive_last_errmsg(), sive_strerror(rc), dir);
+                prefix, sive_last_errmsg(), missing ? "directory not found" : sive_strerror(rc),
+                dir);
         return rc;
     }
     if (!quiet)
@@ -453,7 +525,7 @@ int cli_opt_apply(sive_probe *p, int code, const char *arg)
     if (!in)
         return 0;
     if (sive_probe_set_text(p, in->name, arg)) {
-        fprintf(stderr, "sive: --%s: %s\n", cli_opt_flag(in), sive_probe_errmsg(p));
+        fprintf(stderr, "%s: --%s: %s\n", cli_cmd, cli_opt_flag(in), sive_probe_errmsg(p));
         return -1;
     }
     return 1;

@@ -19,6 +19,18 @@ enum { FMT_TABLE, FMT_JSON, FMT_CSV };
  * usage, 130 interrupted (Ctrl-C). */
 enum { EXIT_RUN = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
+/* The running command's message prefix, "sive probe" (cli_set_cmd(), from
+ * main): every message on stderr starts with it, also those of the shared
+ * helpers below.  "sive" before a command is chosen. */
+extern const char *cli_cmd;
+void cli_set_cmd(const char *name);
+/* getopt_long() over opts (no short options) with the program's rules: a
+ * long option is matched in full only (glibc would take any unique prefix,
+ * --step for --steps), and an unknown option, an abbreviation or a missing
+ * value is reported here as "<cli_cmd>: ...".  Returns the option's code,
+ * -1 after the last option, '?' on an error (message printed). */
+int cli_getopt(int argc, char **argv, const struct option *opts);
+
 /* Parse helpers: print a message naming the option and return -1 on error. */
 int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
 int cli_double(const char *opt, const char *s, double lo, double hi, double *out);
@@ -158,6 +170,14 @@ int cli_out_commit(cli_out *o);
 /* NULL is a no-op. */
 void cli_out_abort(cli_out *o);
 
+/* Before a run, so that a long run does not end in a failed write: 0 when
+ * path can be written (a temporary file is created beside it and removed,
+ * as cli_out_open() would), else -1 after printing "<cli_cmd>: <why>". */
+int cli_out_check(const char *path);
+/* 0 when path is a readable regular file, else -1 after printing
+ * "<cli_cmd>: PATH: file not found" (or the reason it cannot be read). */
+int cli_in_check(const char *path);
+
 /* mkdir -p; prints a message and returns -1 on failure. */
 int cli_mkdirs(const char *path);
 /* Monotonic seconds. */
@@ -237,6 +257,11 @@ void probe_usage_opts(FILE *f, const cli_optset *set);
 void probe_synopsis(cli_wrap *w, const cli_optset *set);
 /* After the options: the CLI's own default for threads, min(chains, cpus). */
 void probe_cfg_finish(probe_cfg *c);
+/* Before any work: whether the library accepts c's options for a model of
+ * n_examples examples (checks it makes only when a run starts: the tail
+ * window, the chain range, ...).  0, or EXIT_USAGE after printing
+ * "<cli_cmd>: <the library's message>". */
+int probe_cfg_check(const probe_cfg *c, uint64_t n_examples);
 /* Probe one parameter vector of model m on data set train.  *out receives
  * the result whenever the library produced one; the status is the run's
  * (sive_result_status()) or, without a result, the failure's.  err
@@ -336,9 +361,12 @@ int cmd_calibrate(int argc, char **argv);
  * gnuplot in dir to render dir/trajectory.png from dir/trajectory.csv.
  * budget (gnuplot enhanced text, e.g. "M = 4000, 2 chains, ...") is the
  * title's second line; flags_col (1-based, 0: none) is the CSV column of
- * the health flags, whose raised points are circled.  Returns 0 when the
- * PNG was written, 1 when gnuplot is not installed (nothing done but the
- * script), -1 when gnuplot failed (message printed). */
-int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col);
+ * the health flags, whose raised points are circled; flag_names (machine
+ * names joined by '|', as cli_flag_names()) are the flags those points
+ * raised, named in the legend.  Returns 0 when the PNG was written, 1 when
+ * gnuplot is not installed (nothing done but the script), -1 when gnuplot
+ * failed (message printed). */
+int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col,
+                    const char *flag_names);
 
 #endif

@@ -137,7 +137,7 @@ static int parse_args(cal_args *a, int argc, char **argv)
         {"help", no_argument, 0, CO_HELP},           {0, 0, 0, 0}};
     int model_set = 0, o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         int bad = 0;
         switch (o) {
         case CO_MODEL:
@@ -622,6 +622,8 @@ int cmd_calibrate(int argc, char **argv)
             a.parallel = cpus;
     } else {
         sive_checkpoint_meta meta;
+        if (cli_in_check(a.ckpt))
+            goto out;
         if ((rc = sive_checkpoint_load(a.ckpt, &mlp, &theta_f, &meta))) {
             fprintf(stderr, "sive calibrate: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
             goto out;
@@ -657,6 +659,18 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (a.nc_frac <= 0)
         a.nc_frac = CAL_NC_FRAC;
+    /* the output files before the sweep: it must not end in a failed write */
+    char dir[3072], path[3200];
+    if (a.out_dir)
+        snprintf(dir, sizeof dir, "%s", a.out_dir);
+    else
+        snprintf(dir, sizeof dir, "calibrate-%s-%s", model_name(a.model), pname);
+    if (cli_mkdirs(dir))
+        goto out;
+    static const char *const outs[] = {"calibrate.csv", "calibrate.json", "traces.csv"};
+    for (int i = 0; i < 3; i++)
+        if (snprintf(path, sizeof path, "%s/%s", dir, outs[i]), cli_out_check(path))
+            goto out;
     progress_catch_sigint();
     sive_probe_set_progress(p, cal_progress, NULL);
     if (!a.quiet)
@@ -704,12 +718,7 @@ int cmd_calibrate(int argc, char **argv)
     else
         cal_rule_h(cr, a.n_values, a.h_tol > 0 ? a.h_tol : CAL_H_TOL, &v);
 
-    /* files */
-    char dir[3072];
-    if (a.out_dir)
-        snprintf(dir, sizeof dir, "%s", a.out_dir);
-    else
-        snprintf(dir, sizeof dir, "calibrate-%s-%s", model_name(a.model), pname);
+    /* files (the directory was checked before the sweep) */
     size_t cols[3];
     status = 0;
     if (cli_mkdirs(dir) || write_file(dir, "calibrate.csv", 0, &a, rows, &v, pname, p, secs, res, cols) ||

@@ -24,7 +24,7 @@
  * per step as the paper's N = 512 every step (0.29-0.39 of its
  * work-normalised variance on this data, docs/performance.md section 10);
  * a step then costs mostly the gradient batch (~7 ms on one core).  M = 4000 (paper 10^5)
- * and 2 chains keep the demo near 3 minutes on 2 cores; chains this short
+ * and 2 chains keep the demo near 10 minutes of CPU (docs/cli.md); chains this short
  * are not converged (docs/results.md has the M sweep), which the health
  * flags say. */
 #define DEMO_EPOCHS 24
@@ -58,11 +58,11 @@ static int demo_parse(int argc, char **argv, const char **out, const char **data
         {0, 0, 0, 0}};
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         switch (o) {
         case DM_OUT:
             if (!*optarg) {
-                fprintf(stderr, "sive demo: --out expects a directory\n");
+                fprintf(stderr, "%s: --out expects a directory\n", cli_cmd);
                 return EXIT_USAGE;
             }
             *out = optarg;
@@ -76,7 +76,7 @@ static int demo_parse(int argc, char **argv, const char **out, const char **data
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "sive demo: unexpected argument '%s'\n%s", argv[optind], demo_usage);
+        fprintf(stderr, "%s: unexpected argument '%s'\n%s", cli_cmd, argv[optind], demo_usage);
         return EXIT_USAGE;
     }
     return -1;
@@ -99,7 +99,7 @@ static int demo_toy(int quick, int cpus)
         char err[512] = "";
         int rc = toy_run(&cfg[i], &rep[i], err, sizeof err);
         if (rc) {
-            fprintf(stderr, "sive demo: toy model k%d: %s (%s)\n", i + 1, err, sive_strerror(rc));
+            fprintf(stderr, "%s: toy model k%d: %s (%s)\n", cli_cmd, i + 1, err, sive_strerror(rc));
             for (int j = 0; j <= i; j++)
                 toy_report_free(&rep[j]);
             return EXIT_RUN;
@@ -145,7 +145,7 @@ static int demo_probe(probe_cfg *p, int quick, int cpus)
                      ? sive_probe_set_int(p->p, demo_budget[i].opt, (int64_t)v)
                      : sive_probe_set_double(p->p, demo_budget[i].opt, v);
         if (rc) {
-            fprintf(stderr, "sive demo: %s\n", sive_probe_errmsg(p->p));
+            fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(p->p));
             return -1;
         }
     }

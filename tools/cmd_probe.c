@@ -2,9 +2,11 @@
  * options`: the library's option table. */
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
@@ -23,7 +25,7 @@ int probe_cfg_init(probe_cfg *c)
     memset(c, 0, sizeof *c);
     int rc = sive_probe_new(&c->p);
     if (rc)
-        fprintf(stderr, "sive: cannot create a probe: %s (%s)\n", sive_last_errmsg(),
+        fprintf(stderr, "%s: cannot create a probe: %s (%s)\n", cli_cmd, sive_last_errmsg(),
                 sive_strerror(rc));
     return rc;
 }
@@ -58,8 +60,9 @@ int probe_option(probe_cfg *c, int code, const char *arg)
     if (in->id == SIVE_OPT_H || in->id == SIVE_OPT_C_H) {
         const char *flag = in->id == SIVE_OPT_H ? "--h" : "--c-h";
         if (c->radius && strcmp(c->radius, flag)) {
-            fprintf(stderr, "sive: --h (absolute radius) and --c-h (adaptive radius "
-                            "c_h*|theta*|/sqrt(d)) exclude each other: give one\n");
+            fprintf(stderr, "%s: --h (absolute radius) and --c-h (adaptive radius "
+                            "c_h*|theta*|/sqrt(d)) exclude each other: give one\n",
+                    cli_cmd);
             return -1;
         }
         c->radius = flag;
@@ -96,6 +99,46 @@ void probe_cfg_finish(probe_cfg *c)
     int64_t most = sive_option_info_get(SIVE_OPT_THREADS)->int_hi;
     t = t < cpus ? t : cpus;
     sive_probe_set_int(c->p, SIVE_OPT_THREADS, t < most ? t : most);
+}
+
+/* The model of probe_cfg_check(): a run it starts ends at once. */
+static int refuse(const void *theta, size_t dim, const sive_batch *b, void *out, double *loss,
+                  void *user)
+{
+    (void)theta, (void)dim, (void)b, (void)out, (void)loss, (void)user;
+    return 1;
+}
+
+static int refuse_loss(const void *theta, size_t dim, const sive_batch *b, double *out,
+                       void *user)
+{
+    (void)theta, (void)dim, (void)b, (void)out, (void)user;
+    return 1;
+}
+
+int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
+{
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dtype = SIVE_F32;
+    m.dim = 1;
+    m.n_examples = n_examples;
+    m.grad = refuse;
+    if (n_examples)
+        m.loss = refuse_loss;
+    else
+        m.group_loss = refuse_loss;
+    const float theta = 1.0f;
+    sive_result *r = NULL;
+    /* the library checks the options against the model before any chain
+     * runs (no result); past them the first callback stops the run */
+    int rc = sive_probe_run(c->p, &m, &theta, &r);
+    sive_result_free(r);
+    if (rc == SIVE_E_INVALID_ARG && !r) {
+        fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(c->p));
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 static int64_t probe_blis(const probe_cfg *c)
@@ -182,8 +225,15 @@ typedef struct probe_out {
     const sive_result *r; /* NULL when the run (or the load) failed */
     double seconds;
     int rc;
+    int missing; /* the checkpoint does not exist: say so, not "input/output error" */
     const char *err;
 } probe_out;
+
+/* The status of o as text: "file not found" for a missing checkpoint. */
+static const char *rc_text(const probe_out *o)
+{
+    return o->missing ? "file not found" : sive_strerror(o->rc);
+}
 
 static double summ(const sive_result *r, sive_stat s) { return sive_result_stat(r, s, SIVE_SUMMARY); }
 
@@ -261,7 +311,7 @@ static void print_table(FILE *f, const probe_out *o)
                 ci->sizes[3], ci->dim, ci->meta.train_loss, ci->meta.test_loss);
     fputc('\n', f);
     if (!r) {
-        fprintf(f, "  error: %s (%s)\n\n", o->err, sive_strerror(o->rc));
+        fprintf(f, "  error: %s (%s)\n\n", o->err, rc_text(o));
         return;
     }
     fprintf(f, "  (mean ± std over %d chains, rounded to the std)\n", (int)sive_result_chains_ok(r));
@@ -276,7 +326,7 @@ static void print_table(FILE *f, const probe_out *o)
     print_diagnostics(f, r);
     print_chains(f, r, o->seconds);
     if (o->rc)
-        fprintf(f, "  error: %s (%s)\n", o->err, sive_strerror(o->rc));
+        fprintf(f, "  error: %s (%s)\n", o->err, rc_text(o));
     if (*sive_result_health(r))
         cli_print_lines(f, sive_result_health(r), "  " CLI_FLAG_MARK " health: ");
     else
@@ -307,7 +357,7 @@ static void summary_row(cli_table *t, const probe_out *o)
     if (o->ci->dim)
         cli_table_set(t, SUM_EPOCH, "%lld", (long long)o->ci->meta.epoch);
     if (!r) {
-        cli_table_set(t, SUM_LAMBDA, "error: %s", sive_strerror(o->rc));
+        cli_table_set(t, SUM_LAMBDA, "error: %s", rc_text(o));
         return;
     }
     double sd = sive_result_lambda_std(r), mcse = sive_result_mcse(r);
@@ -357,7 +407,7 @@ static void json_head(FILE *f, const probe_out *o)
     fprintf(f, "},\"status\":%d,\"error\":", o->rc);
     if (o->rc) {
         char buf[1200];
-        snprintf(buf, sizeof buf, "%s (%s)", o->err, sive_strerror(o->rc));
+        snprintf(buf, sizeof buf, "%s (%s)", o->err, rc_text(o));
         cli_json_str(f, buf);
     } else {
         fputs("null", f);
@@ -563,7 +613,7 @@ static int chain_range(probe_cfg *c, const char *arg)
     char a[32], b[32];
     const char *colon = strchr(arg, ':');
     if (!colon || (size_t)(colon - arg) >= sizeof a || strlen(colon + 1) >= sizeof b) {
-        fprintf(stderr, "sive probe: --chain-range takes A:B (chains A .. B-1), not '%s'\n",
+        fprintf(stderr, "%s: --chain-range takes A:B (chains A .. B-1), not '%s'\n", cli_cmd,
                 arg);
         return -1;
     }
@@ -571,11 +621,11 @@ static int chain_range(probe_cfg *c, const char *arg)
     snprintf(b, sizeof b, "%s", colon + 1);
     if (sive_probe_set_text(c->p, "chain_begin", a) ||
         sive_probe_set_text(c->p, "chain_end", b)) {
-        fprintf(stderr, "sive probe: --chain-range %s: %s\n", arg, sive_probe_errmsg(c->p));
+        fprintf(stderr, "%s: --chain-range %s: %s\n", cli_cmd, arg, sive_probe_errmsg(c->p));
         return -1;
     }
     if (strtol(b, NULL, 10) <= strtol(a, NULL, 10)) {
-        fprintf(stderr, "sive probe: --chain-range %s: the range is empty\n", arg);
+        fprintf(stderr, "%s: --chain-range %s: the range is empty\n", cli_cmd, arg);
         return -1;
     }
     return 0;
@@ -594,7 +644,7 @@ static int probe_parse(probe_args *a, int argc, char **argv)
     cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         int h = probe_option(&a->cfg, o, optarg);
         if (h < 0)
             return EXIT_USAGE;
@@ -620,27 +670,36 @@ static int probe_parse(probe_args *a, int argc, char **argv)
     a->ckpts = argv + optind;
     a->n_ckpt = argc - optind;
     if (a->n_ckpt < 1) {
-        fprintf(stderr, "sive probe: no checkpoint given\n");
+        fprintf(stderr, "%s: no checkpoint given\n", cli_cmd);
         probe_usage(stderr, 0);
         return EXIT_USAGE;
     }
     if (a->save && a->n_ckpt != 1) {
-        fprintf(stderr, "sive probe: --save-result saves one result: give one checkpoint\n");
+        fprintf(stderr, "%s: --save-result saves one result: give one checkpoint\n", cli_cmd);
         return EXIT_USAGE;
     }
     probe_cfg_finish(&a->cfg);
+    /* before any run: a long run must not end in a failed write */
+    if (a->save && cli_out_check(a->save))
+        return EXIT_RUN;
     return -1;
 }
 
-/* Say on stderr why checkpoint path failed; returns the exit status. */
-static int report_failure(const char *path, int rc, const char *err)
+/* Say on stderr why checkpoint path failed (why: the status as text);
+ * returns the exit status. */
+static int report_failure_why(const char *path, int rc, const char *err, const char *why)
 {
     /* the loader's messages already name the file */
     if (strncmp(err, path, strlen(path)))
-        fprintf(stderr, "sive probe: %s: %s (%s)\n", path, err, sive_strerror(rc));
+        fprintf(stderr, "%s: %s: %s (%s)\n", cli_cmd, path, err, why);
     else
-        fprintf(stderr, "sive probe: %s (%s)\n", err, sive_strerror(rc));
+        fprintf(stderr, "%s: %s (%s)\n", cli_cmd, err, why);
     return rc == SIVE_E_CANCELLED && progress_interrupted() ? EXIT_INTERRUPTED : EXIT_RUN;
+}
+
+static int report_failure(const char *path, int rc, const char *err)
+{
+    return report_failure_why(path, rc, err, sive_strerror(rc));
 }
 
 static void emit(probe_args *a, int i, const probe_out *o)
@@ -714,7 +773,7 @@ static int save_result(const probe_args *a, const probe_out *o)
     char *note = note_make(o);
     int rc = note ? sive_result_save(o->r, a->save, note) : SIVE_E_NOMEM;
     if (rc)
-        fprintf(stderr, "sive probe: cannot save the result: %s (%s)\n",
+        fprintf(stderr, "%s: cannot save the result: %s (%s)\n", cli_cmd,
                 note ? sive_last_errmsg() : "out of memory", sive_strerror(rc));
     free(note);
     return rc ? EXIT_RUN : 0;
@@ -732,6 +791,8 @@ static int probe_one(probe_args *a, int i)
     probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err};
     if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta))) {
         snprintf(err, sizeof err, "%s", sive_last_errmsg());
+        struct stat st;
+        o.missing = o.rc == SIVE_E_IO && stat(ci.path, &st) != 0 && errno == ENOENT;
     } else {
         sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
         ci.dim = sive_mlp_dim(m);
@@ -741,7 +802,7 @@ static int probe_one(probe_args *a, int i)
                          sizeof err);
     }
     o.r = r;
-    int status = o.rc ? report_failure(ci.path, o.rc, err) : 0;
+    int status = o.rc ? report_failure_why(ci.path, o.rc, err, rc_text(&o)) : 0;
     /* a part stopped by a callback or a cancel cannot be merged: no file */
     if (a->save && r && (o.rc == SIVE_OK || o.rc == SIVE_E_DIVERGED)) {
         int s = save_result(a, &o);
@@ -834,7 +895,7 @@ static int mpi_emit(probe_args *a, int i, sive_result **got, int32_t K, double s
 static void print_preamble(const probe_args *a)
 {
     if (!a->cfg.quiet) {
-        fputs("sive probe: ", stderr);
+        fprintf(stderr, "%s: ", cli_cmd);
         probe_print_settings(stderr, &a->cfg);
         fputc('\n', stderr);
     }
@@ -857,9 +918,10 @@ static int probe_all(probe_args *a)
         return EXIT_RUN;
     sive_dataset_free(test);
     a->train = train;
-    if (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces))) {
+    int refused = probe_cfg_check(&a->cfg, sive_dataset_count(train));
+    if (refused || (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
-        return EXIT_RUN;
+        return refused ? refused : EXIT_RUN;
     }
     if (a->tf)
         traces_header(a->tf);
@@ -1192,7 +1254,7 @@ int cmd_merge(int argc, char **argv)
     a.fmt = FMT_TABLE;
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         if (o == PO_FORMAT && !cli_format(optarg, &a.fmt))
             continue;
         if (o == PO_QUIET) {
@@ -1236,9 +1298,43 @@ static void option_texts(const sive_option_info *in, int exact, char *def, char 
     }
 }
 
-static void option_row(FILE *f, const sive_option_info *in, int fmt, int first)
+/* Column widths of the table: the longest name, default and bounds. */
+typedef struct option_widths {
+    int name, def, range;
+} option_widths;
+
+/* def: OPTION_CELL bytes, range: 2 * OPTION_CELL + 8. */
+enum { OPTION_CELL = 40 };
+
+static void option_cells(const sive_option_info *in, char *def, char *range)
 {
-    char def[40], lo[40], hi[40], range[100];
+    char lo[OPTION_CELL], hi[OPTION_CELL];
+    option_texts(in, 0, def, lo, hi, OPTION_CELL);
+    if (in->type == SIVE_TYPE_DOUBLE && isnan(in->double_default))
+        snprintf(def, OPTION_CELL, "none"); /* as --help says */
+    snprintf(range, 2 * OPTION_CELL + 8, "%c%s, %s%c", in->lo_open ? '(' : '[', lo, hi,
+             in->hi_open ? ')' : ']');
+}
+
+static option_widths option_table_widths(void)
+{
+    option_widths w = {(int)strlen("name"), (int)strlen("default"), (int)strlen("bounds")};
+    const sive_option_info *in;
+    char def[OPTION_CELL], range[2 * OPTION_CELL + 8];
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        option_cells(in, def, range);
+        int n = (int)strlen(in->name), d = (int)strlen(def), r = (int)strlen(range);
+        w.name = n > w.name ? n : w.name;
+        w.def = d > w.def ? d : w.def;
+        w.range = r > w.range ? r : w.range;
+    }
+    return w;
+}
+
+static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
+                       const option_widths *w)
+{
+    char def[OPTION_CELL], lo[OPTION_CELL], hi[OPTION_CELL], range[2 * OPTION_CELL + 8];
     option_texts(in, fmt != FMT_TABLE, def, lo, hi, sizeof def);
     const char *type = in->type == SIVE_TYPE_INT ? "int" : "double";
     if (fmt == FMT_JSON) {
@@ -1260,9 +1356,9 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first)
         cli_csv_str(f, in->doc);
         fputc('\n', f);
     } else {
-        snprintf(range, sizeof range, "%c%s, %s%c", in->lo_open ? '(' : '[', lo, hi,
-                 in->hi_open ? ')' : ']');
-        fprintf(f, "%-12s %-6s %-8s %-28s %s\n", in->name, type, def, range, in->doc);
+        option_cells(in, def, range);
+        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s\n", w->name, in->name, type, w->def, def,
+                w->range, range, in->doc);
     }
 }
 
@@ -1278,7 +1374,7 @@ int cmd_options(int argc, char **argv)
                                          {"help", no_argument, 0, PO_HELP}, {0, 0, 0, 0}};
     int fmt = FMT_TABLE, o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         if (o == PO_FORMAT && !cli_format(optarg, &fmt))
             continue;
         fputs(options_usage, o == PO_HELP ? stdout : stderr);
@@ -1288,15 +1384,17 @@ int cmd_options(int argc, char **argv)
         fprintf(stderr, "sive options: unexpected argument '%s'\n%s", argv[optind], options_usage);
         return EXIT_USAGE;
     }
+    option_widths w = option_table_widths();
     if (fmt == FMT_TABLE)
-        printf("%-12s %-6s %-8s %-28s %s\n", "name", "type", "default", "bounds", "description");
+        printf("%-*s  %-6s  %-*s  %-*s  %s\n", w.name, "name", "type", w.def, "default",
+               w.range, "bounds", "description");
     else if (fmt == FMT_CSV)
         puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc");
     else
         putchar('[');
     const sive_option_info *in;
     for (size_t i = 0; (in = sive_option_at(i)); i++)
-        option_row(stdout, in, fmt, i == 0);
+        option_row(stdout, in, fmt, i == 0, &w);
     if (fmt == FMT_JSON)
         puts("]");
     return 0;

@@ -55,7 +55,7 @@ int train_option(train_cfg *c, int code, const char *arg)
     case TO_EVERY: if (cli_int("--every", arg, 1, 100000, &iv)) return -1; c->every = iv; return 1;
     case TO_DATA: c->data_dir = arg; return 1;
     case TO_OUT:
-        if (!*arg) { fprintf(stderr, "sive: --out expects a directory\n"); return -1; }
+        if (!*arg) { fprintf(stderr, "%s: --out expects a directory\n", cli_cmd); return -1; }
         c->out_dir = arg;
         return 1;
     case TO_SEED: if (cli_int("--seed", arg, 0, INT64_MAX, &iv)) return -1; c->seed = (uint64_t)iv; return 1;
@@ -209,7 +209,7 @@ int cmd_train(int argc, char **argv)
     int o;
     optind = 1;
     opterr = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         int h = train_option(&c, o, optarg);
         if (h < 0)
             return EXIT_USAGE;
@@ -227,12 +227,12 @@ int cmd_train(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "sive train: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr, "%s: unexpected argument '%s'\n", cli_cmd, argv[optind]);
         train_usage(stderr);
         return EXIT_USAGE;
     }
     if (c.epochs < 0) {
-        fprintf(stderr, "sive train: --epochs is required\n");
+        fprintf(stderr, "%s: --epochs is required\n", cli_cmd);
         train_usage(stderr);
         return EXIT_USAGE;
     }
@@ -248,10 +248,10 @@ int cmd_train(int argc, char **argv)
     int rc = rows ? train_run(&c, train, test, stdout, rows, &n_rows, err, sizeof err)
                   : SIVE_E_NOMEM;
     if (rc)
-        fprintf(stderr, "sive train: %s (%s)\n", rows ? err : "out of memory",
+        fprintf(stderr, "%s: %s (%s)\n", cli_cmd, rows ? err : "out of memory",
                 sive_strerror(rc));
     else if (!c.quiet)
-        fprintf(stderr, "sive train: %lld checkpoints in %s/epoch_<E>.ckpt\n",
+        fprintf(stderr, "%s: %lld checkpoints in %s/epoch_<E>.ckpt\n", cli_cmd,
                 (long long)n_rows, c.out_dir);
     free(rows);
     sive_dataset_free(train);

@@ -269,6 +269,12 @@ static void json_epoch(FILE *f, const traj_epoch *e, int32_t K)
     for (int s = 0; s < cli_stat_count() && s < MAX_STATS; s++)
         if (cli_stat_pooled((sive_stat)s))
             cli_json_member(f, sive_stat_name((sive_stat)s), e->pool[s]);
+    /* the chain's geometry, as `sive probe` prints it (means over chains):
+     * the radius, the tether step, the slope proxy, the displacement */
+    static const sive_stat geometry[] = {SIVE_STAT_H, SIVE_STAT_TETHER_STEP,
+                                         SIVE_STAT_SLOPE_PROXY, SIVE_STAT_RMS_DISP_REL_H};
+    for (size_t g = 0; g < sizeof geometry / sizeof geometry[0]; g++)
+        cli_json_member(f, sive_stat_name(geometry[g]), e->pool[geometry[g]]);
     fprintf(f, ",\"chains_ok\":%d,\"flags\":%u,\"flag_names\":", (int)e->chains_ok,
             (unsigned)e->flags);
     cli_json_flags(f, e->flags);
@@ -322,7 +328,7 @@ static int write_file(const traj_ctx *x, const char *name,
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", x->c->train.out_dir, name);
     cli_out *o = NULL;
-    FILE *f = cli_out_open(&o, "sive trajectory", path);
+    FILE *f = cli_out_open(&o, cli_cmd, path);
     if (!f)
         return -1;
     fn(f, x);
@@ -340,7 +346,7 @@ static int traj_alloc(traj_ctx *x)
     for (int64_t i = 0; ok && i < cap; i++)
         ok = (x->ep[i].pc = malloc((size_t)x->K * PC_COUNT * sizeof(double))) != NULL;
     if (!ok)
-        fprintf(stderr, "sive trajectory: out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", cli_cmd);
     return ok ? 0 : EXIT_RUN;
 }
 
@@ -366,14 +372,14 @@ static int traj_train(traj_ctx *x)
     char err[1024] = "";
     double t0 = cli_now();
     if (!t->quiet)
-        fprintf(stderr, "sive trajectory: training %lld epochs (lr %g, batch %lld, seed %llu)\n",
+        fprintf(stderr, "%s: training %lld epochs (lr %g, batch %lld, seed %llu)\n", cli_cmd,
                 (long long)t->epochs, t->lr, (long long)t->batch, (unsigned long long)t->seed);
     int rc = train_run(t, x->train, x->test, t->quiet ? NULL : stderr, x->rows, &x->n, err,
                        sizeof err);
     x->train_secs = cli_now() - t0;
     if (!rc)
         return 0;
-    fprintf(stderr, "sive trajectory: %s (%s)\n", err, sive_strerror(rc));
+    fprintf(stderr, "%s: %s (%s)\n", cli_cmd, err, sive_strerror(rc));
     return rc == SIVE_E_CANCELLED ? EXIT_INTERRUPTED : EXIT_RUN;
 }
 
@@ -406,7 +412,7 @@ static void traj_probe_one(traj_ctx *x, int64_t i)
 static int note_epoch(const traj_ctx *x, const traj_epoch *e)
 {
     if (e->rc) {
-        fprintf(stderr, "sive trajectory: epoch %lld: %s (%s)\n", (long long)e->tr.epoch, e->err,
+        fprintf(stderr, "%s: epoch %lld: %s (%s)\n", cli_cmd, (long long)e->tr.epoch, e->err,
                 sive_strerror(e->rc));
         return EXIT_RUN;
     }
@@ -426,7 +432,7 @@ static void announce_probes(const traj_ctx *x)
 {
     if (x->c->train.quiet)
         return;
-    fputs("sive trajectory: probing every checkpoint: ", stderr);
+    fprintf(stderr, "%s: probing every checkpoint: ", cli_cmd);
     probe_print_settings(stderr, &x->c->probe);
     fputc('\n', stderr);
 }
@@ -438,14 +444,14 @@ static int traj_probe(traj_ctx *x)
     announce_probes(x);
     double t0 = cli_now();
     x->n_ckpt = x->n;
-    progress_plan(x->pg, "sive trajectory", "checkpoints", x->n);
+    progress_plan(x->pg, cli_cmd, "checkpoints", x->n);
     for (int64_t i = 0; i < x->n; i++) {
         traj_probe_one(x, i);
         const traj_epoch *e = &x->ep[i];
         if (e->rc == SIVE_E_CANCELLED && progress_interrupted()) {
             /* keep what was done: the epochs probed and this one's
              * finished chains are reported and written */
-            fprintf(stderr, "sive trajectory: interrupted at epoch %lld\n",
+            fprintf(stderr, "%s: interrupted at epoch %lld\n", cli_cmd,
                     (long long)e->tr.epoch);
             x->n = i + 1;
             x->interrupted = 1;
@@ -701,7 +707,7 @@ static void piece_report(const traj_ctx *x, const traj_piece *p)
         snprintf(units, sizeof units, "unit %lld", u0);
     else
         snprintf(units, sizeof units, "units %lld-%lld", u0, u1);
-    fprintf(stderr, "sive trajectory: rank %d, %s (epoch %lld, checkpoint %s, %s) failed: %s\n",
+    fprintf(stderr, "%s: rank %d, %s (epoch %lld, checkpoint %s, %s) failed: %s\n", cli_cmd,
             p->rank, units, (long long)x->rows[p->ckpt].epoch, x->rows[p->ckpt].path,
             piece_chains(chains, sizeof chains, p), p->msg ? p->msg : "out of memory");
 }
@@ -713,8 +719,8 @@ static void merge_report(const traj_ctx *x, const traj_piece *pc, int64_t k)
 {
     const train_row *row = &x->rows[pc[0].ckpt];
     char chains[64];
-    fprintf(stderr, "sive trajectory: epoch %lld (checkpoint %s): the ranks' chains do not "
-                    "merge: %s\n", (long long)row->epoch, row->path, sive_last_errmsg());
+    fprintf(stderr, "%s: epoch %lld (checkpoint %s): the ranks' chains do not "
+                    "merge: %s\n", cli_cmd, (long long)row->epoch, row->path, sive_last_errmsg());
     for (int64_t j = 0; j < k; j++)
         fprintf(stderr, "  part %lld: rank %d, %s\n", (long long)j, pc[j].rank,
                 piece_chains(chains, sizeof chains, &pc[j]));
@@ -773,7 +779,7 @@ static int traj_probe_mpi(traj_ctx *x, int R, int status)
     int64_t np = 0;
     traj_piece *pc = status ? NULL : plan_pieces(x->n, x->K, R, &np);
     if (!status && !pc) {
-        fprintf(stderr, "sive trajectory: out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", cli_cmd);
         status = EXIT_RUN;
     }
     if ((status = share_count(x, status))) {
@@ -782,7 +788,7 @@ static int traj_probe_mpi(traj_ctx *x, int R, int status)
     }
     announce_probes(x);
     if (!x->c->train.quiet)
-        fprintf(stderr, "sive trajectory: %lld units (checkpoint, chain) over %d ranks\n",
+        fprintf(stderr, "%s: %lld units (checkpoint, chain) over %d ranks\n", cli_cmd,
                 (long long)(x->n * x->K), R);
     double t0 = cli_now();
     x->n_ckpt = x->n;
@@ -876,10 +882,14 @@ static int traj_report(const traj_ctx *x)
         print_report(x);
     fflush(stdout);
     int plotted = 1;
-    char budget[256];
+    char budget[256], names[256];
     plot_budget(budget, sizeof budget, &c->probe);
+    uint32_t raised = 0; /* the flags of the plotted points (epoch 0 is not) */
+    for (int64_t i = 0; i < x->n; i++)
+        raised |= x->ep[i].tr.epoch >= 1 ? x->ep[i].flags : 0;
+    cli_flag_names(names, sizeof names, raised);
     if (c->plot && !to_files && !x->interrupted &&
-        (plotted = plot_trajectory(dir, c->train.quiet, budget, csv_column("flags"))) < 0)
+        (plotted = plot_trajectory(dir, c->train.quiet, budget, csv_column("flags"), names)) < 0)
         status = EXIT_RUN;
     FILE *note = c->format == FMT_TABLE ? stdout : stderr;
     if (c->format == FMT_TABLE || !c->train.quiet) {
@@ -897,8 +907,19 @@ static int traj_setup(traj_ctx *x, int R)
 {
     const trajectory_cfg *c = x->c;
     if (cli_mkdirs(c->train.out_dir) ||
-        cli_open_data("sive trajectory", c->train.data_dir, &x->train, &x->test, c->train.quiet))
+        cli_open_data(cli_cmd, c->train.data_dir, &x->train, &x->test, c->train.quiet))
         return EXIT_RUN;
+    /* before the training: the files written at the end, and the probe
+     * options the library would refuse only when the first probe starts */
+    char path[4200];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/trajectory.%s", c->train.out_dir, i ? "json" : "csv");
+        if (cli_out_check(path))
+            return EXIT_RUN;
+    }
+    int refused = probe_cfg_check(&c->probe, sive_dataset_count(x->train));
+    if (refused)
+        return refused;
     if (R == 1) /* under mpirun the launcher handles Ctrl-C */
         progress_catch_sigint();
     x->pg = progress_new(!c->train.quiet && R == 1);
@@ -945,8 +966,10 @@ static const char traj_usage_text[] =
     "  --quiet             no progress bar or notes on stderr\n";
 
 /* The probe flags of the trajectory: all but seed, which train's --seed
- * sets for the training and the probes alike. */
-static const char *const traj_skip[] = {"seed", NULL};
+ * sets for the training and the probes alike, and the chain range (a
+ * trajectory has no result files to merge: a part would print partial
+ * numbers; split runs are 'sive probe --chain-range' and 'sive merge'). */
+static const char *const traj_skip[] = {"seed", "chain_begin", "chain_end", NULL};
 static const cli_optset traj_probe_opts = {NULL, traj_skip};
 
 /* The synopsis, then (full) the description of the command's own flags. */
@@ -976,7 +999,7 @@ static int traj_parse(trajectory_cfg *c, int argc, char **argv)
     probe_opts_add(opts, 64, &traj_probe_opts);
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = cli_getopt(argc, argv, opts)) != -1) {
         int h = train_option(&c->train, o, optarg);
         if (!h)
             h = probe_option(&c->probe, o, optarg);
@@ -997,20 +1020,13 @@ static int traj_parse(trajectory_cfg *c, int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "sive trajectory: unexpected argument '%s'\n", argv[optind]);
+        fprintf(stderr, "%s: unexpected argument '%s'\n", cli_cmd, argv[optind]);
         traj_usage(stderr, 0);
         return EXIT_USAGE;
     }
     if (c->train.epochs < 1) {
-        fprintf(stderr, "sive trajectory: --epochs E (at least 1) is required\n");
+        fprintf(stderr, "%s: --epochs E (at least 1) is required\n", cli_cmd);
         traj_usage(stderr, 0);
-        return EXIT_USAGE;
-    }
-    /* a trajectory has no result files to merge: a partial one would only
-     * print partial numbers (split runs: sive probe --chain-range) */
-    if (cli_opt_int(c->probe.p, SIVE_OPT_CHAIN_BEGIN) || cli_opt_int(c->probe.p, SIVE_OPT_CHAIN_END)) {
-        fprintf(stderr, "sive trajectory: --chain-begin/--chain-end are for 'sive probe "
-                        "--chain-range' and 'sive merge'\n");
         return EXIT_USAGE;
     }
     return -1;
@@ -1024,7 +1040,7 @@ int cmd_trajectory(int argc, char **argv)
     c.train.out_dir = "trajectory-out";
     c.plot = 1;
     if (cli_mpi_start(&argc, &argv) < 0) {
-        fprintf(stderr, "sive trajectory: MPI_Init failed\n");
+        fprintf(stderr, "%s: MPI_Init failed\n", cli_cmd);
         return EXIT_RUN;
     }
     int status = probe_cfg_init(&c.probe) ? EXIT_RUN : traj_parse(&c, argc, argv);

@@ -55,18 +55,28 @@ static const char script_body[] =
 static const char script_tail[] = "\nunset multiplot\n";
 
 /* The script, with the budget in the title and the flagged points marked
- * when flags_col > 0; 0 or -1 (errno set). */
-static int write_script(FILE *f, const char *budget, int flags_col)
+ * when flags_col > 0, the legend naming the flags raised (names joined by
+ * '|'; gnuplot's enhanced text would read '_' as a subscript); 0 or -1
+ * (errno set). */
+static int write_script(FILE *f, const char *budget, int flags_col, const char *names)
 {
     fputs(script_head, f);
     fprintf(f, "set multiplot layout 2,1 title \"Loss and LLC ({/Symbol l}) during SGD training"
                "\\n%s\"\n", budget && *budget ? budget : "");
     fputs(script_body, f);
-    if (flags_col > 0)
+    if (flags_col > 0) {
         fprintf(f, ", \\\n     \"\" skip 1 using (ep($1)):($%d > 0 ? $9 : NaN) with points pt 6 "
-                   "ps 3 lw 2 lc rgb \"red\" title \"health flag raised (trajectory.csv: "
-                   "health)\"",
+                   "ps 3 lw 2 lc rgb \"red\" title \"health flag raised: ",
                 flags_col);
+        for (const char *c = names && *names ? names : "none"; *c; c++)
+            if (*c == '|')
+                fputs(", ", f);
+            else if (*c == '_')
+                fputs("\\\\_", f); /* a literal '_' in enhanced text */
+            else
+                fputc(*c, f);
+        fputs(" (per point: trajectory.csv, health)\"", f);
+    }
     fputs(script_tail, f);
     return ferror(f) ? -1 : 0;
 }
@@ -93,14 +103,15 @@ static int find_program(const char *prog)
     return 0;
 }
 
-int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col)
+int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_col,
+                    const char *flag_names)
 {
     char gp[4200], png[4200];
     snprintf(gp, sizeof gp, "%s/trajectory.gp", dir);
     snprintf(png, sizeof png, "%s/trajectory.png", dir);
     FILE *f = fopen(gp, "w");
-    if (!f || write_script(f, budget, flags_col) || fclose(f) != 0) {
-        fprintf(stderr, "sive: cannot write %s: %s\n", gp, strerror(errno));
+    if (!f || write_script(f, budget, flags_col, flag_names) || fclose(f) != 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", cli_cmd, gp, strerror(errno));
         return -1;
     }
     /* SIVE_GNUPLOT names another program (or a missing one, to skip) */
@@ -109,9 +120,9 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
         prog = "gnuplot";
     if (!find_program(prog)) {
         if (!quiet)
-            fprintf(stderr, "sive: gnuplot not found, no plot (the script %s renders it "
+            fprintf(stderr, "%s: gnuplot not found, no plot (the script %s renders it "
                             "once gnuplot is installed)\n",
-                    gp);
+                    cli_cmd, gp);
         return 1;
     }
     unlink(png); /* never report a stale picture */
@@ -119,7 +130,7 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "sive: cannot start gnuplot: %s\n", strerror(errno));
+        fprintf(stderr, "%s: cannot start gnuplot: %s\n", cli_cmd, strerror(errno));
         return -1;
     }
     if (pid == 0) {
@@ -133,19 +144,20 @@ int plot_trajectory(const char *dir, int quiet, const char *budget, int flags_co
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) {
-            fprintf(stderr, "sive: waiting for gnuplot: %s\n", strerror(errno));
+            fprintf(stderr, "%s: waiting for gnuplot: %s\n", cli_cmd, strerror(errno));
             return -1;
         }
     struct stat st;
     if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
         if (WIFEXITED(ws))
-            fprintf(stderr, "sive: gnuplot failed (exit status %d) on %s\n", WEXITSTATUS(ws), gp);
+            fprintf(stderr, "%s: gnuplot failed (exit status %d) on %s\n", cli_cmd,
+                    WEXITSTATUS(ws), gp);
         else
-            fprintf(stderr, "sive: gnuplot was killed by signal %d\n", WTERMSIG(ws));
+            fprintf(stderr, "%s: gnuplot was killed by signal %d\n", cli_cmd, WTERMSIG(ws));
         return -1;
     }
     if (stat(png, &st) != 0 || st.st_size == 0) {
-        fprintf(stderr, "sive: gnuplot wrote no %s\n", png);
+        fprintf(stderr, "%s: gnuplot wrote no %s\n", cli_cmd, png);
         return -1;
     }
     return 0;

@@ -36,8 +36,10 @@ int main(int argc, char **argv)
                 {"merge", cmd_merge},
                 {"calibrate", cmd_calibrate}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(cmd, cmds[i].name))
+        if (!strcmp(cmd, cmds[i].name)) {
+            cli_set_cmd(cmd);
             return cmds[i].fn(argc - 1, argv + 1);
+        }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("sive %s (libsive %s)\nBLIS kernels: %s\n", SIVE_VERSION_STRING,
                sive_version_string(), sive_mlp_blis_kernels());

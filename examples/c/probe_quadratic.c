@@ -141,9 +141,9 @@ int main(int argc, char **argv)
     double lambda = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
     double mcse = sive_result_mcse(r), exact = exact_lambda(&q, t, a, h);
     double z = (lambda - exact) / mcse;
-    printf("lambda = %.3f ± %.3f (MCSE), exact %.3f, z = %.2f, ESS %.0f\n",
+    printf("lambda = %.3f (MCSE %.3f), exact %.3f, z = %.2f, ESS %.0f\n",
            lambda, mcse, exact, z, sive_result_ess(r));
-    printf("raw variance %.3f - noise correction %.3f ± %.3f\n",
+    printf("raw variance %.3f - noise correction %.3f (SE %.3f)\n",
            sive_result_stat(r, SIVE_STAT_RAW_VARIANCE, SIVE_SUMMARY),
            sive_result_noise_correction(r), sive_result_noise_correction_std(r));
     const char *health = sive_result_health(r);

@@ -190,7 +190,7 @@ int main(int argc, char **argv)
         }
         std::unique_ptr<sive_result, ResultDeleter> r(rr);
         const int status = sive_result_status(r.get());
-        std::printf("step %5ld  loss %.4f  lambda %.3f ± %.3f  ESS %.0f  status %s\n", step,
+        std::printf("step %5ld  loss %.4f  lambda %.3f (MCSE %.3f)  ESS %.0f  status %s\n", step,
                     loss, sive_result_lambda(r.get()), sive_result_mcse(r.get()),
                     sive_result_ess(r.get()), status == SIVE_OK ? "OK" : sive_strerror(status));
         if (status) {

@@ -54,9 +54,9 @@ function main()
     lam = Sive.stat(r, Sive.STAT_SIVE_UNCLIPPED)
     exact = exact_lambda()
     z = (lam - exact) / mcse(r)
-    @printf("lambda = %.3f ± %.3f (MCSE), exact %.3f, z = %.2f, ESS %.0f\n",
+    @printf("lambda = %.3f (MCSE %.3f), exact %.3f, z = %.2f, ESS %.0f\n",
             lam, mcse(r), exact, z, ess(r))
-    @printf("raw variance %.3f - noise correction %.3f ± %.3f\n",
+    @printf("raw variance %.3f - noise correction %.3f (SE %.3f)\n",
             Sive.stat(r, Sive.STAT_RAW_VARIANCE), noise_correction(r), noise_correction_std(r))
     isempty(health(r)) || println("health:\n", health(r))
     close(r)

@@ -45,9 +45,9 @@ def main():
                 sive.Probe(t=t, steps=400, groups=16, eval_batch=32, grad_batch=64,
                            chains=2) as probe:
             with probe.run(model, theta1) as r:
-                print(f"lambda = {r.lambda_hat:.1f} ± {r.mcse:.1f} (MCSE), ESS {r.ess:.0f}, "
-                      f"noise correction {r.noise_correction:.1f} ± "
-                      f"{r.noise_correction_std:.1f}, chains ok {r.chains_ok}/{r.chains}")
+                print(f"lambda = {r.lambda_hat:.1f} (MCSE {r.mcse:.1f}), ESS {r.ess:.0f}, "
+                      f"noise correction {r.noise_correction:.1f} "
+                      f"(SE {r.noise_correction_std:.1f}), chains ok {r.chains_ok}/{r.chains}")
                 if r.health:
                     print("health (expected with this tiny budget):\n" + r.health.rstrip())
                 ok = np.isfinite(r.lambda_hat) and r.chains_ok == r.chains

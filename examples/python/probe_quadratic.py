@@ -60,10 +60,10 @@ def main():
             lam = r.stat(sive.Stat.SIVE_UNCLIPPED)
             exact = exact_lambda()
             z = (lam - exact) / r.mcse
-            print(f"lambda = {lam:.3f} ± {r.mcse:.3f} (MCSE), exact {exact:.3f}, "
+            print(f"lambda = {lam:.3f} (MCSE {r.mcse:.3f}), exact {exact:.3f}, "
                   f"z = {z:.2f}, ESS {r.ess:.0f}")
             print(f"raw variance {r.stat(sive.Stat.RAW_VARIANCE):.3f} - noise correction "
-                  f"{r.noise_correction:.3f} ± {r.noise_correction_std:.3f}")
+                  f"{r.noise_correction:.3f} (SE {r.noise_correction_std:.3f})")
             if r.health:
                 print("health:\n" + r.health)
     ok = np.isfinite(z) and abs(z) <= 4.0

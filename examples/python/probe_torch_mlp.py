@@ -66,7 +66,7 @@ def main():
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     n = len(x)
     # The probe's budget: t = n/log n; far below the paper's (see docs/python.md).
-    opts = dict(t=n / math.log(n), steps=a.steps, groups=16, eval_batch=32, grad_batch=64,
+    opts = dict(t=sive.torch.wbic_t(n), steps=a.steps, groups=16, eval_batch=32, grad_batch=64,
                 chains=a.chains, seed=1)
     mlp = sive.Mlp() if a.compare else None
 

@@ -15,7 +15,7 @@ model and checkpoints (sive/mlp.h).
     model = sive.Model(2, grad, group_loss=group_loss)
     with sive.Probe(steps=2000, h=0.1) as p:
         with p.run(model, np.array([0.5, 0.5])) as r:
-            print(r.lambda_hat, "+/-", r.mcse, r.stats())
+            print(r.lambda_hat, "MCSE", r.mcse, r.stats())
 
 Conventions
  - Failures raise SiveError, carrying the status, sive_strerror() and the
@@ -27,8 +27,11 @@ Conventions
    ChainStatus, Flag, and the keys of Result.stats()).
  - Handles (Probe, Result, Model, Dataset, Mlp, Workspace) are context
    managers; close() frees them early, otherwise the garbage collector does.
- - Arrays passed to callbacks (theta, batch.index) are read-only views of
-   library memory, valid only during the call: copy them to keep them.
+ - Arrays passed to callbacks (theta, batch.index) are read-only arrays
+   the package owns, copied out of library memory for the call: one a
+   callback keeps stays valid after the call and after the run, holding
+   that call's values (a view of library memory would point at freed
+   memory then).
  - An exception raised in a callback aborts the run: the trampoline hands
    its text to the library (sive_set_errmsg), returns non-zero, the library
    stops every chain with SIVE_E_CALLBACK, and run() re-raises that same
@@ -39,7 +42,8 @@ Conventions
 The library is looked up (library_path says which one was loaded):
  1. $SIVE_LIBRARY, a path: an explicit override always wins;
  2. the library this package was configured with (the generated
-    _config.py): installed by `meson install`, the install's libdir, found
+    _config.py): installed by pip (pyproject.toml), the package's own
+    sive/libsive.so.1; installed by `meson install`, the install's libdir, found
     relative to the package first so that a --destdir or moved prefix
     works, then at its absolute path; in a build tree, the build's
     lib/libsive.so;
@@ -58,6 +62,7 @@ import math
 import operator
 import os
 import pathlib
+import sys
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_float, c_int, c_int32, c_int64, c_size_t, c_uint8,
@@ -117,12 +122,45 @@ def _find_library():
 library_path = _find_library()
 _lib = ctypes.CDLL(library_path)
 
+# Every integer crossing the binding is range-checked here (ctypes itself
+# wraps silently: 2**64 + 100 would become 100): the declared integer
+# arguments of every library function (_fn) and the integer fields of the
+# structures the package fills (_int_value).  docs/reliability.md.
+_INT_TYPES = (c_int, c_int32, c_int64, c_uint32, c_uint64, c_size_t)
+
+
+def _int_value(value, ctype, what):
+    """value as a Python int that fits ctype: OverflowError when it does
+    not, TypeError for a non-integer (a float is refused, not truncated)."""
+    try:
+        i = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not {type(value).__name__} "
+                        f"{value!r}") from None
+    bits = 8 * sizeof(ctype)
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ctype(-1).value < 0 \
+        else (0, (1 << bits) - 1)
+    if not lo <= i <= hi:
+        raise OverflowError(f"{what} = {i} is outside [{lo}, {hi}], the range of its C type")
+    return i
+
 
 def _fn(name, restype, *argtypes):
+    """The library function name, whose integer arguments are checked."""
     f = getattr(_lib, name)
     f.restype = restype
     f.argtypes = list(argtypes)
-    return f
+    checked = [k for k, t in enumerate(argtypes) if t in _INT_TYPES]
+    if not checked:
+        return f
+
+    def call(*args):
+        for k in checked:
+            if not isinstance(args[k], ctypes._SimpleCData):
+                _int_value(args[k], argtypes[k], f"{name}() argument {k + 1}")
+        return f(*args)
+    call.__name__ = name
+    return call
 
 
 # ---------------------------------------------------------------------------
@@ -554,6 +592,19 @@ def _view(ptr, n, writeable):
     return a
 
 
+def wbic_t(n):
+    """t = n / log n for a data set of n examples: the paper's t = n*beta at
+    beta = 1/log n, the WBIC inverse temperature (devinterp's default
+    formula).  n is the number of examples the loss is a mean over (the
+    training set), not a batch size: libsive's t multiplies the mean loss
+    over the data set.  Estimates are comparable only at the same t
+    (docs/guide.md §4, "Choosing t"; sive.torch.wbic_t is the same)."""
+    n = operator.index(n)
+    if n < 2:
+        raise ValueError(f"wbic_t needs n >= 2 examples, got {n}")
+    return n / math.log(n)
+
+
 def stats_ess(x):
     """Geyer effective sample size of a series (NaN if n < 4 or not finite)."""
     a = _array(x, np.float64)
@@ -641,8 +692,8 @@ class _Handle(_Closing):
 
 class Batch:
     """What a callback must use.  index is None for analytic models
-    (n_examples 0); otherwise a read-only uint64 view valid only during the
-    call: shaped (n_groups, group_size) for a group_loss call, and
+    (n_examples 0); otherwise a read-only uint64 array (a copy the callback
+    may keep): shaped (n_groups, group_size) for a group_loss call, and
     (group_size,) for a gradient or a per-example loss call (there the
     indices are distinct and ascending).  seed is fresh in every call (for
     the callback's own noise); worker numbers the library thread making the
@@ -653,8 +704,9 @@ class Batch:
     def __init__(self, b, grouped):
         self.n_groups, self.group_size = b.n_groups, b.group_size
         self.seed, self.chain, self.worker, self.step = b.seed, b.chain, b.worker, b.step
-        if b.index:
-            idx = _view(b.index, b.n_groups * b.group_size, False)
+        if b.index:  # a copy: a kept index must not point at library memory
+            idx = _view(b.index, b.n_groups * b.group_size, False).copy()
+            idx.flags.writeable = False
             self.index = idx.reshape(b.n_groups, b.group_size) if grouped else idx
         else:
             self.index = None
@@ -696,17 +748,52 @@ def _put(out, values, what):
     out[:] = values
 
 
+class _Thetas:
+    """The theta arrays a model's callbacks receive: copies of the library's
+    theta into memory Python owns, so that a callback keeping one (or a view
+    of it) keeps valid memory holding that call's values, where a view of
+    library memory would read freed memory after the run.  A worker reuses
+    its buffer while nothing else refers to it after a call; a kept one is
+    left to its keeper and the worker takes a new one."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self._free = {}  # worker -> buffer
+        self._lock = threading.Lock()  # callbacks of several workers run at once
+
+    def take(self, theta_p, d, worker):
+        with self._lock:
+            buf = self._free.pop(worker, None)
+        if buf is None or buf.size != d:
+            buf = np.empty(d, self.dtype)
+        buf.flags.writeable = True
+        ctypes.memmove(buf.ctypes.data, theta_p, d * self.dtype.itemsize)
+        buf.flags.writeable = False
+        return buf
+
+    def give_back(self, buf, worker):
+        # References: the caller's, this parameter and getrefcount's own
+        # argument.  Any other (a list, a view's .base, a tensor) is a keeper.
+        if sys.getrefcount(buf) <= 3:
+            with self._lock:
+                self._free[worker] = buf
+
+
 # Trampolines: C-callable wrappers of the user's functions.  They hold the
-# function and the model's _Failure, never the Model itself (no cycle).
-def _grad_trampoline(fn, ctype, failure):
+# function, the model's _Failure and _Thetas, never the Model itself (no
+# cycle).
+def _grad_trampoline(fn, ctype, failure, thetas):
     def trampoline(theta_p, d, batch_p, grad_p, loss_p, user):
         try:
-            theta = _view(ctypes.cast(theta_p, POINTER(ctype)), d, False)
-            res = fn(theta, Batch(batch_p.contents, False))
+            b = batch_p.contents
+            theta = thetas.take(theta_p, d, b.worker)
+            res = fn(theta, Batch(b, False))
             g, loss = res if isinstance(res, tuple) else (res, None)
             _put(_view(ctypes.cast(grad_p, POINTER(ctype)), d, True), g, "gradient")
             if loss is not None:
                 loss_p[0] = loss
+            del res, g  # may be theta itself
+            thetas.give_back(theta, b.worker)
             return 0
         except BaseException as e:  # KeyboardInterrupt too: stop the run cleanly
             failure.set(e)
@@ -714,16 +801,18 @@ def _grad_trampoline(fn, ctype, failure):
     return _GRAD(trampoline)
 
 
-def _loss_trampoline(fn, ctype, failure, grouped):
+def _loss_trampoline(fn, ctype, failure, thetas, grouped):
     what = "group_loss" if grouped else "loss"
 
     def trampoline(theta_p, d, batch_p, out_p, user):
         try:
             b = batch_p.contents
-            theta = _view(ctypes.cast(theta_p, POINTER(ctype)), d, False)
+            theta = thetas.take(theta_p, d, b.worker)
             res = fn(theta, Batch(b, grouped))
             _put(_view(out_p, b.n_groups if grouped else b.group_size, True), res,
                  f"{what} returned an array that")
+            del res
+            thetas.give_back(theta, b.worker)
             return 0
         except BaseException as e:
             failure.set(e)
@@ -760,22 +849,24 @@ class Model(_Closing):
         if dt not in _CTYPES:
             raise TypeError("dtype must be float32 or float64")
         ctype, code = _CTYPES[dt]
-        if operator.index(dim) < 0 or operator.index(n_examples) < 0:
-            raise ValueError("dim and n_examples must not be negative")  # ctypes would wrap
+        # ctypes would wrap a negative or too large value in the struct
+        dim = _int_value(dim, c_size_t, "dim")
+        n_examples = _int_value(n_examples, c_uint64, "n_examples")
         self._failure = failure = _Failure()
         m = _new_model()
         m.dtype, m.dim, m.n_examples = code, dim, n_examples
         # Unset callbacks stay NULL: the library says what is missing.  The
         # ctypes thunks must live as long as the model: kept in refs.
         refs = []
+        thetas = _Thetas(dt)
         if grad is not None:
-            m.grad = thunk = _grad_trampoline(grad, ctype, failure)
+            m.grad = thunk = _grad_trampoline(grad, ctype, failure, thetas)
             refs.append(thunk)
         if loss is not None:
-            m.loss = thunk = _loss_trampoline(loss, ctype, failure, False)
+            m.loss = thunk = _loss_trampoline(loss, ctype, failure, thetas, False)
             refs.append(thunk)
         if group_loss is not None:
-            m.group_loss = thunk = _loss_trampoline(group_loss, ctype, failure, True)
+            m.group_loss = thunk = _loss_trampoline(group_loss, ctype, failure, thetas, True)
             refs.append(thunk)
         self._init(m, dt, tuple(refs))
 
@@ -821,11 +912,7 @@ def mlp_model(mlp, train, blis_threads=1):
 def _typed_int(info, value):
     """An int option's value: a Python or numpy integer (as for range(),
     a float is refused rather than truncated)."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"option {info.name!r} takes an integer, "
-                        f"not {type(value).__name__} {value!r}") from None
+    return _int_value(value, c_int64, f"option {info.name!r}")
 
 
 class Probe(_Handle):
@@ -1072,7 +1159,7 @@ class Result(_Handle):
         if self.closed:
             return "Result(closed)"
         return (f"Result(status={self.status.name}, lambda={self.lambda_hat:.4g} "
-                f"± {self.mcse:.2g}, ess={self.ess:.0f}, "
+                f"(mcse {self.mcse:.2g}), ess={self.ess:.0f}, "
                 f"chains_ok={self.chains_ok}/{self.chains}, flags={self.flags!r})")
 
 
@@ -1255,7 +1342,8 @@ def save_checkpoint(path, mlp, theta, meta=None):
     """Write an atomic, checksummed checkpoint of theta (float32)."""
     m = CheckpointMeta() if meta is None else meta
     th = mlp._theta(theta)
-    c = _CheckpointMeta(m.epoch, m.seed, m.train_loss, m.test_loss)
+    c = _CheckpointMeta(_int_value(m.epoch, c_int64, "meta.epoch"),
+                        _int_value(m.seed, c_uint64, "meta.seed"), m.train_loss, m.test_loss)
     _check(_checkpoint_save(_path(path), mlp._p, _ptr(th, c_float), byref(c)))
 
 

@@ -113,5 +113,99 @@ class Package(unittest.TestCase):
         self.assertEqual(d["health"], cli["health"])
 
 
+class Helpers(unittest.TestCase):
+    def test_wbic_t(self):
+        self.assertAlmostEqual(sive.wbic_t(60000), 60000 / math.log(60000))
+        self.assertAlmostEqual(sive.wbic_t(np.int64(8000)), 890.155, delta=0.001)
+        with self.assertRaises(ValueError):
+            sive.wbic_t(1)
+
+
+class BindingIntegers(unittest.TestCase):
+    """Every integer crossing the binding is range-checked (issue 23 O2):
+    ctypes would wrap 2**64 + 100 to 100 and 2**64 + 4 to 4."""
+
+    def test_options(self):
+        with self.assertRaises(OverflowError):
+            sive.Probe(steps=2**64 + 100)
+        with self.assertRaises(OverflowError):
+            sive.Probe(seed=2**63)
+        with self.assertRaises(TypeError):
+            sive.Probe(steps=100.0)
+        with sive.Probe(seed=-2**63) as p:  # the ends of int64 are fine
+            self.assertEqual(p.get("seed"), -2**63)
+            p.set(seed=2**63 - 1)
+            self.assertEqual(p.get("seed"), 2**63 - 1)
+
+    def test_model_fields(self):
+        for bad in (2**64 + 4, -1):
+            with self.assertRaises(OverflowError):
+                sive.Model(bad, lambda th, b: th.copy(), group_loss=lambda th, b: th[:1])
+        with self.assertRaises(OverflowError):
+            sive.Model(2, lambda th, b: th.copy(), loss=lambda th, b: th[:1],
+                       n_examples=2**64 + 8)
+
+    def test_function_arguments(self):
+        with sive.Probe(steps=50, groups=4, h=0.1, chains=1) as p, \
+                p.run(quadratic(), [0.1, 0.2]) as r:
+            with self.assertRaises(OverflowError):
+                r.stat("sive", 2**32)  # int32 chain: would wrap to chain 0
+            with self.assertRaises(OverflowError):
+                r.chain_status(2**32)
+            self.assertTrue(math.isfinite(r.stat("sive", 0)))
+        with self.assertRaises(OverflowError):
+            sive.Rng(seed=2**64)
+        with self.assertRaises(OverflowError):
+            sive.Mlp(2**64 + 784)
+        with self.assertRaises(OverflowError):
+            sive.strerror(2**31)
+
+
+class CallbackArrays(unittest.TestCase):
+    """theta and batch.index kept after the run hold their call's values
+    (issue 23 P1: they were views of library memory, freed after the run:
+    reading one at dim 2e6 crashed the interpreter)."""
+
+    def test_kept_theta_and_index_outlive_the_run(self):
+        dim, kept, seen = 2_000_000, [], []
+
+        def grad(theta, batch):
+            if len(kept) < 3:
+                kept.append((theta, theta[::1000], batch.index))
+                seen.append((theta.copy(), batch.index.copy()))
+            return theta - 0.5, 0.0
+
+        def loss(theta, batch):
+            return np.full(batch.group_size, float(theta[0]))
+
+        th0 = np.full(dim, 0.5, np.float32)
+        model = sive.Model(dim, grad, loss=loss, n_examples=100, dtype=np.float32)
+        with sive.Probe(steps=6, groups=2, eval_batch=2, grad_batch=3, chains=2, h=0.1,
+                        t=10.0) as p, p.run(model, th0):
+            pass
+        model.close()
+        big = [np.ones(dim, np.float32) for _ in range(4)]  # reuse the freed memory
+        self.assertEqual(len(kept), 3)
+        for (theta, stride, index), (theta0, index0) in zip(kept, seen):
+            self.assertTrue(np.array_equal(theta, theta0))
+            self.assertTrue(np.array_equal(stride, theta0[::1000]))
+            self.assertTrue(np.array_equal(index, index0))
+            self.assertFalse(theta.flags.writeable)
+        self.assertFalse(np.array_equal(kept[0][0], kept[1][0]))  # distinct snapshots
+        del big
+
+    def test_buffer_reused_when_not_kept(self):
+        ids = set()
+
+        def grad(theta, batch):
+            ids.add(id(theta))
+            return theta.copy(), 0.0
+
+        model = sive.Model(3, grad, group_loss=lambda th, b: np.zeros(b.n_groups))
+        with sive.Probe(steps=20, groups=2, chains=1, h=0.1) as p, p.run(model, [1, 2, 3]):
+            pass
+        self.assertEqual(len(ids), 1)  # one copy per call, no allocation
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

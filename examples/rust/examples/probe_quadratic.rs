@@ -99,12 +99,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let exact = q.exact_lambda();
     let z = (lambda - exact) / r.mcse();
     println!(
-        "lambda = {lambda:.3} ± {:.3} (MCSE), exact {exact:.3}, z = {z:.2}, ESS {:.0}",
+        "lambda = {lambda:.3} (MCSE {:.3}), exact {exact:.3}, z = {z:.2}, ESS {:.0}",
         r.mcse(),
         r.ess()
     );
     println!(
-        "raw variance {:.3} - noise correction {:.3} ± {:.3}",
+        "raw variance {:.3} - noise correction {:.3} (SE {:.3})",
         r.stat(Stat::RawVariance, None),
         r.noise_correction(),
         r.noise_correction_std()

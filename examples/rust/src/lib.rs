@@ -17,7 +17,7 @@
 //! let mut probe = Probe::new()?;
 //! probe.set("h", 0.1)?.set("steps", 2000)?;
 //! let r = probe.run(&model, &[0.5f64, 0.5])?;
-//! println!("lambda = {} ± {}", r.lambda(), r.mcse());
+//! println!("lambda = {} (MCSE {})", r.lambda(), r.mcse());
 //! # Ok::<(), sive::Error>(())
 //! ```
 //!
