@@ -377,6 +377,8 @@ class _Bar:
                                   dynamic_ncols=True, smoothing=0.1)
 
     def update(self, chain, step, total):
+        if chain < 0:  # the pass at theta* of control variates counts examples, not steps
+            return
         with self._lock:
             before = sum(self._done.values())
             self._done[chain] = step
