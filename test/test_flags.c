@@ -6,6 +6,7 @@
  *  - STEP_CURVATURE on K1 against its exact value, step_bias raised at a
  *    large step and not at a small one;
  *  - imprecise exactly when MCSE > 0.3 |lambda-hat|;
+ *  - HALVES_Z (nonstationary) ~ N(0, 1) on stationary K1 chains;
  *  - step_extrapolate: the run at base_lr is untouched, SIVE_STEP0 is
  *    2 lambda(a/2) - lambda(a) of the two runs, and (argument "slow") K1's
  *    continuous-law value 0.5 is recovered.
@@ -224,6 +225,57 @@ START_TEST(extrapolate_pairs_runs)
 }
 END_TEST
 
+/* 0.2's halves z of chain c: batch means (sive_stats_mcse) on each half. */
+static double halves_z_02(const sive_result *r, int32_t c)
+{
+    size_t len = 0;
+    const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
+    size_t first = (size_t)(0.3 * (double)len), n = len - first, h = n / 2;
+    double m1 = 0.0, m2 = 0.0;
+    for (size_t i = 0; i < h; i++) {
+        m1 += x[first + i] / (double)h;
+        m2 += x[first + n - h + i] / (double)h;
+    }
+    double s1 = sive_stats_mcse(x + first, h), s2 = sive_stats_mcse(x + first + n - h, h);
+    return (m1 - m2) / sqrt(s1 * s1 + s2 * s2);
+}
+
+START_TEST(halves_z_stationary_quadratic)
+{
+    /* K1 at its minimum with a slow step (u^2 has tau ~ 125 steps): after
+     * a burn-in of 12 000 steps (~100 tau) the tail is stationary to any
+     * precision, so HALVES_Z should be ~ N(0, 1).  200 chains in runs of 5
+     * (the default): mean within 3/sqrt(200) of 0, sd within 3 of its
+     * relative standard errors (1/sqrt(400) = 5 %) of 1, widened below by
+     * the MCSE's conservative lean: [0.82, 1.15]. */
+    enum { RUNS = 40, K = 5 };
+    double z[RUNS * K], old[RUNS * K];
+    for (int run_i = 0; run_i < RUNS; run_i++) {
+        setting s = {0.0, 2.0, 0.001, 1e-5, 40000, K, 2, 0, 100 + (uint64_t)run_i};
+        sive_result *r = run(&s);
+        for (int32_t c = 0; c < K; c++) {
+            z[K * run_i + c] = sive_result_stat(r, SIVE_STAT_HALVES_Z, c);
+            old[K * run_i + c] = halves_z_02(r, c);
+        }
+        sive_result_free(r);
+    }
+    double m = 0.0, q = 0.0, mo = 0.0, qo = 0.0;
+    for (int i = 0; i < RUNS * K; i++) {
+        m += z[i] / (RUNS * K);
+        mo += old[i] / (RUNS * K);
+    }
+    for (int i = 0; i < RUNS * K; i++) {
+        q += (z[i] - m) * (z[i] - m) / (RUNS * K - 1);
+        qo += (old[i] - mo) * (old[i] - mo) / (RUNS * K - 1);
+    }
+    printf("halves z on 200 stationary K1 chains (a = 0.001): mean %.3f sd %.3f; 0.2's "
+           "batch means: sd %.3f\n", m, sqrt(q), sqrt(qo));
+    ck_assert_msg(fabs(m) < 3.0 / sqrt(200.0), "mean %g", m);
+    ck_assert_msg(sqrt(q) > 0.82 && sqrt(q) < 1.15, "sd %g", sqrt(q));
+    ck_assert_msg(sqrt(qo) > 1.3, "0.2's sd %g: the case does not show the old error", sqrt(qo));
+}
+END_TEST
+
 /* E[SIVE_UNCLIPPED] of K1 (theta* = 0.2: K = 0.04 + 0.4 x + x^2) on a
  * tail of n steps under the exact tethered ULA law (docs/theory.md). */
 static double k1_expected(double a, double h, double n)
@@ -236,28 +288,45 @@ START_TEST(extrapolate_k1_slow)
 {
     /* K1's continuous-law value t^2 Var = 0.5 (ULA at a = 0.05: 0.554).
      * Noise-free evaluation (sigma tiny) so that the check is on the
-     * step, not on the correction. */
-    setting s = {0.2, 2.0, 0.05, 1e-6, 200000, 120, 2, 1, 16};
-    sive_result *r = run(&s);
-    const double n = 0.7 * (double)s.steps;
-    const double richardson = 2.0 * k1_expected(s.a / 2, s.h, n) - k1_expected(s.a, s.h, n);
-    double est = sive_result_stat(r, SIVE_STAT_SIVE_STEP0, SIVE_SUMMARY);
-    double se = sive_result_stat(r, SIVE_STAT_MCSE_STEP0, SIVE_SUMMARY);
-    double spread = sive_result_stat_std(r, SIVE_STAT_SIVE_STEP0) / sqrt((double)s.chains);
-    printf("K1 a = 0.05, %lld chains x %lld steps: lambda(a) %.5f (ULA %.5f); step 0: %.5f +- "
-           "%.5f (spread/sqrt K %.5f), Richardson's expectation %.5f, continuous 0.5: "
-           "%+.2f %%\n", (long long)s.chains, (long long)s.steps, sive_result_lambda(r),
-           k1_expected(s.a, s.h, n), est, se, spread, richardson, 100.0 * (est / 0.5 - 1.0));
+     * step, not on the correction.  RUNS runs of 10 chains (different
+     * seeds; traces of one run at a time in memory), combined as one
+     * average: the mean of the runs' means, MCSE in quadrature. */
+    enum { RUNS = 12, K = 10 };
+    const double n = 0.7 * 100000.0;
+    double est = 0.0, q = 0.0, lam = 0.0, x[RUNS * K];
+    for (int i = 0; i < RUNS; i++) {
+        setting s = {0.2, 2.0, 0.05, 1e-6, 100000, K, 2, 1, 1000 + (uint64_t)i};
+        sive_result *r = run(&s);
+        double se = sive_result_stat(r, SIVE_STAT_MCSE_STEP0, SIVE_SUMMARY);
+        est += sive_result_stat(r, SIVE_STAT_SIVE_STEP0, SIVE_SUMMARY) / RUNS;
+        lam += sive_result_lambda(r) / RUNS;
+        q += se * se / (RUNS * RUNS);
+        for (int32_t c = 0; c < K; c++)
+            x[K * i + c] = sive_result_stat(r, SIVE_STAT_SIVE_STEP0, c);
+        sive_result_free(r);
+    }
+    double m = 0.0, v = 0.0;
+    for (int i = 0; i < RUNS * K; i++)
+        m += x[i] / (RUNS * K);
+    for (int i = 0; i < RUNS * K; i++)
+        v += (x[i] - m) * (x[i] - m) / (RUNS * K - 1);
+    const double se = sqrt(q), spread = sqrt(v / (RUNS * K));
+    const double richardson = 2.0 * k1_expected(0.025, 2.0, n) - k1_expected(0.05, 2.0, n);
+    printf("K1 a = 0.05, %d chains x 100000 steps: lambda(a) %.5f (ULA %.5f); step 0: %.5f +- "
+           "%.5f (spread/sqrt K %.5f), Richardson's expectation %.5f; against the continuous "
+           "0.5: %+.2f %% +- %.2f %%\n", RUNS * K, lam, k1_expected(0.05, 2.0, n), est, se,
+           spread, richardson, 100.0 * (est / 0.5 - 1.0), 100.0 * se / 0.5);
     /* the method's O(a^2) residual is within 1 % ... */
     ck_assert(fabs(richardson / 0.5 - 1.0) < 0.01);
-    /* ... the estimate is within 4 MCSE of its expectation, and the MCSE
-     * is small enough for that to place it within 1 % of 0.5 */
+    /* ... and the estimate is unbiased for it: within 4 MCSE, with an
+     * MCSE below 0.8 % of 0.5 (so a bias of 3 % or more would fail; the
+     * 1 % of issue 18 rests on the exact residual above, and
+     * docs/theory.md records a longer run) */
     ck_assert_msg(fabs(est - richardson) < 4.0 * se, "off by %.2f MCSE", (est - richardson) / se);
-    ck_assert_msg(fabs(richardson - 0.5) + 4.0 * se < 0.01 * 0.5 * 2.0, "se %.4g", se);
-    /* the MCSE describes the spread over chains (kurtosis aside, within
-     * the spread's own ~7 % standard error at 120 chains, twice) */
-    ck_assert_msg(se / spread > 0.75 && se / spread < 1.4, "se/spread %.3f", se / spread);
-    sive_result_free(r);
+    ck_assert_msg(se < 0.008 * 0.5, "MCSE %.4g", se);
+    /* the MCSE describes the spread over chains (within ~3 times the
+     * spread's own ~7 % standard error, and the estimator's lean) */
+    ck_assert_msg(se / spread > 0.8 && se / spread < 1.4, "se/spread %.3f", se / spread);
 }
 END_TEST
 
@@ -274,6 +343,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, step_curvature_k1);
         tcase_add_test(tc, imprecise_by_definition);
         tcase_add_test(tc, extrapolate_pairs_runs);
+        tcase_add_test(tc, halves_z_stationary_quadratic);
     }
     suite_add_tcase(s, tc);
     return check_run(s);
