@@ -239,7 +239,8 @@ static uint32_t geometry_flags(const sive_result *r, text *t)
         add(t, "step_bias: a t mean||g||^2 / (2 lambda-hat) = %.3g at base_lr %g: the finite "
             "step adds ~%.0f %% to lambda-hat%s; lower base_lr%s, or use step_extrapolate\n",
             share, r->opt.base_lr, 100.0 * share,
-            share > 0.5 ? " and the step is near its stability limit" : "",
+            share > 1.0 ? " (a quadratic direction at share 1 is at 1/3 of its stability limit)"
+                        : "",
             r->n_examples > 0 ? " or raise grad_batch" : "");
     }
     return f;
