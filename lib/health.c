@@ -69,7 +69,8 @@ static const flag_desc flags[] = {
     {SIVE_FLAG_RADIUS_BOUND, "radius_bound",
      "the localisation radius cuts the fluctuations: d ln lambda-hat / d ln h, measured on "
      "the chains, is above " STR(RADIUS_SLOPE) " and " STR(RADIUS_Z) " standard errors above "
-     "0, so lambda-hat grows with h (raise h or c_h until it stops)"},
+     "0, so lambda-hat grows with h (raise h or c_h until it stops); not assessed on a "
+     "nonstationary tail"},
     {SIVE_FLAG_STEP_BIAS, "step_bias",
      "the step is large for the loss's curvature: a t mean ||g||^2 / (2 lambda-hat), the "
      "share of lambda-hat due to the finite step, is above " STR(STEP_SHARE) " (near the "
@@ -214,7 +215,7 @@ static uint32_t chart_flags(const sive_result *r, text *t)
 
 /* Precision, radius and step, from the summaries (docs/theory.md,
  * "Localisation and step"). */
-static uint32_t geometry_flags(const sive_result *r, text *t)
+static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
 {
     uint32_t f = 0;
     const double *s = r->summary, lam = s[SIVE_STAT_SIVE_UNCLIPPED];
@@ -227,7 +228,8 @@ static uint32_t geometry_flags(const sive_result *r, text *t)
     if (!(lam > 0.0))
         return f;
     const double e = s[SIVE_STAT_DLAMBDA_DLOG_H] / lam, se = s[SIVE_STAT_DLAMBDA_DLOG_H_SE] / lam;
-    if (e > RADIUS_SLOPE && e > RADIUS_Z * se) {
+    /* a tail that drifts moves R and Lbar together: no slope to read */
+    if (stationary && e > RADIUS_SLOPE && e > RADIUS_Z * se) {
         f |= SIVE_FLAG_RADIUS_BOUND;
         add(t, "radius_bound: d ln lambda-hat / d ln h = %.3g +- %.2g at h = %.4g: the radius "
             "cuts the fluctuations (lambda-hat would move by ~%.0f %% for a 10 %% larger h); "
@@ -276,7 +278,7 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    return f | chart_flags(r, t) | geometry_flags(r, t);
+    return f | chart_flags(r, t) | geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY), t);
 }
 
 int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)

@@ -613,8 +613,9 @@ enum {
                                              run longer or more chains        */
     SIVE_FLAG_RADIUS_BOUND = 1u << 10,  /**< the radius cuts the fluctuations:
                                              d ln lambda / d ln h > 0.1, more
-                                             than 2 standard errors above 0
-                                             (raise h or c_h)                 */
+                                             than 2 standard errors above 0,
+                                             on a stationary tail (raise h or
+                                             c_h)                             */
     SIVE_FLAG_STEP_BIAS = 1u << 11      /**< the step is large for the loss's
                                              curvature: STEP_CURVATURE >
                                              0.1 lambda-hat, i.e. the finite
