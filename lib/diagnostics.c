@@ -7,19 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* |z| of the difference between the means of the two halves of x. */
-static double halves_z(const double *x, size_t n)
-{
-    size_t h = n / 2;
-    double m1, v1, m2, v2;
-    sivei_mean_var(x, h, &m1, &v1);
-    sivei_mean_var(x + (n - h), h, &m2, &v2);
-    double se = sqrt(sivei_batch_means_var(x, h) + sivei_batch_means_var(x + (n - h), h));
-    if (!(se > 0.0))
-        return m1 == m2 ? 0.0 : INFINITY;
-    return fabs(m1 - m2) / se;
-}
-
 /* The Lbar tails of the finished chains (borrowed from the traces at
  * stride 1, copied otherwise), their estimators, and the worst
  * tail-halves z.  Returns the number of finished chains, or -1 (NOMEM). */
@@ -127,14 +114,28 @@ static int32_t collect(sive_result *r, tails *t, int32_t *ids)
         } else if (!(t->x[ok] = sivei_tail_copy(r, ch, SIVE_TRACE_LBAR, &t->n))) {
             return -1;
         }
-        double z = halves_z(t->x[ok], t->n);
-        if (z > t->worst_z || t->worst_chain < 0) {
-            t->worst_z = z;
-            t->worst_chain = c;
-        }
         ok++;
     }
     return ok;
+}
+
+/* The signed halves z of every finished chain (HALVES_Z) and the worst
+ * |z| (docs/theory.md, "Health flags"). */
+static int halves(sive_result *r, tails *t, const int32_t *ids, int32_t ok)
+{
+    double *z = malloc((size_t)ok * sizeof *z);
+    if (!z)
+        return SIVE_E_NOMEM;
+    int rc = sivei_halves_z((const double *const *)t->x, (size_t)ok, t->n, z);
+    for (int32_t k = 0; k < ok && rc == SIVE_OK; k++) {
+        r->c[ids[k]].stat[SIVE_STAT_HALVES_Z] = z[k];
+        if (!isnan(z[k]) && (t->worst_chain < 0 || fabs(z[k]) > t->worst_z)) {
+            t->worst_z = fabs(z[k]);
+            t->worst_chain = ids[k];
+        }
+    }
+    free(z);
+    return rc;
 }
 
 /* Per-chain ESS into the chains' stats; returns the multi-chain ESS. */
@@ -175,7 +176,8 @@ static void pool(sive_result *r, int32_t ok)
     if (ok == 0)
         return;
     const int se_stats[] = {SIVE_STAT_MCSE, SIVE_STAT_NOISE_CORRECTION_STD,
-                            SIVE_STAT_NOISE_CORRECTION_STD_GAUSS};
+                            SIVE_STAT_NOISE_CORRECTION_STD_GAUSS,
+                            SIVE_STAT_DLAMBDA_DLOG_H_SE, SIVE_STAT_MCSE_STEP0};
     for (size_t k = 0; k < sizeof se_stats / sizeof se_stats[0]; k++) {
         double q = 0.0;
         for (int32_t c = r->begin; c < r->end; c++)
@@ -194,6 +196,10 @@ int sivei_result_summarise(sive_result *r)
     int rc = ok < 0 ? SIVE_E_NOMEM : SIVE_OK;
     if (rc == SIVE_OK && ok > 0)
         rc = influence_mcse(r, ids, (size_t)ok);
+    if (rc == SIVE_OK && ok > 0)
+        rc = sivei_radius_sensitivity(r, ids, (size_t)ok);
+    if (rc == SIVE_OK && ok > 0)
+        rc = halves(r, &t, ids, ok);
     free(ids);
     double ess_multi = NAN;
     if (rc == SIVE_OK) {

@@ -56,6 +56,7 @@ int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c)
         dsum += c->trace[SIVE_TRACE_DISP][m];
     st[SIVE_STAT_RMS_DISP_REL_H] = dsum / (double)(r->opt.steps - first) / h;
     st[SIVE_STAT_TAIL_LENGTH] = (double)n;
+    st[SIVE_STAT_STEP_CURVATURE] = sivei_step_curvature(r, c);
     st[SIVE_STAT_RHAT] = NAN; /* a multi-chain quantity: summary only */
     return SIVE_OK;
 }

@@ -19,6 +19,17 @@
  * one that barely moves (a tethered flat direction alone gives ~1) */
 #define CHART_FAR 3
 #define CHART_STILL 0.01
+/* imprecise: the summary MCSE above this fraction of |lambda-hat| */
+#define IMPRECISE_REL 0.3
+/* radius_bound: d ln lambda / d ln h above this, and that many standard
+ * errors above 0 (for a quadratic direction whose fluctuation the tether
+ * cuts to a fraction r of its own, the bias is 1 - r^2 and the slope
+ * 4(1 - r): 0.1 is a bias of ~5 %) */
+#define RADIUS_SLOPE 0.1
+#define RADIUS_Z 2
+/* step_bias: the share of lambda-hat due to the finite step,
+ * STEP_CURVATURE / (2 lambda-hat), above this */
+#define STEP_SHARE 0.05
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -52,6 +63,19 @@ static const flag_desc flags[] = {
      "a chain's mean tail displacement from theta* is above " STR(CHART_FAR) " h (it left "
      "its chart: lower c_h or h for a stronger tether) or below " STR(CHART_STILL) " h (it "
      "barely moves: raise base_lr or steps)"},
+    {SIVE_FLAG_IMPRECISE, "imprecise",
+     "the MCSE of lambda-hat is above " STR(IMPRECISE_REL) " times lambda-hat: the number "
+     "is not determined (raise steps, or chains)"},
+    {SIVE_FLAG_RADIUS_BOUND, "radius_bound",
+     "the localisation radius cuts the fluctuations: d ln lambda-hat / d ln h, measured on "
+     "the chains, is above " STR(RADIUS_SLOPE) " and " STR(RADIUS_Z) " standard errors above "
+     "0, so lambda-hat grows with h (raise h or c_h until it stops); not assessed on a "
+     "nonstationary tail"},
+    {SIVE_FLAG_STEP_BIAS, "step_bias",
+     "the step is large for the loss's curvature: a t mean ||g||^2 / (2 lambda-hat), the "
+     "share of lambda-hat due to the finite step, is above " STR(STEP_SHARE) " (near the "
+     "step's stability limit it grows without bound; lower base_lr, raise grad_batch, or "
+     "use step_extrapolate)"},
 };
 
 static const flag_desc *find(uint32_t bit)
@@ -189,6 +213,41 @@ static uint32_t chart_flags(const sive_result *r, text *t)
     return f;
 }
 
+/* Precision, radius and step, from the summaries (docs/theory.md,
+ * "Localisation and step"). */
+static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
+{
+    uint32_t f = 0;
+    const double *s = r->summary, lam = s[SIVE_STAT_SIVE_UNCLIPPED];
+    if (s[SIVE_STAT_MCSE] > IMPRECISE_REL * fabs(lam)) {
+        f |= SIVE_FLAG_IMPRECISE;
+        add(t, "imprecise: lambda-hat %.4g has MCSE %.3g (%.0f %%, above %.0f %%): raise steps "
+            "or chains\n", lam, s[SIVE_STAT_MCSE], 100.0 * s[SIVE_STAT_MCSE] / fabs(lam),
+            100.0 * IMPRECISE_REL);
+    }
+    if (!(lam > 0.0))
+        return f;
+    const double e = s[SIVE_STAT_DLAMBDA_DLOG_H] / lam, se = s[SIVE_STAT_DLAMBDA_DLOG_H_SE] / lam;
+    /* a tail that drifts moves R and Lbar together: no slope to read */
+    if (stationary && e > RADIUS_SLOPE && e > RADIUS_Z * se) {
+        f |= SIVE_FLAG_RADIUS_BOUND;
+        add(t, "radius_bound: d ln lambda-hat / d ln h = %.3g +- %.2g at h = %.4g: the radius "
+            "cuts the fluctuations (lambda-hat would move by ~%.0f %% for a 10 %% larger h); "
+            "raise h or c_h\n", e, se, r->h, 100.0 * (pow(1.1, e) - 1.0));
+    }
+    const double share = s[SIVE_STAT_STEP_CURVATURE] / (2.0 * lam);
+    if (share > STEP_SHARE) {
+        f |= SIVE_FLAG_STEP_BIAS;
+        add(t, "step_bias: a t mean||g||^2 / (2 lambda-hat) = %.3g at base_lr %g: the finite "
+            "step adds ~%.0f %% to lambda-hat%s; lower base_lr%s, or use step_extrapolate\n",
+            share, r->opt.base_lr, 100.0 * share,
+            share > 1.0 ? " (a quadratic direction at share 1 is at 1/3 of its stability limit)"
+                        : "",
+            r->n_examples > 0 ? " or raise grad_batch" : "");
+    }
+    return f;
+}
+
 static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t worst_chain,
                               text *t)
 {
@@ -219,7 +278,7 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    return f | chart_flags(r, t);
+    return f | chart_flags(r, t) | geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY), t);
 }
 
 int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)

@@ -56,6 +56,9 @@ static const sive_option_info table[] = {
       "one past the last chain of this run's range (0: chains)"),
     I(SIVE_OPT_CONTROL_VARIATE, "control_variate", 0, 1, 0,
       "1: evaluate loss differences to theta* (per-example models; same target, less noise)"),
+    I(SIVE_OPT_STEP_EXTRAPOLATE, "step_extrapolate", 0, 1, 0,
+      "1: also run every chain at base_lr/2 and report lambda-hat extrapolated to step 0 "
+      "(sive_step0; twice the work)"),
 };
 #undef I
 #undef D
@@ -110,6 +113,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_CHAIN_BEGIN: o->chain_begin = v; break;
             case SIVE_OPT_CHAIN_END: o->chain_end = v; break;
             case SIVE_OPT_CONTROL_VARIATE: o->control_variate = v; break;
+            case SIVE_OPT_STEP_EXTRAPOLATE: o->step_extrapolate = v; break;
             default: break;
             }
         } else {
@@ -165,6 +169,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_CHAIN_BEGIN: return &o->chain_begin;
     case SIVE_OPT_CHAIN_END: return &o->chain_end;
     case SIVE_OPT_CONTROL_VARIATE: return &o->control_variate;
+    case SIVE_OPT_STEP_EXTRAPOLATE: return &o->step_extrapolate;
     }
     return NULL;
 }

@@ -224,15 +224,15 @@ static void identify(sive_result *r, const sive_model *m, const void *theta)
 }
 
 /* Start a run: everything that can be checked before the first callback. */
-static int prepare(sive_probe *p, const sive_model *m, const void *theta_star,
-                   sivei_run *run)
+static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
+                   const void *theta_star, sivei_run *run)
 {
     int rc = check_model(m, &run->model, p->errmsg);
     if (rc)
         return rc;
     if (!theta_star)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "theta_star is NULL");
-    run->opt = p->opt; /* frozen: the chains never read the probe */
+    run->opt = *o; /* frozen: the chains never read the probe */
     run->progress = p->progress;
     run->progress_user = p->progress_user;
     run->theta_star = theta_star;
@@ -256,19 +256,13 @@ static int prepare(sive_probe *p, const sive_model *m, const void *theta_star,
     return SIVE_OK;
 }
 
-int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
-                   sive_result **out)
+/* One run of the chains with options o (p's or the step-halved copy). */
+static int run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
+                    const void *theta_star, sive_result **out)
 {
-    if (out)
-        *out = NULL;
-    if (!p)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
-    p->errmsg[0] = '\0';
-    if (!out)
-        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "out is NULL");
     sivei_run run;
     memset(&run, 0, sizeof run);
-    int rc = prepare(p, m, theta_star, &run);
+    int rc = prepare(p, o, m, theta_star, &run);
     if (rc)
         return rc;
     atomic_init(&run.next_chain, run.r->begin);
@@ -295,6 +289,53 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     }
     sivei_result_conclude(run.r, run.status, run.callback_code, run.errmsg);
     *out = run.r;
+    return SIVE_OK;
+}
+
+/* SIVE_OPT_STEP_EXTRAPOLATE: the same chains at base_lr/2, paired with
+ * r's (step0.c).  A callback error or a cancel there becomes r's status. */
+static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_star,
+                       sive_result *r)
+{
+    sivei_options o = r->opt;
+    o.base_lr /= 2.0;
+    o.step_extrapolate = 0;
+    sive_result *fine = NULL;
+    int rc = run_once(p, &o, m, theta_star, &fine);
+    if (rc)
+        return rc;
+    if (fine->status == SIVE_E_CALLBACK || fine->status == SIVE_E_CANCELLED) {
+        char msg[SIVE_ERRMSG_LEN + 64];
+        snprintf(msg, sizeof msg, "in the run at base_lr/2 (step_extrapolate): %s",
+                 fine->errmsg);
+        sivei_result_conclude(r, fine->status, fine->callback_code, msg);
+    } else if ((rc = sivei_step0(r, fine))) {
+        rc = sivei_fail(p->errmsg, rc, "out of memory while extrapolating to step 0");
+    }
+    sive_result_free(fine);
+    return rc;
+}
+
+int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
+                   sive_result **out)
+{
+    if (out)
+        *out = NULL;
+    if (!p)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
+    p->errmsg[0] = '\0';
+    if (!out)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "out is NULL");
+    sive_result *r = NULL;
+    int rc = run_once(p, &p->opt, m, theta_star, &r);
+    if (rc == SIVE_OK && r->opt.step_extrapolate && r->status == SIVE_OK &&
+        (rc = extrapolate(p, m, theta_star, r))) {
+        sive_result_free(r);
+        return rc;
+    }
+    if (rc)
+        return rc;
+    *out = r;
     sivei_clear_error();
     return SIVE_OK;
 }

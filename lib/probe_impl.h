@@ -13,7 +13,7 @@
 
 /* Counts of the public enums (not part of the ABI: the public header has
  * no *_COUNT_ enumerators). */
-#define SIVEI_N_STATS 20
+#define SIVEI_N_STATS 26
 #define SIVEI_N_TRACES 5
 
 /* Independent random streams of a chain, one per purpose, so that changing
@@ -35,6 +35,7 @@ typedef struct sivei_options {
     int64_t replacement, eval_stride;
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
     int64_t control_variate;
+    int64_t step_extrapolate;
     uint64_t seed;
 } sivei_options;
 
@@ -115,6 +116,13 @@ SIVE_HIDDEN int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c);
 /* diagnostics.c: per-chain estimators, summaries over chains, multi-chain
  * ESS, split-Rhat; then health.c's flags. */
 SIVE_HIDDEN int sivei_result_summarise(sive_result *r);
+/* diag_geometry.c: DLAMBDA_DLOG_H and its SE for the finished chains
+ * ids[0..k-1] (SIVE_OK or SIVE_E_NOMEM), and a chain's STEP_CURVATURE. */
+SIVE_HIDDEN int sivei_radius_sensitivity(sive_result *r, const int32_t *ids, size_t k);
+SIVE_HIDDEN double sivei_step_curvature(const sive_result *r, const sivei_chain_out *c);
+/* step0.c: SIVE_STEP0 and MCSE_STEP0 of r (per chain and summary) from
+ * the same run at base_lr/2 (fine); SIVE_OK or SIVE_E_NOMEM. */
+SIVE_HIDDEN int sivei_step0(sive_result *r, const sive_result *fine);
 /* health.c: flags and their text from the summaries. */
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);

@@ -147,6 +147,12 @@ static const char *const stat_names[SIVEI_N_STATS] = {
     [SIVE_STAT_RMS_DISP_REL_H] = "rms_disp_rel_h",
     [SIVE_STAT_TAIL_LENGTH] = "tail_length",
     [SIVE_STAT_SIVE_ESS] = "sive_ess",
+    [SIVE_STAT_HALVES_Z] = "halves_z",
+    [SIVE_STAT_DLAMBDA_DLOG_H] = "dlambda_dlog_h",
+    [SIVE_STAT_DLAMBDA_DLOG_H_SE] = "dlambda_dlog_h_se",
+    [SIVE_STAT_STEP_CURVATURE] = "step_curvature",
+    [SIVE_STAT_SIVE_STEP0] = "sive_step0",
+    [SIVE_STAT_MCSE_STEP0] = "mcse_step0",
 };
 
 static const char *const trace_names[SIVEI_N_TRACES] = {

@@ -33,6 +33,16 @@ typedef const double *(*sivei_series_fn)(void *ctx, size_t c);
  * finite; SIVE_E_NOMEM when memory or a series is missing. */
 SIVE_HIDDEN int sivei_var_of_mean_pooled(sivei_series_fn get, void *ctx, size_t k, size_t n,
                                          double *out, double *tau_out);
+/* Signed z of the halves test of k series of n values (the tails of a
+ * run's chains): z[c] = (mean of the first floor(n/2) values - mean of
+ * the last floor(n/2)) / sqrt(V1_c + V2_c), each V the variance of a
+ * half's mean by sivei_var_of_mean_pooled, the first halves of all k
+ * series pooled together and the last halves together (each group about
+ * its own grand mean, so a drift that all series share does not widen
+ * the error it is compared with).  Under stationarity z is ~ N(0, 1).
+ * z[c] is 0 for equal constant halves, +-inf for unequal ones, NaN for
+ * n < 8 or non-finite input.  Returns SIVE_OK or SIVE_E_NOMEM. */
+SIVE_HIDDEN int sivei_halves_z(const double *const *x, size_t k, size_t n, double *z);
 /* The influence series of the unclipped SIVE over t^2 (docs/theory.md,
  * "MCSE"): y[i] = (lbar[i] - mean lbar)^2 n/(n-1) - s2[i]/N, whose mean
  * is the estimate.  y may be lbar. */

@@ -189,9 +189,12 @@ run "toy csv" 0 "$SIVE" toy --model k1 --steps 20000 --format csv &&
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 5, rows
-assert all(r["health"] == "dominant_correction" and r["flags"] == "128" for r in rows), rows
+# the paper's K1 point: the correction dominates, and base_lr 0.05 adds ~10 % (step_bias)
+assert all(r["health"] == "dominant_correction|step_bias" and r["flags"] == "2176"
+           for r in rows), rows
 PY
-run "toy csv healthy" 0 "$SIVE" toy --model k1 --steps 20000 --sigma 0 --format csv &&
+run "toy csv healthy" 0 "$SIVE" toy --model k1 --steps 20000 --sigma 0 --base-lr 0.0125 \
+    --format csv &&
     python3 - "$TMP/out" <<'PY' && ok "toy csv: empty health when healthy" || bad "toy csv healthy"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -274,7 +277,8 @@ run "probe csv, tiny budget" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --s
     python3 - "$TMP/out" <<'PY' && ok "probe csv: health column" || bad "probe csv health"
 import csv, sys
 names = ["diverged", "negative_sive", "nonstationary", "low_ess", "high_rhat",
-         "noisy_correction", "aborted", "dominant_correction", "chart"]
+         "noisy_correction", "aborted", "dominant_correction", "chart", "imprecise",
+         "radius_bound", "step_bias"]
 (r,) = list(csv.DictReader(open(sys.argv[1])))
 flags = int(r["flags"])
 want = "|".join(n for b, n in enumerate(names) if flags >> b & 1)

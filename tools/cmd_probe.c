@@ -298,6 +298,15 @@ static void print_diagnostics(FILE *f, const sive_result *r)
             summ(r, SIVE_STAT_TETHER_STEP));
     fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
     fprintf(f, "  %-26s%.3f\n", "RMS displacement / h", summ(r, SIVE_STAT_RMS_DISP_REL_H));
+    /* the numbers behind radius_bound and step_bias (docs/theory.md) */
+    const double lam = summ(r, SIVE_STAT_SIVE_UNCLIPPED);
+    fprintf(f, "  %-26s%.3g ± %.2g\n", "d ln lambda / d ln h",
+            summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam, summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam));
+    fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
+            summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
+    double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
+    if (!isnan(s0))
+        row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
 }
 
 static void print_table(FILE *f, const probe_out *o)

@@ -149,13 +149,16 @@ static void print_csv_rows(FILE *f, const toy_config *c, const toy_report *r)
 /* The rows of the estimators: mean ± std over chains rounded to the std,
  * the SIVE cells of a model that raised a flag marked. */
 /* The flags that make a toy number untrustworthy, the ones the table marks.
- * dominant_correction alone is information, not a failure: the toy's
- * correction is large (t²σ²/N = 6.25 against λ ≈ 0.55) but known to ± its
+ * Two are information here, not failures: dominant_correction (the toy's
+ * correction t²σ²/N = 6.25 is large against λ ≈ 0.55 but known to ± its
  * std, which the table shows; noisy_correction is raised when that std
- * exceeds the estimate. */
+ * exceeds the estimate) and step_bias (the toy's reference is the exact
+ * ULA law at this base_lr, so the step's share is part of its target). */
+static const uint32_t toy_info = SIVE_FLAG_DOMINANT_CORRECTION | SIVE_FLAG_STEP_BIAS;
+
 static uint32_t toy_marked(uint32_t flags)
 {
-    return flags & ~(uint32_t)SIVE_FLAG_DOMINANT_CORRECTION;
+    return flags & ~toy_info;
 }
 
 static void toy_estimator_rows(cli_table *t, const toy_report *rep, int n)
@@ -224,19 +227,27 @@ static void toy_diagnostic_rows(cli_table *t, const toy_config *cfg, const toy_r
     }
 }
 
-/* The library's health lines ("name: why"), each marked as toy_marked()
- * decides. */
+/* Is this health line ("name: why") that of an informational flag? */
+static int toy_info_line(const char *line, size_t n)
+{
+    for (uint32_t bit = 1; bit && bit <= toy_info; bit <<= 1) {
+        const char *name = (toy_info & bit) ? sive_flag_name(bit) : NULL;
+        size_t len = name ? strlen(name) : 0;
+        if (len && n > len && !strncmp(line, name, len) && line[len] == ':')
+            return 1;
+    }
+    return 0;
+}
+
+/* The library's health lines, each marked as toy_marked() decides. */
 static void toy_health_lines(FILE *f, int model, const char *health)
 {
-    const char *info = sive_flag_name(SIVE_FLAG_DOMINANT_CORRECTION);
-    size_t len = strlen(info);
     for (const char *line = health; *line;) {
         size_t n = strcspn(line, "\n");
-        if (n) {
-            int is_info = n > len && !strncmp(line, info, len) && line[len] == ':';
-            fprintf(f, is_info ? "  k%d (information): %.*s\n" : CLI_FLAG_MARK " k%d: %.*s\n",
+        if (n)
+            fprintf(f, toy_info_line(line, n) ? "  k%d (information): %.*s\n"
+                                              : CLI_FLAG_MARK " k%d: %.*s\n",
                     model, (int)n, line);
-        }
         line += n + (line[n] == '\n');
     }
 }
@@ -247,7 +258,7 @@ void toy_print_table(FILE *f, const toy_config *cfg, const toy_report *rep, int 
     fprintf(f, "LLC estimates on the noisy toy models (Table 1): mean ± std over %lld chains,\n"
                "rounded to the std; " CLI_FLAG_MARK " marks a number a health flag makes "
                "untrustworthy; a flag in\nparentheses is information (a large correction "
-               "known to ± its std is no failure)\n",
+               "known to ± its std, or the step's\nshare of the exact ULA target, is no failure)\n",
             (long long)c->chains);
     fprintf(f, "t = %g, h = %g, base_lr = %g, M = %lld, burn-in = %g, N = %lld, stride = %lld, "
                "chains = %lld, sigma = %g, L0 = %g, seed = %llu\n\n",

@@ -283,7 +283,16 @@ typedef enum sive_option {
      *  non-zero return cancels it between two batches (the run's
      *  SIVE_E_CANCELLED, no chain run).  docs/theory.md,
      *  "Control variates". */
-    SIVE_OPT_CONTROL_VARIATE = 19
+    SIVE_OPT_CONTROL_VARIATE = 19,
+    /** int: 1 also runs every chain at base_lr/2 (the same seed, chain
+     *  range and steps; twice the work) and reports the estimate
+     *  extrapolated to a step of 0, 2 lambda(a/2) - lambda(a) (Richardson:
+     *  the step bias of ULA is linear in a to first order), as
+     *  SIVE_STAT_SIVE_STEP0 with its MCSE SIVE_STAT_MCSE_STEP0 (default 0:
+     *  it doubles the cost and about doubles the MCSE).  Every other
+     *  statistic, trace and flag is the run's at base_lr, as without the
+     *  option.  docs/theory.md, "Step bias". */
+    SIVE_OPT_STEP_EXTRAPOLATE = 20
 } sive_option;
 
 /** Type of an option's value. */
@@ -474,9 +483,38 @@ typedef enum sive_stat {
     SIVE_STAT_SLOPE_PROXY = 16,   /**< t^2 h^2 ||g_0||^2                         */
     SIVE_STAT_RMS_DISP_REL_H = 17,/**< mean_T (||theta-theta*||/sqrt d) / h      */
     SIVE_STAT_TAIL_LENGTH = 18,   /**< |T|, evaluated steps in the tail          */
-    SIVE_STAT_SIVE_ESS = 19       /**< ESS of the SIVE estimator's per-step
+    SIVE_STAT_SIVE_ESS = 19,      /**< ESS of the SIVE estimator's per-step
                                        influence series (what its MCSE uses;
                                        pooled like it)                        */
+    /** Signed z of the halves test behind SIVE_FLAG_NONSTATIONARY: (mean of
+     *  the first half of the Lbar tail - mean of the last half) over the
+     *  standard error of that difference (the MCSE estimator, pooled over
+     *  the run's chains); ~ N(0, 1) on a stationary tail.  Summary: mean
+     *  over chains. */
+    SIVE_STAT_HALVES_Z = 20,
+    /** d lambda / d ln h: how the estimate moves with the radius, from the
+     *  chain itself: t^2 Cov_T(y, ||theta - theta*||^2 / h^2), y the SIVE
+     *  influence series (exact for the tethered law; docs/theory.md,
+     *  "Localisation").  Near 0 when the radius does not cut the
+     *  fluctuations; SIVE_FLAG_RADIUS_BOUND compares it with lambda-hat. */
+    SIVE_STAT_DLAMBDA_DLOG_H = 21,
+    /** Its Monte Carlo standard error (pooled like the MCSE; summary in
+     *  quadrature, sqrt(sum se_c^2)/K). */
+    SIVE_STAT_DLAMBDA_DLOG_H_SE = 22,
+    /** a t mean_T ||g_m||^2 over the tail steps: step times curvature
+     *  (= a E[tr Hess L] for the exact law; for a quadratic direction of
+     *  curvature H it adds aH/(1 - aH/2)); over 2 lambda-hat it is the
+     *  share of lambda-hat due to the finite step (SIVE_FLAG_STEP_BIAS). */
+    SIVE_STAT_STEP_CURVATURE = 23,
+    /** With SIVE_OPT_STEP_EXTRAPOLATE: the unclipped SIVE extrapolated to
+     *  a step of 0, 2 lambda(a/2) - lambda(a), from this chain and its
+     *  paired chain at base_lr/2; NaN otherwise (and after
+     *  sive_result_load() or sive_result_merge(), which keep only the
+     *  chains at base_lr). */
+    SIVE_STAT_SIVE_STEP0 = 24,
+    /** Its Monte Carlo standard error, from the paired influence series
+     *  2 y(a/2) - y(a) (pooled like the MCSE; summary in quadrature). */
+    SIVE_STAT_MCSE_STEP0 = 25
 } sive_stat;
 
 /** Stable machine name of a statistic ("sive", "mcse", ...), used as the
@@ -602,10 +640,25 @@ enum {
     SIVE_FLAG_DOMINANT_CORRECTION = 1u << 7, /**< C > 10 |lambda-hat|: lambda-hat
                                              is a small difference of large
                                              numbers                          */
-    SIVE_FLAG_CHART = 1u << 8           /**< a chain's tail displacement from
+    SIVE_FLAG_CHART = 1u << 8,          /**< a chain's tail displacement from
                                              theta* is > 3 h (it left its
                                              chart) or < 0.01 h (it barely
                                              moves)                           */
+    SIVE_FLAG_IMPRECISE = 1u << 9,      /**< summary MCSE > 0.3 |lambda-hat|:
+                                             run longer or more chains        */
+    SIVE_FLAG_RADIUS_BOUND = 1u << 10,  /**< the radius cuts the fluctuations:
+                                             d ln lambda / d ln h > 0.1, more
+                                             than 2 standard errors above 0,
+                                             on a stationary tail (raise h or
+                                             c_h)                             */
+    SIVE_FLAG_STEP_BIAS = 1u << 11      /**< the step is large for the loss's
+                                             curvature: STEP_CURVATURE >
+                                             0.1 lambda-hat, i.e. the finite
+                                             step adds > 5 % to lambda-hat;
+                                             near the stability limit it
+                                             grows without bound (lower
+                                             base_lr, raise grad_batch, or
+                                             SIVE_OPT_STEP_EXTRAPOLATE)       */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */
@@ -614,7 +667,8 @@ SIVE_API uint32_t sive_result_flags(const sive_result *r);
 SIVE_API const char *sive_flag_string(uint32_t flag);
 /** Stable machine name of one flag bit ("diverged", "negative_sive",
  *  "nonstationary", "low_ess", "high_rhat", "noisy_correction", "aborted",
- *  "dominant_correction", "chart"); NULL if unknown. */
+ *  "dominant_correction", "chart", "imprecise", "radius_bound",
+ *  "step_bias"); NULL if unknown. */
 SIVE_API const char *sive_flag_name(uint32_t flag);
 /** All raised flags explained, one line each with the numbers behind them
  *  ("" when healthy).  Owned by r. */
