@@ -78,7 +78,7 @@ static int CAT(gradient_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
     int rc = run->model.grad(w->theta, run->model.dim, &gb, w->grad, loss,
                              run->model.user);
     if (rc) {
-        run->r->c[c].status = SIVE_CHAIN_CALLBACK;
+        sivei_chain(run->r, c)->status = SIVE_CHAIN_CALLBACK;
         sivei_run_fail(run, SIVE_E_CALLBACK, rc,
                        "gradient callback returned %d at chain %d step %lld", rc,
                        (int)c, (long long)m);

@@ -23,7 +23,7 @@ static const double *sens_of(void *ctx, size_t k)
 {
     sens_src *s = ctx;
     const sive_result *r = s->r;
-    const sivei_chain_out *ch = &r->c[s->ids[k]];
+    const sivei_chain_out *ch = sivei_chain(r, s->ids[k]);
     size_t n = 0, n2 = 0, n3 = 0;
     double *lbar = sivei_tail_copy(r, ch, SIVE_TRACE_LBAR, &n);
     double *s2 = sivei_tail_copy(r, ch, SIVE_TRACE_S2, &n2);
@@ -64,8 +64,8 @@ int sivei_radius_sensitivity(sive_result *r, const int32_t *ids, size_t k)
         }
         double mean;
         sivei_mean_var(w, n, &mean, NULL);
-        r->c[ids[c]].stat[SIVE_STAT_DLAMBDA_DLOG_H] = mean;
-        r->c[ids[c]].stat[SIVE_STAT_DLAMBDA_DLOG_H_SE] = sqrt(v[c]);
+        sivei_chain(r, ids[c])->stat[SIVE_STAT_DLAMBDA_DLOG_H] = mean;
+        sivei_chain(r, ids[c])->stat[SIVE_STAT_DLAMBDA_DLOG_H_SE] = sqrt(v[c]);
     }
     free(src.w);
     free(v);

@@ -128,7 +128,7 @@ static int halves(sive_result *r, tails *t, const int32_t *ids, int32_t ok)
         return SIVE_E_NOMEM;
     int rc = sivei_halves_z((const double *const *)t->x, (size_t)ok, t->n, z);
     for (int32_t k = 0; k < ok && rc == SIVE_OK; k++) {
-        r->c[ids[k]].stat[SIVE_STAT_HALVES_Z] = z[k];
+        sivei_chain(r, ids[k])->stat[SIVE_STAT_HALVES_Z] = z[k];
         if (!isnan(z[k]) && (t->worst_chain < 0 || fabs(z[k]) > t->worst_z)) {
             t->worst_z = fabs(z[k]);
             t->worst_chain = ids[k];

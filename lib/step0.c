@@ -20,8 +20,8 @@ typedef struct pair_src {
 static int influence(const sive_result *r, int32_t c, double *y)
 {
     size_t n = 0, n2 = 0;
-    double *lbar = sivei_tail_copy(r, &r->c[c], SIVE_TRACE_LBAR, &n);
-    double *s2 = sivei_tail_copy(r, &r->c[c], SIVE_TRACE_S2, &n2);
+    double *lbar = sivei_tail_copy(r, sivei_chain(r, c), SIVE_TRACE_LBAR, &n);
+    double *s2 = sivei_tail_copy(r, sivei_chain(r, c), SIVE_TRACE_S2, &n2);
     int ok = lbar && s2;
     if (ok)
         sivei_sive_influence(lbar, s2, n, (double)r->opt.groups, y);
@@ -47,12 +47,12 @@ static void summarise(sive_result *r, const int32_t *ids, size_t k)
 {
     double sum = 0.0, q = 0.0, q2 = 0.0;
     for (size_t c = 0; c < k; c++) {
-        sum += r->c[ids[c]].stat[SIVE_STAT_SIVE_STEP0];
-        q += r->c[ids[c]].stat[SIVE_STAT_MCSE_STEP0] * r->c[ids[c]].stat[SIVE_STAT_MCSE_STEP0];
+        sum += sivei_chain(r, ids[c])->stat[SIVE_STAT_SIVE_STEP0];
+        q += sivei_chain(r, ids[c])->stat[SIVE_STAT_MCSE_STEP0] * sivei_chain(r, ids[c])->stat[SIVE_STAT_MCSE_STEP0];
     }
     const double mean = k ? sum / (double)k : NAN;
     for (size_t c = 0; c < k; c++) {
-        double d = r->c[ids[c]].stat[SIVE_STAT_SIVE_STEP0] - mean;
+        double d = sivei_chain(r, ids[c])->stat[SIVE_STAT_SIVE_STEP0] - mean;
         q2 += d * d;
     }
     r->summary[SIVE_STAT_SIVE_STEP0] = mean;
@@ -69,15 +69,15 @@ int sivei_step0(sive_result *r, const sive_result *fine)
     double *v = malloc((size_t)r->chains * sizeof *v);
     int rc = ids && src.w && src.y && v ? SIVE_OK : SIVE_E_NOMEM;
     size_t k = 0;
-    for (int32_t c = 0; c < r->chains && rc == SIVE_OK; c++)
-        if (r->c[c].status == SIVE_CHAIN_OK && fine->c[c].status == SIVE_CHAIN_OK)
+    for (int32_t c = r->begin; c < r->end && rc == SIVE_OK; c++)
+        if (sivei_chain(r, c)->status == SIVE_CHAIN_OK && sivei_chain(fine, c)->status == SIVE_CHAIN_OK)
             ids[k++] = c;
     if (rc == SIVE_OK && k > 0)
         rc = sivei_var_of_mean_pooled(pair_of, &src, k, n, v, NULL);
     const double t2 = r->opt.t * r->opt.t;
     for (size_t c = 0; c < k && rc == SIVE_OK; c++) {
-        double *st = r->c[ids[c]].stat;
-        st[SIVE_STAT_SIVE_STEP0] = 2.0 * fine->c[ids[c]].stat[SIVE_STAT_SIVE_UNCLIPPED] -
+        double *st = sivei_chain(r, ids[c])->stat;
+        st[SIVE_STAT_SIVE_STEP0] = 2.0 * sivei_chain(fine, ids[c])->stat[SIVE_STAT_SIVE_UNCLIPPED] -
                                    st[SIVE_STAT_SIVE_UNCLIPPED];
         st[SIVE_STAT_MCSE_STEP0] = t2 * sqrt(v[c]);
     }

@@ -85,7 +85,7 @@ run "trajectory refuses --chain-begin" 2 "$SIVE" trajectory --epochs 1 --chain-b
 # long options are matched in full (glibc would take --step for --steps),
 # every message of a command has the command's prefix
 run "abbreviated flag" 2 "$SIVE" probe --step 300 ckpt &&
-    expect_err "abbreviated flag" "^sive probe: unknown option '--step' (options are not abbreviated: --steps?)"
+    expect_err "abbreviated flag" "^sive probe: unknown option '--step' (options are not abbreviated: --steps, --step-extrapolate?)"
 run "abbreviated flag with =" 2 "$SIVE" trajectory --epoch=1 &&
     expect_err "abbreviated flag with =" "^sive trajectory: unknown option '--epoch'"
 run "missing value" 2 "$SIVE" train --epochs && expect_err "missing value" "^sive train: option '--epochs' needs a value"
@@ -150,9 +150,11 @@ run "toy burn-in 0.995" 0 "$SIVE" toy --model k1 --steps 20000 --burn-in 0.995 -
     pycheck "toy burn-in 0.995 ran" "$TMP/out" 'assert d["burn_in"] == 0.995 and fin(d["sive"]["mean"])'
 run "toy steps below the bound" 2 "$SIVE" toy --steps 1 && expect_err "toy steps" "--steps"
 # the toy table marks only what makes a number untrustworthy: K1's large but
-# precisely known correction (dominant_correction alone) is information
+# precisely known correction (dominant_correction) and the step's share of
+# its exact ULA target (step_bias) are information
 run "toy k1 table" 0 "$SIVE" toy --model k1 --steps 20000 &&
-    if grep -q '^SIVE .*!' "$TMP/out" || ! grep -q '^health  *(dominant_correction)$' "$TMP/out"; then
+    if grep -q '^SIVE .*!' "$TMP/out" ||
+       ! grep -q '^health  *(dominant_correction|step_bias)$' "$TMP/out"; then
         bad "toy k1: dominant_correction alone marked as a failure"
         sed 's/^/  out: /' "$TMP/out" | grep -E "SIVE|health"
     else ok "toy k1: dominant_correction is information"; fi
@@ -177,11 +179,13 @@ sive = next(l for l in lines if l.startswith("SIVE "))
 assert not re.search(r"\d\.\d{4} ± ", sive), sive  # not 0.5515 ± 0.0483
 assert re.search(r"\d ± 0\.\d\d(?!\d)", sive), sive  # 2 significant digits
 PY
-# a flagged model (K2 nonstationary at this budget): its SIVE cells carry
-# the mark, the health row names the flags and the library's health lines
-# follow the table; K1's dominant_correction is information, not marked
-grep -q '^SIVE .*[0-9] !$' "$TMP/out" && grep -q '^health .* ! nonstationary' "$TMP/out" &&
-    grep -q '^! k2: nonstationary: ' "$TMP/out" &&
+# a flagged model (K2 imprecise at this budget: MCSE ~45 % of lambda-hat):
+# its SIVE cells carry the mark, the health row names the flags and the
+# library's health lines follow the table; K1's dominant_correction is
+# information, not marked
+run "toy short" 0 "$SIVE" toy --steps 3000 &&
+grep -q '^SIVE .*[0-9] !$' "$TMP/out" && grep -q '^health .* ! .*imprecise' "$TMP/out" &&
+    grep -q '^! k2: imprecise: ' "$TMP/out" &&
     grep -q '^  k1 (information): dominant_correction: ' "$TMP/out" &&
     ok "toy table: flags marked and explained" || bad "toy table: no marked flag"
 run "toy csv" 0 "$SIVE" toy --model k1 --steps 20000 --format csv &&

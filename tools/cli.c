@@ -27,6 +27,24 @@ static const char *opt_word(char **argv, int has_value)
     return has_value && optarg == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
 }
 
+/* "unknown option '--step'", with the full names it abbreviates, if any
+ * (getopt_long refuses an ambiguous prefix before we can see it). */
+static void unknown_option(const char *w, const struct option *opts)
+{
+    int len = (int)strcspn(w, "=");
+    char names[256] = "";
+    size_t at = 0;
+    for (const struct option *o = opts; o->name && !strncmp(w, "--", 2); o++)
+        if (len > 2 && !strncmp(o->name, w + 2, (size_t)len - 2) && at < sizeof names)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s--%s", at ? ", " : "",
+                                   o->name);
+    if (at)
+        fprintf(stderr, "%s: unknown option '%.*s' (options are not abbreviated: %s?)\n",
+                cli_cmd, len, w, names);
+    else
+        fprintf(stderr, "%s: unknown option '%.*s'\n", cli_cmd, len, w);
+}
+
 int cli_getopt(int argc, char **argv, const struct option *opts)
 {
     int idx = -1;
@@ -40,7 +58,7 @@ int cli_getopt(int argc, char **argv, const struct option *opts)
     }
     if (o == '?' || idx < 0) {
         const char *w = argv[optind - 1];
-        fprintf(stderr, "%s: unknown option '%.*s'\n", cli_cmd, (int)strcspn(w, "="), w);
+        unknown_option(w, opts);
         return '?';
     }
     const char *w = opt_word(argv, opts[idx].has_arg != no_argument);
