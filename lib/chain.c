@@ -13,9 +13,11 @@
  * perm == NULL: uniform with replacement.  Otherwise each batch holds
  * distinct indices: a partial Fisher-Yates shuffle of the persistent
  * permutation perm (any permutation is a valid starting point, so it is
- * never reset between batches). */
+ * never reset between batches).  The gradient and the evaluation draws
+ * each have their own permutation as well as their own stream, so that
+ * neither depends on how many draws the other made. */
 static void draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total,
-                              size_t batch, uint64_t n, uint64_t *perm)
+                              size_t batch, uint64_t n, uint32_t *perm)
 {
     if (!perm) {
         for (size_t j = 0; j < total; j++)
@@ -25,7 +27,7 @@ static void draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total,
     for (size_t b0 = 0; b0 < total; b0 += batch) {
         for (size_t j = 0; j < batch; j++) {
             uint64_t k = j + sivei_pcg32_below(g, n - j);
-            uint64_t tmp = perm[j];
+            uint32_t tmp = perm[j];
             perm[j] = perm[k];
             perm[k] = tmp;
             idx[b0 + j] = perm[j];
@@ -168,8 +170,10 @@ int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker)
         w->grad_idx = malloc((size_t)o->grad_batch * sizeof(uint64_t));
         ok = w->eval_idx && w->grad_idx;
         if (ok && !o->replacement) {
-            w->perm = malloc((size_t)m->n_examples * sizeof(uint64_t));
-            ok = w->perm != NULL;
+            /* n <= 2^32 (checked by the run): every index fits 32 bits */
+            w->perm_grad = malloc((size_t)m->n_examples * sizeof(uint32_t));
+            w->perm_eval = malloc((size_t)m->n_examples * sizeof(uint32_t));
+            ok = w->perm_grad && w->perm_eval;
         }
         if (ok && m->loss)
             ok = sivei_dedup_init(&w->dedup, m->n_examples, draws) == SIVE_OK;
@@ -194,12 +198,14 @@ void sivei_work_release(sivei_work *w)
     free(w->group_loss);
     free(w->eval_idx);
     free(w->grad_idx);
-    free(w->perm);
+    free(w->perm_grad);
+    free(w->perm_eval);
     sivei_dedup_release(&w->dedup);
     free(w->cv_loss);
     w->theta = w->grad = w->noise = NULL;
     w->group_loss = w->cv_loss = NULL;
-    w->eval_idx = w->grad_idx = w->perm = NULL;
+    w->eval_idx = w->grad_idx = NULL;
+    w->perm_grad = w->perm_eval = NULL;
 }
 
 /* Per-example model: each distinct draw evaluated once, then the group
@@ -238,7 +244,7 @@ int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
     const uint64_t n = run->model.n_examples;
     const size_t N = (size_t)o->groups, B = (size_t)o->eval_batch;
     if (n)
-        draw_indices(&rng[SIVEI_STREAM_EVAL_IDX], w->eval_idx, N * B, B, n, w->perm);
+        draw_indices(&rng[SIVEI_STREAM_EVAL_IDX], w->eval_idx, N * B, B, n, w->perm_eval);
     sive_batch b = {.index = n ? w->eval_idx : NULL, .n_groups = N,
                     .group_size = B, .chain = c, .worker = w->worker, .step = m};
     b.seed = sivei_pcg32_next64(&rng[SIVEI_STREAM_EVAL_CB]);
@@ -255,7 +261,7 @@ static void draw_grad_indices(sivei_run *run, sivei_work *w, sivei_pcg32 *rng)
     const uint64_t n = run->model.n_examples;
     const size_t B = (size_t)run->opt.grad_batch;
     if (n)
-        draw_indices(&rng[SIVEI_STREAM_GRAD_IDX], w->grad_idx, B, B, n, w->perm);
+        draw_indices(&rng[SIVEI_STREAM_GRAD_IDX], w->grad_idx, B, B, n, w->perm_grad);
 }
 
 static double now_seconds(void)

@@ -113,9 +113,9 @@ void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
     sivei_pcg32 rng[SIVEI_STREAM_COUNT];
     for (int k = 0; k < SIVEI_STREAM_COUNT; k++)
         sivei_pcg32_stream(&rng[k], run->opt.seed, (uint64_t)c, (uint64_t)k);
-    if (w->perm)
+    if (w->perm_grad)
         for (uint64_t i = 0; i < run->model.n_examples; i++)
-            w->perm[i] = i;
+            w->perm_grad[i] = w->perm_eval[i] = (uint32_t)i;
     memcpy(w->theta, run->theta_star, d * sizeof(REAL));
     /* A callback that leaves outputs unwritten then sees zeros, the same
      * for every chain and thread count, never a previous chain's values or

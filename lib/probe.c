@@ -177,8 +177,8 @@ static int check_sizes(const sivei_options *o, const sive_model *m, char *err)
                          (unsigned long long)m->n_examples);
     if (!o->replacement && m->n_examples > ((uint64_t)1 << 32))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "sampling without replacement keeps a permutation of the data "
-                         "set; n_examples %llu is above 2^32",
+                         "sampling without replacement keeps 32-bit permutations of the "
+                         "data set; n_examples %llu is above 2^32",
                          (unsigned long long)m->n_examples);
     return SIVE_OK;
 }

@@ -160,7 +160,8 @@ typedef struct sivei_work {
     double *group_loss;         /* N                               */
     uint64_t *eval_idx;         /* N * B_eval (NULL without data)  */
     uint64_t *grad_idx;         /* B_grad                          */
-    uint64_t *perm;             /* data size, sampling w/o replacement */
+    uint32_t *perm_grad;        /* data size each, sampling without  */
+    uint32_t *perm_eval;        /* replacement (one per draw stream) */
     sivei_dedup dedup;          /* per-example models only         */
     double *cv_loss;            /* control variates without a table:
                                    l_j(theta*) of a step's distinct draws */
