@@ -54,6 +54,9 @@ static const sive_option_info table[] = {
       "one past the last chain of this run's range (0: chains)"),
     I(SIVE_OPT_CONTROL_VARIATE, "control_variate", 0, 1, 0,
       "1: evaluate loss differences to theta* (per-example models; same target, less noise)"),
+    I(SIVE_OPT_GRAD_CONTROL_VARIATE, "grad_control_variate", 0, 1, 0,
+      "1: step with grad l_B(theta) - grad l_B(theta*) + grad L_n(theta*) (data models; "
+      "near the full-batch chain at small B_grad, twice the gradient cost)"),
 };
 #undef I
 #undef D
@@ -108,6 +111,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_CHAIN_BEGIN: o->chain_begin = v; break;
             case SIVE_OPT_CHAIN_END: o->chain_end = v; break;
             case SIVE_OPT_CONTROL_VARIATE: o->control_variate = v; break;
+            case SIVE_OPT_GRAD_CONTROL_VARIATE: o->grad_control_variate = v; break;
             default: break;
             }
         } else {
@@ -163,6 +167,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_CHAIN_BEGIN: return &o->chain_begin;
     case SIVE_OPT_CHAIN_END: return &o->chain_end;
     case SIVE_OPT_CONTROL_VARIATE: return &o->control_variate;
+    case SIVE_OPT_GRAD_CONTROL_VARIATE: return &o->grad_control_variate;
     }
     return NULL;
 }

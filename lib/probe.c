@@ -275,12 +275,15 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     /* a callback failing at theta* is the run's status (its chains then
      * stop at step 0, as after any callback error); other failures here
      * are the caller's to fix and return no result */
-    if ((rc = sivei_cv_prepare(&run, p->errmsg))) {
+    if ((rc = sivei_cv_prepare(&run, p->errmsg)) ||
+        (rc = sivei_samplers_prepare(&run, p->errmsg))) {
+        sivei_cv_release(&run);
         pthread_mutex_destroy(&run.lock);
         sive_result_free(run.r);
         return rc;
     }
     run_workers(&run);
+    sivei_samplers_release(&run);
     sivei_cv_release(&run);
     pthread_mutex_destroy(&run.lock);
     if (run.status == SIVE_E_NOMEM) {

@@ -12,7 +12,9 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define D 6
 #define NEX 200
@@ -24,6 +26,8 @@ typedef struct lsq {
     int batch_grad;       /* 1: the gradient of the batch's mean loss (the
                              mini-batch gradient); 0: the full-data one */
     atomic_int star_grads;/* gradient calls at theta* (batch chain -1)    */
+    atomic_int grads;     /* all gradient calls                           */
+    int fail_grad_pass;   /* 1: the gradient callback fails on chain -1   */
 } lsq;
 
 static double dot(const double *a, const double *b)
@@ -65,8 +69,13 @@ static int lsq_grad(const void *theta, size_t d, const sive_batch *b, void *grad
     const double *th = theta;
     double *g = grad;
     (void)d;
+    atomic_fetch_add(&m->grads, 1);
     if (b->chain == -1)
         atomic_fetch_add(&m->star_grads, 1);
+    if (m->fail_grad_pass && b->chain == -1) {
+        sive_set_errmsg("no gradient at theta* today");
+        return 9;
+    }
     if (m->batch_grad) {
         double l = 0.0;
         for (int i = 0; i < D; i++)
@@ -226,6 +235,33 @@ static inline int same_trace(const sive_result *a, const sive_result *b, sive_tr
     const double *x = sive_result_trace(a, which, c, &na);
     const double *y = sive_result_trace(b, which, c, &nb);
     return x && y && na == nb && memcmp(x, y, na * sizeof *x) == 0;
+}
+
+/* part[k] (chain k of a 2-chain probe) ran with the int option opt = k:
+ * saved and loaded, part 1 keeps the value and its traces; the parts do
+ * not merge, and the message names the option.  Frees both parts. */
+static inline void lsq_saved_not_merged(sive_result *part[2], sive_option opt,
+                                        const char *name)
+{
+    char path[] = "/tmp/sive-lsq-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(sive_result_save(part[1], path, NULL), SIVE_OK);
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_load(path, &back, NULL), SIVE_OK);
+    int64_t v = -1;
+    ck_assert_int_eq(sive_result_option_int(back, opt, &v), SIVE_OK);
+    ck_assert_int_eq(v, 1);
+    ck_assert(same_trace(part[1], back, SIVE_TRACE_DISP, 1));
+    sive_result *merged = NULL;
+    const sive_result *parts[2] = {part[0], back};
+    ck_assert_int_eq(sive_result_merge(&merged, parts, 2), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_last_errmsg(), name), "%s", sive_last_errmsg());
+    unlink(path);
+    close(fd);
+    sive_result_free(back);
+    sive_result_free(part[0]);
+    sive_result_free(part[1]);
 }
 
 #endif
