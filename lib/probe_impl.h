@@ -34,7 +34,7 @@ typedef struct sivei_options {
     int64_t steps, groups, eval_batch, grad_batch, chains, threads;
     int64_t replacement, eval_stride;
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
-    int64_t control_variate, grad_control_variate;
+    int64_t control_variate, grad_control_variate, precondition;
     uint64_t seed;
 } sivei_options;
 

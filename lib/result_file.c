@@ -14,7 +14,7 @@
  *   options: t base_lr h c_h burn_in anchor (f64); h_absolute steps groups
  *   eval_batch grad_batch chains threads replacement eval_stride
  *   chain_begin chain_end seed (i64/u64); version 2 on: control_variate
- *   (i64); version 3 on: grad_control_variate (i64); h eta (f64); begin end dtype
+ *   (i64); version 3 on: grad_control_variate precondition (i64); h eta (f64); begin end dtype
  *   dim n_examples theta_hash status callback_code; errmsg length + bytes;
  *   note length + bytes; then per chain c in [begin, end): status
  *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64.
@@ -96,7 +96,7 @@ static void put_options(wbuf *b, const sivei_options *o)
     const int64_t v[] = {o->h_absolute, o->steps, o->groups, o->eval_batch, o->grad_batch,
                          o->chains, o->threads, o->replacement, o->eval_stride,
                          o->chain_begin, o->chain_end, (int64_t)o->seed,
-                         o->control_variate, o->grad_control_variate};
+                         o->control_variate, o->grad_control_variate, o->precondition};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         put_u64(b, (uint64_t)v[i]);
 }
@@ -230,6 +230,7 @@ static void get_options(rbuf *b, sivei_options *o)
     o->seed = get_u64(b);
     o->control_variate = b->version >= 2 ? get_i64(b) : 0;
     o->grad_control_variate = b->version >= 3 ? get_i64(b) : 0;
+    o->precondition = b->version >= 3 ? get_i64(b) : 0;
 }
 
 /* Every option inside its table bounds (NaN only where the table allows

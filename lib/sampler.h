@@ -48,6 +48,17 @@ typedef struct sivei_sampler {
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_sgld;
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv;
 
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_precond;
+
+/* Plain SGLD's step (sampler_sgld.c), for modules that step plainly at
+ * times (the preconditioner while it estimates), and the chunk of
+ * Langevin normals of the model's dtype it draws. */
+SIVE_HIDDEN int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
+                                sivei_pcg32 *noise, int64_t m, double *gnorm,
+                                double *disp);
+SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
+                                       size_t n);
+
 /* The registry (sampler.c): module k's hooks and state live in slot k. */
 SIVE_HIDDEN const sivei_sampler *sivei_sampler_at(int k);
 

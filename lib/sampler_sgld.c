@@ -134,28 +134,25 @@ static int update_f64(void *theta, const void *star, const void *g, const void *
     return langevin_update_f64(theta, star, g, xi, nb, a, kt, kn, gs, ds);
 }
 
-static void normals_f32(sivei_pcg32 *g, void *out, size_t n)
+void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out, size_t n)
 {
-    sivei_pcg32_normals_f32(g, out, n);
-}
-
-static void normals_f64(sivei_pcg32 *g, void *out, size_t n)
-{
-    sivei_pcg32_normals(g, out, n);
+    if (run->model.dtype == SIVE_F32)
+        sivei_pcg32_normals_f32(g, out, n);
+    else
+        sivei_pcg32_normals(g, out, n);
 }
 
 /* The Langevin step at theta with gradient g, fused with the trace norms
  * and the finiteness check, SIVEI_NOISE_CHUNK normals at a time.  Returns
  * non-zero when the chain diverged. */
-static int sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
-                     int64_t m, double *gnorm, double *disp)
+int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
+                    int64_t m, double *gnorm, double *disp)
 {
     (void)rs, (void)ws, (void)m;
     const int f32 = run->model.dtype == SIVE_F32;
     const size_t d = run->model.dim, el = f32 ? sizeof(float) : sizeof(double);
     int (*update)(void *, const void *, const void *, const void *, size_t, double,
                   double, double, double *, double *) = f32 ? update_f32 : update_f64;
-    void (*normals)(sivei_pcg32 *, void *, size_t) = f32 ? normals_f32 : normals_f64;
     const double a = run->opt.base_lr;
     const double k_tether = run->eta / (run->h * run->h);
     const double k_noise = sqrt(2.0 * run->eta);
@@ -166,7 +163,7 @@ static int sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     for (size_t i0 = 0; i0 < d; i0 += SIVEI_NOISE_CHUNK) {
         size_t nb = d - i0 < SIVEI_NOISE_CHUNK ? d - i0 : SIVEI_NOISE_CHUNK;
         double gs, ds;
-        normals(noise, w->noise, nb);
+        sivei_sampler_normals(run, noise, w->noise, nb);
         bad |= update(theta + i0 * el, star + i0 * el, g + i0 * el, w->noise, nb, a,
                       k_tether, k_noise, &gs, &ds);
         gsum += gs;
@@ -179,5 +176,5 @@ static int sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
 
 const sivei_sampler sivei_sampler_sgld = {
     .name = "sgld",
-    .step = sgld_step,
+    .step = sivei_sgld_step,
 };

@@ -28,6 +28,9 @@ typedef struct lsq {
     atomic_int star_grads;/* gradient calls at theta* (batch chain -1)    */
     atomic_int grads;     /* all gradient calls                           */
     int fail_grad_pass;   /* 1: the gradient callback fails on chain -1   */
+    double *rec;          /* if set: the gradient of chain c at step m <
+                             rec_steps into rec[(c rec_steps + m) D ...] */
+    int64_t rec_steps;
 } lsq;
 
 static double dot(const double *a, const double *b)
@@ -92,6 +95,9 @@ static int lsq_grad(const void *theta, size_t d, const sive_batch *b, void *grad
     }
     for (int i = 0; i < D; i++)
         g[i] = dot(m->A[i], th) - m->b[i];
+    if (m->rec && b->chain >= 0 && b->step < m->rec_steps)
+        memcpy(m->rec + ((size_t)b->chain * (size_t)m->rec_steps + (size_t)b->step) * D, g,
+               sizeof(double) * D);
     double l = 0.0;
     for (int j = 0; j < NEX; j++) {
         double r = dot(m->x[j], th) - m->y[j];

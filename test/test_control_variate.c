@@ -245,9 +245,9 @@ static uint64_t fnv1a64(const unsigned char *p, size_t n)
     return h;
 }
 
-/* A file of format version 1 (0.2.0: no control_variate and no
- * grad_control_variate word after the seed, at payload words 18 and 19)
- * still loads, with both options 0. */
+/* A file of format version 1 (0.2.0: no control_variate,
+ * grad_control_variate and precondition words after the seed, payload
+ * words 18 to 20) still loads, with the options 0. */
 START_TEST(reads_version_1_files)
 {
     static lsq m;
@@ -263,8 +263,8 @@ START_TEST(reads_version_1_files)
     fclose(f);
     ck_assert(len > 200 && len < sizeof buf);
     const size_t at = 24 + 18 * 8; /* header, then 6 f64 and 12 i64 options */
-    memmove(buf + at, buf + at + 16, len - at - 16);
-    len -= 16;
+    memmove(buf + at, buf + at + 24, len - at - 24);
+    len -= 24;
     buf[8] = 1;
     uint64_t plen = len - 24 - 8, h;
     for (int i = 0; i < 8; i++)

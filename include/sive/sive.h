@@ -288,7 +288,17 @@ typedef enum sive_option {
      *  SIVE_E_CALLBACK (no chain run); a gradient at theta* that is not
      *  finite is SIVE_E_INVALID_ARG.  docs/theory.md, "Gradient control
      *  variates". */
-    SIVE_OPT_GRAD_CONTROL_VARIATE = 20
+    SIVE_OPT_GRAD_CONTROL_VARIATE = 20,
+    /** int: 1 steps with a frozen diagonal preconditioner P (RMSProp-style,
+     *  default 0): theta' = theta - P (a g + (eta/h^2)(theta - theta*)) +
+     *  sqrt(P) sqrt(2 eta) xi.  Each chain estimates
+     *  P_i = min(10, mean_k r_k / r_i), r_i the RMS of its gradient's
+     *  coordinate i, over the first half of its burn-in (plain steps),
+     *  then freezes it: a constant P leaves the stationary law the
+     *  tethered posterior (no drift correction; docs/theory.md,
+     *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  A
+     *  different chain (not the 0.2 path). */
+    SIVE_OPT_PRECONDITION = 21
 } sive_option;
 
 /** Type of an option's value. */
