@@ -1,38 +1,9 @@
 /* One tethered Langevin chain, written once for float and double.
- * Included by chain.c with REAL (float/double), SFX (f32/f64) and
- * NORMALS (the matching bulk normal sampler) defined, after
- * langevin_update_f32/_f64 (the vectorised update). */
+ * Included by chain.c with REAL (float/double) and SFX (f32/f64) defined.
+ * The update is the sampler's (lib/sampler.h). */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-
-/* The Langevin step at theta with gradient g, fused with the trace norms
- * and the finiteness check.  Returns non-zero when the chain diverged. */
-static int CAT(step_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
-                           double *gnorm, double *disp)
-{
-    const size_t d = run->model.dim;
-    const REAL *star = run->theta_star;
-    REAL *theta = w->theta, *g = w->grad, *xi = w->noise;
-    /* theta' = theta - a g - (eta/h^2)(theta-theta*) + sqrt(2 eta) xi */
-    const REAL a = (REAL)run->opt.base_lr;
-    const REAL k_tether = (REAL)(run->eta / (run->h * run->h));
-    const REAL k_noise = (REAL)sqrt(2.0 * run->eta);
-    double gsum = 0.0, dsum = 0.0;
-    int bad = 0;
-    for (size_t i0 = 0; i0 < d; i0 += SIVEI_NOISE_CHUNK) {
-        size_t nb = d - i0 < SIVEI_NOISE_CHUNK ? d - i0 : SIVEI_NOISE_CHUNK;
-        double gs, ds;
-        NORMALS(noise, xi, nb);
-        bad |= CAT(langevin_update_, SFX)(theta + i0, star + i0, g + i0, xi, nb, a,
-                                          k_tether, k_noise, &gs, &ds);
-        gsum += gs;
-        dsum += ds;
-    }
-    *gnorm = sqrt(gsum);
-    *disp = sqrt(dsum * (1.0 / (double)d)); /* as 0.1: bit-identical traces */
-    return !isfinite(gsum) || bad;
-}
 
 /* Measurement at theta_m into the traces; returns non-zero to stop. */
 static int CAT(measure_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
@@ -77,6 +48,8 @@ static int CAT(gradient_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
     sivei_clear_error();
     int rc = run->model.grad(w->theta, run->model.dim, &gb, w->grad, loss,
                              run->model.user);
+    if (!rc)
+        rc = sivei_samplers_gradient(run, w, &gb);
     if (rc) {
         sivei_chain(run->r, c)->status = SIVE_CHAIN_CALLBACK;
         sivei_run_fail(run, SIVE_E_CALLBACK, rc,
@@ -113,15 +86,16 @@ void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
     sivei_pcg32 rng[SIVEI_STREAM_COUNT];
     for (int k = 0; k < SIVEI_STREAM_COUNT; k++)
         sivei_pcg32_stream(&rng[k], run->opt.seed, (uint64_t)c, (uint64_t)k);
-    if (w->perm)
+    if (w->perm_grad)
         for (uint64_t i = 0; i < run->model.n_examples; i++)
-            w->perm[i] = i;
+            w->perm_grad[i] = w->perm_eval[i] = (uint32_t)i;
     memcpy(w->theta, run->theta_star, d * sizeof(REAL));
     /* A callback that leaves outputs unwritten then sees zeros, the same
      * for every chain and thread count, never a previous chain's values or
      * uninitialised memory. */
     memset(w->grad, 0, d * sizeof(REAL));
     memset(w->group_loss, 0, (size_t)run->opt.groups * sizeof(double));
+    sivei_samplers_chain_start(w, c);
     sivei_clock clk = {0};
     out->status = SIVE_CHAIN_OK;
     int64_t m = 0;
@@ -133,9 +107,9 @@ void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
         if (CAT(measure_, SFX)(run, w, rng, c, m) ||
             CAT(gradient_, SFX)(run, w, rng, c, m, &out->trace[SIVE_TRACE_GRAD_LOSS][m]))
             break;
-        if (CAT(step_, SFX)(run, w, &rng[SIVEI_STREAM_NOISE],
-                            &out->trace[SIVE_TRACE_GRAD_NORM][m],
-                            &out->trace[SIVE_TRACE_DISP][m])) {
+        if (sivei_samplers_step(run, w, &rng[SIVEI_STREAM_NOISE], m,
+                                &out->trace[SIVE_TRACE_GRAD_NORM][m],
+                                &out->trace[SIVE_TRACE_DISP][m])) {
             out->status = SIVE_CHAIN_DIVERGED;
             break;
         }

@@ -59,6 +59,12 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_STEP_EXTRAPOLATE, "step_extrapolate", 0, 1, 0,
       "1: also run every chain at base_lr/2 and report lambda-hat extrapolated to step 0 "
       "(sive_step0; twice the work)"),
+    I(SIVE_OPT_GRAD_CONTROL_VARIATE, "grad_control_variate", 0, 1, 0,
+      "1: step with grad l_B(theta) - grad l_B(theta*) + grad L_n(theta*) (data models; "
+      "near the full-batch chain at small B_grad, twice the gradient cost)"),
+    I(SIVE_OPT_PRECONDITION, "precondition", 0, 1, 0,
+      "1: diagonal RMSProp-style preconditioner, estimated in the first half of the "
+      "burn-in, then frozen (same target)"),
 };
 #undef I
 #undef D
@@ -114,6 +120,8 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_CHAIN_END: o->chain_end = v; break;
             case SIVE_OPT_CONTROL_VARIATE: o->control_variate = v; break;
             case SIVE_OPT_STEP_EXTRAPOLATE: o->step_extrapolate = v; break;
+            case SIVE_OPT_GRAD_CONTROL_VARIATE: o->grad_control_variate = v; break;
+            case SIVE_OPT_PRECONDITION: o->precondition = v; break;
             default: break;
             }
         } else {
@@ -170,6 +178,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_CHAIN_END: return &o->chain_end;
     case SIVE_OPT_CONTROL_VARIATE: return &o->control_variate;
     case SIVE_OPT_STEP_EXTRAPOLATE: return &o->step_extrapolate;
+    case SIVE_OPT_GRAD_CONTROL_VARIATE: return &o->grad_control_variate;
+    case SIVE_OPT_PRECONDITION: return &o->precondition;
     }
     return NULL;
 }

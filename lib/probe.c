@@ -178,8 +178,8 @@ static int check_sizes(const sivei_options *o, const sive_model *m, char *err)
                          (unsigned long long)m->n_examples);
     if (!o->replacement && m->n_examples > ((uint64_t)1 << 32))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "sampling without replacement keeps a permutation of the data "
-                         "set; n_examples %llu is above 2^32",
+                         "sampling without replacement keeps 32-bit permutations of the "
+                         "data set; n_examples %llu is above 2^32",
                          (unsigned long long)m->n_examples);
     return SIVE_OK;
 }
@@ -271,12 +271,15 @@ static int run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
     /* a callback failing at theta* is the run's status (its chains then
      * stop at step 0, as after any callback error); other failures here
      * are the caller's to fix and return no result */
-    if ((rc = sivei_cv_prepare(&run, p->errmsg))) {
+    if ((rc = sivei_cv_prepare(&run, p->errmsg)) ||
+        (rc = sivei_samplers_prepare(&run, p->errmsg))) {
+        sivei_cv_release(&run);
         pthread_mutex_destroy(&run.lock);
         sive_result_free(run.r);
         return rc;
     }
     run_workers(&run);
+    sivei_samplers_release(&run);
     sivei_cv_release(&run);
     pthread_mutex_destroy(&run.lock);
     if (run.status == SIVE_E_NOMEM) {

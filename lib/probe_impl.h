@@ -34,7 +34,7 @@ typedef struct sivei_options {
     int64_t steps, groups, eval_batch, grad_batch, chains, threads;
     int64_t replacement, eval_stride;
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
-    int64_t control_variate;
+    int64_t control_variate, grad_control_variate, precondition;
     int64_t step_extrapolate;
     uint64_t seed;
 } sivei_options;
@@ -127,6 +127,10 @@ SIVE_HIDDEN int sivei_step0(sive_result *r, const sive_result *fine);
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);
 
+/* Room for sampler modules (lib/sampler.h; sampler.c checks its registry
+ * fits). */
+#define SIVEI_MAX_SAMPLERS 8
+
 /* Everything one run shares between worker threads.  The options and the
  * model are copies taken at the start: nothing reads the caller's probe
  * or model description while chains run. */
@@ -141,6 +145,11 @@ typedef struct sivei_run {
      * NULL (none, or beyond the table limit), and L_n(theta*) */
     double *cv_star;
     double cv_base;
+    /* samplers (sampler.c): which modules the options select (bit k for
+     * registry entry k), the one that steps, and each one's run state */
+    unsigned sampler_on;
+    int sampler_stepper;
+    void *sampler_state[SIVEI_MAX_SAMPLERS];
     sive_result *r;
     atomic_int next_chain;
     atomic_int stop;        /* set when a chain hit a callback error or cancel */
@@ -181,10 +190,12 @@ typedef struct sivei_work {
     double *group_loss;         /* N                               */
     uint64_t *eval_idx;         /* N * B_eval (NULL without data)  */
     uint64_t *grad_idx;         /* B_grad                          */
-    uint64_t *perm;             /* data size, sampling w/o replacement */
+    uint32_t *perm_grad;        /* data size each, sampling without  */
+    uint32_t *perm_eval;        /* replacement (one per draw stream) */
     sivei_dedup dedup;          /* per-example models only         */
     double *cv_loss;            /* control variates without a table:
                                    l_j(theta*) of a step's distinct draws */
+    void *sampler_state[SIVEI_MAX_SAMPLERS]; /* each module's scratch */
 } sivei_work;
 
 SIVE_HIDDEN int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker);
@@ -206,6 +217,18 @@ SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
 SIVE_HIDDEN int sivei_cv_prepare(sivei_run *run, char *err);
 SIVE_HIDDEN void sivei_cv_release(sivei_run *run);
 SIVE_HIDDEN int sivei_cv_subtract(sivei_run *run, sivei_work *w, const sive_batch *eb);
+/* sampler.c: the modules a run's options select (before the chains; a
+ * callback error is recorded in run and SIVE_OK returned, other errors
+ * returned with their message in err), their release, the per-worker
+ * scratch, and the chain's two calls into them (lib/sampler.h). */
+SIVE_HIDDEN int sivei_samplers_prepare(sivei_run *run, char *err);
+SIVE_HIDDEN void sivei_samplers_release(sivei_run *run);
+SIVE_HIDDEN int sivei_samplers_work_init(sivei_work *w);
+SIVE_HIDDEN void sivei_samplers_work_release(sivei_work *w);
+SIVE_HIDDEN void sivei_samplers_chain_start(sivei_work *w, int32_t c);
+SIVE_HIDDEN int sivei_samplers_gradient(sivei_run *run, sivei_work *w, const sive_batch *gb);
+SIVE_HIDDEN int sivei_samplers_step(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
+                                    int64_t m, double *gnorm, double *disp);
 /* Record the first fatal status of a run (thread-safe).  A callback's
  * message (sive_set_errmsg or the library's own) is appended. */
 SIVE_HIDDEN void sivei_run_fail(sivei_run *run, int status, int cb_code,

@@ -13,10 +13,10 @@
  * Payload, as 8-byte words unless noted:
  *   options: t base_lr h c_h burn_in anchor (f64); h_absolute steps groups
  *   eval_batch grad_batch chains threads replacement eval_stride
- *   chain_begin chain_end seed (i64/u64); version 2 only: control_variate
- *   (i64); h eta (f64); begin end dtype
- *   dim n_examples theta_hash; version 3 only: identity (the model's,
- *   0 = none); status callback_code; errmsg length + bytes;
+ *   chain_begin chain_end seed (i64/u64); version 2 on: control_variate
+ *   (i64); version 3 on: grad_control_variate precondition (i64); h eta
+ *   (f64); begin end dtype dim n_examples theta_hash; version 3 on: identity
+ *   (the model's, 0 = none); status callback_code; errmsg length + bytes;
  *   note length + bytes; then per chain c in [begin, end): status
  *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64.
  *
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #define MAGIC "SIVERES"  /* with its NUL: 8 bytes */
-#define VERSION 3u       /* 0.3: the model's identity */
+#define VERSION 3u       /* 0.3: the model's identity, the sampler options */
 #define VERSION_OLDEST 1u /* 0.2.0: no control_variate field (it was 0) */
 #define HEAD 24
 #define NOTE_MAX ((uint64_t)1 << 20)
@@ -99,7 +99,7 @@ static void put_options(wbuf *b, const sivei_options *o)
     const int64_t v[] = {o->h_absolute, o->steps, o->groups, o->eval_batch, o->grad_batch,
                          o->chains, o->threads, o->replacement, o->eval_stride,
                          o->chain_begin, o->chain_end, (int64_t)o->seed,
-                         o->control_variate};
+                         o->control_variate, o->grad_control_variate, o->precondition};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         put_u64(b, (uint64_t)v[i]);
 }
@@ -232,6 +232,8 @@ static void get_options(rbuf *b, sivei_options *o)
         *v[i] = get_i64(b);
     o->seed = get_u64(b);
     o->control_variate = b->version >= 2 ? get_i64(b) : 0;
+    o->grad_control_variate = b->version >= 3 ? get_i64(b) : 0;
+    o->precondition = b->version >= 3 ? get_i64(b) : 0;
 }
 
 /* Every option inside its table bounds (NaN only where the table allows

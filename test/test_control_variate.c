@@ -15,8 +15,6 @@
  * a group-only model and a failing callback at theta* are refused; on the
  * reference MLP (float32) the first step, at theta* itself, reports
  * Lbar = L_n(theta*) with no spread between groups. */
-#include "exact_ula.h"
-
 #include <sive/data.h>
 #include <sive/mlp.h>
 #include <sive/sive.h>
@@ -30,84 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define D 6
-#define NEX 200
-
-typedef struct lsq {
-    double x[NEX][D], y[NEX];
-    double A[D][D], b[D]; /* A = X'X/n, b = X'y/n */
-    int fail_at_star;     /* on chain -1: 1 the callback fails, 2 a NaN loss */
-} lsq;
-
-static double dot(const double *a, const double *b)
-{
-    double s = 0.0;
-    for (int i = 0; i < D; i++)
-        s += a[i] * b[i];
-    return s;
-}
-
-/* Columns of different scales (eigenvalues of A spread over ~1.5
- * decades), residual noise of std 1: per-example losses that vary far
- * more between examples than with theta near theta*. */
-static void lsq_make(lsq *m, uint64_t seed)
-{
-    static const double scale[D] = {0.5, 0.7, 1.0, 1.2, 1.6, 2.0};
-    sive_rng g;
-    sive_rng_seed(&g, seed, 0);
-    memset(m, 0, sizeof *m);
-    for (int j = 0; j < NEX; j++) {
-        double z[D + 1];
-        sive_rng_normals(&g, z, D + 1);
-        for (int i = 0; i < D; i++)
-            m->x[j][i] = scale[i] * z[i];
-        m->y[j] = 0.3 * m->x[j][0] - 0.2 * m->x[j][3] + z[D];
-    }
-    for (int j = 0; j < NEX; j++)
-        for (int i = 0; i < D; i++) {
-            m->b[i] += m->x[j][i] * m->y[j] / NEX;
-            for (int k = 0; k < D; k++)
-                m->A[i][k] += m->x[j][i] * m->x[j][k] / NEX;
-        }
-}
-
-static int lsq_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
-                    double *loss, void *user)
-{
-    const lsq *m = user;
-    const double *th = theta;
-    double *g = grad;
-    (void)d;
-    (void)b;
-    for (int i = 0; i < D; i++)
-        g[i] = dot(m->A[i], th) - m->b[i];
-    double l = 0.0;
-    for (int j = 0; j < NEX; j++) {
-        double r = dot(m->x[j], th) - m->y[j];
-        l += 0.5 * r * r;
-    }
-    *loss = l / NEX;
-    return 0;
-}
-
-static int lsq_loss(const void *theta, size_t d, const sive_batch *b, double *losses,
-                    void *user)
-{
-    const lsq *m = user;
-    const double *th = theta;
-    (void)d;
-    if (m->fail_at_star == 1 && b->chain == -1) {
-        sive_set_errmsg("no losses at theta* today");
-        return 7;
-    }
-    for (size_t i = 0; i < b->group_size; i++) {
-        double r = dot(m->x[b->index[i]], th) - m->y[b->index[i]];
-        losses[i] = 0.5 * r * r;
-    }
-    if (m->fail_at_star == 2 && b->chain == -1)
-        losses[b->group_size / 2] = NAN;
-    return 0;
-}
+#include "lsq.h"
 
 /* Group means of the per-example losses (a group-only model of the same
  * data, for the refusal test). */
@@ -120,109 +41,12 @@ static int lsq_groups(const void *theta, size_t d, const sive_batch *b, double *
     return 0;
 }
 
-static void lsq_model(sive_model *sm, lsq *m)
-{
-    ck_assert_int_eq(sive_model_init(sm, sizeof *sm), SIVE_OK);
-    sm->dtype = SIVE_F64;
-    sm->dim = D;
-    sm->n_examples = NEX;
-    sm->grad = lsq_grad;
-    sm->loss = lsq_loss;
-    sm->user = m;
-}
-
-/* Eigen-decomposition of the symmetric A by cyclic Jacobi rotations:
- * A = Q diag(ev) Q' (Q's columns are the eigenvectors). */
-static void jacobi(const double A[D][D], double ev[D], double Q[D][D])
-{
-    double a[D][D];
-    memcpy(a, A, sizeof a);
-    for (int i = 0; i < D; i++)
-        for (int k = 0; k < D; k++)
-            Q[i][k] = i == k;
-    for (int sweep = 0; sweep < 100; sweep++) {
-        double off = 0.0;
-        for (int p = 0; p < D; p++)
-            for (int q = p + 1; q < D; q++)
-                off += a[p][q] * a[p][q];
-        if (off < 1e-30)
-            break;
-        for (int p = 0; p < D; p++)
-            for (int q = p + 1; q < D; q++) {
-                if (a[p][q] == 0.0)
-                    continue;
-                double th = 0.5 * atan2(2.0 * a[p][q], a[q][q] - a[p][p]);
-                double c = cos(th), s = sin(th);
-                for (int k = 0; k < D; k++) { /* rows/columns p, q of J'aJ */
-                    double akp = a[k][p], akq = a[k][q];
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < D; k++) {
-                    double apk = a[p][k], aqk = a[q][k];
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
-                }
-                for (int k = 0; k < D; k++) {
-                    double qkp = Q[k][p], qkq = Q[k][q];
-                    Q[k][p] = c * qkp - s * qkq;
-                    Q[k][q] = s * qkp + c * qkq;
-                }
-            }
-    }
-    for (int i = 0; i < D; i++)
-        ev[i] = a[i][i];
-}
-
-/* Expectation of the unclipped SIVE of a stationary tail of n steps (as
- * test_calibration.c's exact_target): t^2 n/(n-1) (Var L_n - Var mean_T). */
-static double lsq_expect(const lsq *m, const double *star, double t, double a, double h,
-                         double n)
-{
-    double ev[D], Q[D][D], grad[D], var = 0.0, var_mean = 0.0;
-    jacobi(m->A, ev, Q);
-    for (int i = 0; i < D; i++)
-        grad[i] = dot(m->A[i], star) - m->b[i];
-    for (int k = 0; k < D; k++) {
-        double gk = 0.0, vm;
-        for (int i = 0; i < D; i++)
-            gk += Q[i][k] * grad[i];
-        var += exact_ula_coord_var(a, a / t, h, ev[k], gk, 0.5 * ev[k], n, &vm);
-        var_mean += vm;
-    }
-    return t * t * n / (n - 1.0) * (var - var_mean);
-}
-
-/* theta*: off the least-squares solution, so the gradient at theta* is
- * not zero (the linear term of the closed form is exercised). */
-static const double STAR[D] = {0.35, -0.05, 0.1, -0.15, 0.02, -0.04};
-
 static sive_probe *probe_for(int cv, int64_t steps, int64_t chains, int64_t groups,
                              int64_t batch)
 {
-    sive_probe *p = NULL;
-    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 1000.0), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BASE_LR, 0.05), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 0.5), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, 2), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, groups), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, batch), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 20261126), SIVE_OK);
+    sive_probe *p = lsq_probe(steps, chains, groups, batch);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, cv), SIVE_OK);
     return p;
-}
-
-static sive_result *run(sive_probe *p, lsq *m)
-{
-    sive_model sm;
-    lsq_model(&sm, m);
-    sive_result *r = NULL;
-    ck_assert_msg(sive_probe_run(p, &sm, STAR, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
-    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
-    return r;
 }
 
 /* A run of the probe_for() configuration on m. */
@@ -230,7 +54,7 @@ static sive_result *run_with(lsq *m, int cv, int64_t steps, int64_t chains, int6
                              int64_t batch)
 {
     sive_probe *p = probe_for(cv, steps, chains, groups, batch);
-    sive_result *r = run(p, m);
+    sive_result *r = lsq_run(p, m);
     sive_probe_free(p);
     return r;
 }
@@ -254,7 +78,7 @@ START_TEST(exact_target_with_and_without)
     double expect = 0.0, c[2] = {0.0, 0.0};
     for (int cv = 0; cv <= 1; cv++) {
         sive_probe *p = probe_for(cv, M, K, 32, 32);
-        sive_result *r = run(p, &m);
+        sive_result *r = lsq_run(p, &m);
         double n = sive_result_stat(r, SIVE_STAT_TAIL_LENGTH, 0), se, ce;
         expect = lsq_expect(&m, STAR, 1000.0, 0.05, 0.5, n);
         double mean = chain_mean(r, SIVE_STAT_SIVE_UNCLIPPED, &se);
@@ -271,16 +95,6 @@ START_TEST(exact_target_with_and_without)
                   c[1], c[0]);
 }
 END_TEST
-
-/* Chain c's trace `which` has the same length and bits in a and b. */
-static int same_trace(const sive_result *a, const sive_result *b, sive_trace which,
-                      int32_t c)
-{
-    size_t na, nb;
-    const double *x = sive_result_trace(a, which, c, &na);
-    const double *y = sive_result_trace(b, which, c, &nb);
-    return x && y && na == nb && memcmp(x, y, na * sizeof *x) == 0;
-}
 
 /* The option changes what is evaluated, never the Langevin path: the
  * displacement traces are the same bits. */
@@ -443,32 +257,15 @@ START_TEST(result_file_and_merge)
 {
     static lsq m;
     lsq_make(&m, 2);
-    char path[] = "/tmp/sive-cv-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
     sive_result *part[2];
     for (int k = 0; k < 2; k++) {
         sive_probe *p = probe_for(k, 200, 2, 4, 4);
         ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, k), SIVE_OK);
         ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_END, k + 1), SIVE_OK);
-        part[k] = run(p, &m);
+        part[k] = lsq_run(p, &m);
         sive_probe_free(p);
     }
-    ck_assert_int_eq(sive_result_save(part[1], path, NULL), SIVE_OK);
-    sive_result *back = NULL;
-    ck_assert_int_eq(sive_result_load(path, &back, NULL), SIVE_OK);
-    int64_t v = -1;
-    ck_assert_int_eq(sive_result_option_int(back, SIVE_OPT_CONTROL_VARIATE, &v), SIVE_OK);
-    ck_assert_int_eq(v, 1);
-    sive_result *merged = NULL;
-    const sive_result *parts[2] = {part[0], back};
-    ck_assert_int_eq(sive_result_merge(&merged, parts, 2), SIVE_E_INVALID_ARG);
-    ck_assert_msg(strstr(sive_last_errmsg(), "control_variate"), "%s", sive_last_errmsg());
-    unlink(path);
-    close(fd);
-    sive_result_free(back);
-    sive_result_free(part[0]);
-    sive_result_free(part[1]);
+    lsq_saved_not_merged(part, SIVE_OPT_CONTROL_VARIATE, "control_variate");
 }
 END_TEST
 
@@ -481,9 +278,9 @@ static uint64_t fnv1a64(const unsigned char *p, size_t n)
     return h;
 }
 
-/* A file of format version 1 (0.2.0: no control_variate word after the
- * seed, at payload word 18, and no identity) still loads, with the
- * option 0. */
+/* A file of format version 1 (0.2.0: no control_variate,
+ * grad_control_variate and precondition words after the seed, payload
+ * words 18 to 20, and no identity) still loads, with the options 0. */
 START_TEST(reads_version_1_files)
 {
     static lsq m;
@@ -498,12 +295,13 @@ START_TEST(reads_version_1_files)
     size_t len = fread(buf, 1, sizeof buf, f);
     fclose(f);
     ck_assert(len > 200 && len < sizeof buf);
-    /* format 3's identity word (absolute offset 240) goes first */
-    memmove(buf + 240, buf + 248, len - 248);
+    /* format 3's identity word (absolute offset 256: after the 2 sampler
+     * words and theta_hash) goes first */
+    memmove(buf + 256, buf + 264, len - 264);
     len -= 8;
     const size_t at = 24 + 18 * 8; /* header, then 6 f64 and 12 i64 options */
-    memmove(buf + at, buf + at + 8, len - at - 8);
-    len -= 8;
+    memmove(buf + at, buf + at + 24, len - at - 24);
+    len -= 24;
     buf[8] = 1;
     uint64_t plen = len - 24 - 8, h;
     for (int i = 0; i < 8; i++)
@@ -518,6 +316,8 @@ START_TEST(reads_version_1_files)
     ck_assert_msg(sive_result_load(path, &back, NULL) == SIVE_OK, "%s", sive_last_errmsg());
     int64_t v = -1;
     ck_assert_int_eq(sive_result_option_int(back, SIVE_OPT_CONTROL_VARIATE, &v), SIVE_OK);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(sive_result_option_int(back, SIVE_OPT_GRAD_CONTROL_VARIATE, &v), SIVE_OK);
     ck_assert_int_eq(v, 0);
     double a = sive_result_lambda(r), b = sive_result_lambda(back);
     ck_assert(memcmp(&a, &b, sizeof a) == 0);

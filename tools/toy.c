@@ -142,6 +142,7 @@ static int configure(sive_probe *p, const toy_config *cfg)
         (rc = sive_probe_set_int(p, SIVE_OPT_THREADS, cfg->threads)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cfg->stride)) ||
         (rc = sive_probe_set_int(p, SIVE_OPT_SEED, (int64_t)cfg->seed)) ||
+        (rc = sive_probe_set_int(p, SIVE_OPT_PRECONDITION, cfg->precondition)) ||
         (rc = sive_probe_set_progress(p, cfg->progress, cfg->progress_user)))
         return rc;
     return SIVE_OK;

@@ -16,6 +16,7 @@ typedef struct toy_config {
     double t, h, base_lr, burn_in;
     int64_t steps, groups, chains, threads, stride;
     uint64_t seed;
+    int64_t precondition;  /* SIVE_OPT_PRECONDITION (0)                 */
     double centre[2];      /* theta* (0.2, 0.2)                        */
     sive_progress_fn progress; /* optional, passed to the probe        */
     void *progress_user;

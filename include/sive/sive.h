@@ -292,7 +292,35 @@ typedef enum sive_option {
      *  it doubles the cost and about doubles the MCSE).  Every other
      *  statistic, trace and flag is the run's at base_lr, as without the
      *  option.  docs/theory.md, "Step bias". */
-    SIVE_OPT_STEP_EXTRAPOLATE = 20
+    SIVE_OPT_STEP_EXTRAPOLATE = 20,
+    /** int: 1 steps with gradient control variates (SVRG-style, default
+     *  0): g = grad l_B(theta) - grad l_B(theta*) + grad L_n(theta*), an
+     *  unbiased estimate of grad L_n(theta) whose noise shrinks with
+     *  ||theta - theta*||, so a small B_grad samples close to the
+     *  full-batch law exp(-t L_n - tether).  A different chain (not the
+     *  0.2 path).  Needs a data set (n_examples > 0; otherwise the run
+     *  refuses, SIVE_E_INVALID_ARG).  Before the chains the run calls the
+     *  gradient callback at theta* on every example (chain = -1, step =
+     *  -1, worker 0, ascending index batches of max(B_grad, 4096)) and
+     *  keeps grad L_n(theta*); that pass calls the progress callback with
+     *  chain -1 and step/total = examples done/n, and may be cancelled.
+     *  Then every step calls the gradient callback twice, at theta_m and
+     *  at theta* on the same batch (same index, seed, chain, step): twice
+     *  the gradient cost.  A callback error in the pass is the run's
+     *  SIVE_E_CALLBACK (no chain run); a gradient at theta* that is not
+     *  finite is SIVE_E_INVALID_ARG.  docs/theory.md, "Gradient control
+     *  variates". */
+    SIVE_OPT_GRAD_CONTROL_VARIATE = 21,
+    /** int: 1 steps with a frozen diagonal preconditioner P (RMSProp-style,
+     *  default 0): theta' = theta - P (a g + (eta/h^2)(theta - theta*)) +
+     *  sqrt(P) sqrt(2 eta) xi.  Each chain estimates
+     *  P_i = min(10, mean_k r_k / r_i), r_i the RMS of its gradient's
+     *  coordinate i, over the first half of its burn-in (plain steps),
+     *  then freezes it: a constant P leaves the stationary law the
+     *  tethered posterior (no drift correction; docs/theory.md,
+     *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  A
+     *  different chain (not the 0.2 path). */
+    SIVE_OPT_PRECONDITION = 22
 } sive_option;
 
 /** Type of an option's value. */
@@ -430,7 +458,8 @@ typedef struct sive_result sive_result;
  *    a data set; non-finite theta*; zero adaptive radius; a tail window
  *    with fewer than 4 evaluated steps; B > n_examples without
  *    replacement; control variates with a group-only model or a loss that
- *    is not finite at theta*), SIVE_E_NOMEM.
+ *    is not finite at theta*; gradient control variates without a data
+ *    set or with a gradient that is not finite at theta*), SIVE_E_NOMEM.
  */
 SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
                             const void *theta_star, sive_result **out);
@@ -781,7 +810,7 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  * (free with sive_result_free()); note (may be NULL) receives the saved
  * note as a new NUL-terminated string to free with sive_free() (an empty
  * string when none was saved).  Both are NULL on failure.  Reads format
- * versions 1 (libsive 0.2.0) and 2.  A damaged, truncated or foreign file
+ * versions 1 (libsive 0.2.0), 2 and 3.  A damaged, truncated or foreign file
  * is SIVE_E_FORMAT, never a wrong result.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
  * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).

@@ -67,6 +67,35 @@ class Package(unittest.TestCase):
             self.assertEqual(d["status"], int(sive.Status.CANCELLED))
             self.assertIn("cancelled", d["error"].lower())
 
+    def test_grad_control_variate_keyword(self):
+        """grad_control_variate=1 by keyword: the gradient pass at theta*
+        (chain -1, every example, progress as chain -1), then two gradient
+        calls per step on the same batch; the result keeps the option."""
+        rng = np.random.default_rng(5)
+        x, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+        calls = []
+
+        def grad(th, b):
+            calls.append((b.chain, b.step, tuple(b.index)))
+            r = x[b.index] @ th - y[b.index]
+            return x[b.index].T @ r / len(b.index), 0.5 * float(r @ r) / len(b.index)
+
+        m = sive.Model(3, grad, loss=lambda th, b: 0.5 * (x[b.index] @ th - y[b.index]) ** 2,
+                       n_examples=60)
+        seen = []
+        with sive.Probe(steps=40, groups=4, eval_batch=4, grad_batch=5, h=0.1, chains=1,
+                        t=100.0, grad_control_variate=1) as p:
+            p.set_progress(lambda chain, step, total: seen.append(chain) and False)
+            r = p.run(m, [0.1, -0.2, 0.3])
+        self.assertEqual(r.status, sive.Status.OK)
+        self.assertEqual(r.option("grad_control_variate"), 1)
+        self.assertEqual(calls[0], (-1, -1, tuple(range(60))))
+        self.assertIn(-1, seen)
+        steps = calls[1:]
+        self.assertEqual(len(steps), 2 * 40)
+        for k in range(0, len(steps), 2):  # theta_m, then theta* on the same batch
+            self.assertEqual(steps[k], steps[k + 1])
+
     def test_traces_and_json(self):
         with sive.Probe(steps=200, groups=4, h=0.1, chains=2) as p, \
                 p.run(quadratic(), [0.1, 0.2]) as r:

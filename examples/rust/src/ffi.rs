@@ -100,6 +100,9 @@ pub const SIVE_OPT_ANCHOR: sive_option = 16;
 pub const SIVE_OPT_CHAIN_BEGIN: sive_option = 17;
 pub const SIVE_OPT_CHAIN_END: sive_option = 18;
 pub const SIVE_OPT_CONTROL_VARIATE: sive_option = 19;
+pub const SIVE_OPT_STEP_EXTRAPOLATE: sive_option = 20;
+pub const SIVE_OPT_GRAD_CONTROL_VARIATE: sive_option = 21;
+pub const SIVE_OPT_PRECONDITION: sive_option = 22;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;

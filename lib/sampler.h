@@ -1,0 +1,65 @@
+/* The sampler seam (docs/theory.md "Samplers"): how a chain turns the
+ * model's mini-batch gradient at theta_m into theta_{m+1}.  A sampler is a
+ * module (lib/sampler_*.c) exporting one sivei_sampler; lib/sampler.c
+ * lists them (the registration) and composes the ones a run's options
+ * select:
+ *  - every selected module's `gradient` hook, in registration order,
+ *    rewrites the batch gradient in w->grad (e.g. gradient control
+ *    variates add grad L_n(theta*) - grad l_B(theta*));
+ *  - the last selected module with a `step` hook moves the chain (plain
+ *    SGLD is the first module and always selected).
+ * Modules keep their state in the run's and the worker's slot of their
+ * registration index, never in the chain's code. */
+#ifndef SIVE_SAMPLER_H
+#define SIVE_SAMPLER_H
+
+#include "probe_impl.h"
+
+typedef struct sivei_sampler {
+    const char *name;
+    /* 1 when the options select the module (NULL: always). */
+    int (*active)(const sivei_options *o);
+    /* Before the chains, with theta* and the radius known.  *state is the
+     * run's slot.  A callback error is recorded in run (sivei_run_fail)
+     * and SIVE_OK returned; another failure is returned with its message
+     * in err.  NULL: nothing to prepare. */
+    int (*prepare)(sivei_run *run, void **state, char *err);
+    void (*release)(sivei_run *run, void *state);
+    /* Per-worker scratch in *state (SIVE_E_NOMEM on failure). */
+    int (*work_init)(sivei_work *w, void **state);
+    void (*work_release)(void *state);
+    /* At the start of chain c (e.g. to reset what a chain learns). */
+    void (*chain_start)(sivei_work *w, void *state, int32_t c);
+    /* w->grad holds the model's gradient at w->theta on batch gb: make it
+     * this sampler's estimate of grad L_n (rs, ws: the run's and the
+     * worker's state).  Returns a callback's non-zero code (the chain then
+     * stops as after any callback error). */
+    int (*gradient)(sivei_run *run, sivei_work *w, void *rs, void *ws,
+                    const sive_batch *gb);
+    /* theta_m -> theta_{m+1} in w->theta (noise: the chain's Langevin
+     * stream); the trace norms ||g|| and ||theta - theta*||/sqrt(d) of
+     * theta_m into *gnorm, *disp.  Returns non-zero when the chain
+     * diverged. */
+    int (*step)(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
+                int64_t m, double *gnorm, double *disp);
+} sivei_sampler;
+
+/* The modules (one line each in sampler.c's registry). */
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_sgld;
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv;
+
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_precond;
+
+/* Plain SGLD's step (sampler_sgld.c), for modules that step plainly at
+ * times (the preconditioner while it estimates), and the chunk of
+ * Langevin normals of the model's dtype it draws. */
+SIVE_HIDDEN int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
+                                sivei_pcg32 *noise, int64_t m, double *gnorm,
+                                double *disp);
+SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
+                                       size_t n);
+
+/* The registry (sampler.c): module k's hooks and state live in slot k. */
+SIVE_HIDDEN const sivei_sampler *sivei_sampler_at(int k);
+
+#endif

@@ -1,0 +1,165 @@
+/* Frozen diagonal preconditioner (SIVE_OPT_PRECONDITION; docs/theory.md
+ * "Frozen preconditioner"), RMSProp-style.  Over the first half of its
+ * burn-in, m < floor(alpha M)/2, a chain steps plainly and accumulates
+ * r_i^2 = mean of g_i^2; then it freezes
+ *   P_i = min(P_MAX, rbar / r_i),  rbar = mean_k r_k
+ * (P = 1 if rbar is 0 or not finite) and steps with
+ *   theta' = theta - P (a g + k_t (theta - theta*)) + sqrt(P) k_n xi.
+ * A constant P keeps exp(-t L_n - tether) stationary for the continuous
+ * dynamics, so no drift correction is needed; the second half of the
+ * burn-in lets the chain settle under P.  Each chain learns its own P
+ * (chains stay independent: results merge bit for bit). */
+#include "sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define P_MAX 10.0
+
+typedef struct precond_work {
+    double *v, *p, *sp; /* sum of g^2, then P and sqrt(P); dim each */
+    int64_t seen;       /* gradients summed into v                   */
+    int frozen;
+} precond_work;
+
+static int precond_active(const sivei_options *o) { return o->precondition != 0; }
+
+/* Plain steps until m_freeze, the preconditioner's estimation window. */
+static int64_t freeze_step(const sivei_options *o)
+{
+    return (int64_t)floor(o->burn_in * (double)o->steps) / 2;
+}
+
+static int precond_prepare(sivei_run *run, void **state, char *err)
+{
+    (void)state;
+    if (freeze_step(&run->opt) < 1)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "the preconditioner (SIVE_OPT_PRECONDITION) is estimated in the "
+                         "first half of the burn-in: floor(burn_in*steps) = %lld is below 2",
+                         (long long)floor(run->opt.burn_in * (double)run->opt.steps));
+    return SIVE_OK;
+}
+
+static void precond_work_release(void *state)
+{
+    precond_work *s = state;
+    if (s) {
+        free(s->v);
+        free(s->p);
+        free(s->sp);
+    }
+    free(s);
+}
+
+static int precond_work_init(sivei_work *w, void **state)
+{
+    const size_t d = w->run->model.dim;
+    precond_work *s = calloc(1, sizeof *s);
+    if (s) {
+        s->v = malloc(d * sizeof *s->v);
+        s->p = malloc(d * sizeof *s->p);
+        s->sp = malloc(d * sizeof *s->sp);
+    }
+    *state = s;
+    return s && s->v && s->p && s->sp ? SIVE_OK : SIVE_E_NOMEM;
+}
+
+static void precond_chain_start(sivei_work *w, void *state, int32_t c)
+{
+    (void)c;
+    precond_work *s = state;
+    memset(s->v, 0, w->run->model.dim * sizeof *s->v);
+    s->seen = 0;
+    s->frozen = 0;
+}
+
+/* Element i of a vector of the model's dtype, in double. */
+static double val(const sivei_run *run, const void *x, size_t i)
+{
+    return run->model.dtype == SIVE_F32 ? (double)((const float *)x)[i]
+                                        : ((const double *)x)[i];
+}
+
+/* P from the mean squared gradients, in coordinate order. */
+static void freeze(const sivei_run *run, precond_work *s)
+{
+    const size_t d = run->model.dim;
+    double rbar = 0.0;
+    for (size_t i = 0; i < d; i++)
+        rbar += sqrt(s->v[i] / (double)s->seen);
+    rbar /= (double)d;
+    for (size_t i = 0; i < d; i++) {
+        double r = sqrt(s->v[i] / (double)s->seen);
+        double p = rbar > 0.0 && isfinite(rbar) ? rbar / fmax(r, rbar / P_MAX) : 1.0;
+        s->p[i] = p;
+        s->sp[i] = sqrt(p);
+    }
+    s->frozen = 1;
+}
+
+/* One coordinate of the preconditioned update (in double). */
+static double moved(double th, double st, double g, double xi, double p, double sp,
+                    double a, double kt, double kn)
+{
+    return th - p * (a * g + kt * (th - st)) + sp * kn * xi;
+}
+
+static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
+                          sivei_pcg32 *noise, double *gnorm, double *disp)
+{
+    const size_t d = run->model.dim;
+    const int f32 = run->model.dtype == SIVE_F32;
+    const double a = run->opt.base_lr, kt = run->eta / (run->h * run->h);
+    const double kn = sqrt(2.0 * run->eta);
+    double gsum = 0.0, dsum = 0.0;
+    int bad = 0;
+    for (size_t i0 = 0; i0 < d; i0 += SIVEI_NOISE_CHUNK) {
+        size_t nb = d - i0 < SIVEI_NOISE_CHUNK ? d - i0 : SIVEI_NOISE_CHUNK;
+        sivei_sampler_normals(run, noise, w->noise, nb);
+        for (size_t j = 0; j < nb; j++) {
+            size_t i = i0 + j;
+            double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
+            double g = val(run, w->grad, i), xi = val(run, w->noise, j);
+            double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
+            gsum += g * g;
+            dsum += (th - st) * (th - st);
+            if (f32)
+                ((float *)w->theta)[i] = (float)nt;
+            else
+                ((double *)w->theta)[i] = nt;
+            bad |= !isfinite(nt);
+        }
+    }
+    *gnorm = sqrt(gsum);
+    *disp = sqrt(dsum * (1.0 / (double)d));
+    return !isfinite(gsum) || bad;
+}
+
+static int precond_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
+                        sivei_pcg32 *noise, int64_t m, double *gnorm, double *disp)
+{
+    precond_work *s = ws;
+    if (!s->frozen && m < freeze_step(&run->opt)) {
+        for (size_t i = 0; i < run->model.dim; i++) {
+            double g = val(run, w->grad, i);
+            s->v[i] += g * g;
+        }
+        s->seen++;
+        return sivei_sgld_step(run, w, rs, NULL, noise, m, gnorm, disp);
+    }
+    if (!s->frozen)
+        freeze(run, s);
+    return precond_update(run, w, s, noise, gnorm, disp);
+}
+
+const sivei_sampler sivei_sampler_precond = {
+    .name = "precondition",
+    .active = precond_active,
+    .prepare = precond_prepare,
+    .work_init = precond_work_init,
+    .work_release = precond_work_release,
+    .chain_start = precond_chain_start,
+    .step = precond_step,
+};
