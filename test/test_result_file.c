@@ -289,9 +289,9 @@ END_TEST
 
 /* Offsets in a version-2 file (lib/result_file.c's layout). */
 enum { OFF_VERSION = 8, OFF_PLEN = 16, OFF_STEPS = 80, OFF_CHAINS = 112, OFF_BEGIN_OPT = 144,
-       OFF_END_OPT = 152, OFF_CV = 168, OFF_BEGIN = 192, OFF_END = 200, OFF_DTYPE = 208,
-       OFF_IDENTITY = 240,
-       OFF_STATUS = 248, OFF_ERRLEN = 264 };
+       OFF_END_OPT = 152, OFF_CV = 168, OFF_SAMPLER = 176 /* 2 words, format 3 */,
+       OFF_BEGIN = 208, OFF_END = 216, OFF_DTYPE = 224, OFF_IDENTITY = 256,
+       OFF_STATUS = 264, OFF_ERRLEN = 280 };
 
 static uint64_t get64(const unsigned char *p, size_t off)
 {
@@ -511,15 +511,17 @@ START_TEST(identity_is_checked_old_files_load)
     ck_assert_int_eq(load_forged(p, n, &r), SIVE_OK);
     expect_refused((const sive_result *[]){a, r, b}, 3, "another model or data set");
     sive_result_free(r);
-    /* version 2: the same bytes without the identity word */
+    /* version 2: the same bytes without the identity word and the two
+     * sampler words (grad_control_variate, precondition: 0 here) */
     for (uint64_t v = 2; v >= 1; v--) {
-        size_t at = OFF_IDENTITY, cut = 8 + (v == 1 ? 8 : 0);
+        size_t at = OFF_IDENTITY, cut = 24 + (v == 1 ? 8 : 0);
         unsigned char *q = malloc(n);
         memcpy(q, p, n);
         put64(q, OFF_VERSION, v);
         memmove(q + at, q + at + 8, n - at - 8);
+        memmove(q + OFF_SAMPLER, q + OFF_SAMPLER + 16, n - 8 - OFF_SAMPLER - 16);
         if (v == 1) /* nor the control_variate word (it was 0) */
-            memmove(q + OFF_CV, q + OFF_CV + 8, n - 8 - OFF_CV - 8);
+            memmove(q + OFF_CV, q + OFF_CV + 8, n - 24 - OFF_CV - 8);
         ck_assert_msg(load_forged(q, n - cut, &r) == SIVE_OK, "version %d: %s", (int)v,
                       sive_last_errmsg());
         ck_assert_msg(sive_result_merge(&m, (const sive_result *[]){a, r, b}, 3) == SIVE_OK,
