@@ -1,12 +1,13 @@
 /* The ground-truth suite (docs/validation.md): every case of tools/truth.c
  * probed with the given options, against the exact learning coefficient.
  *
- *   bench_truth [--quick] [--only TEXT] [--t T] [--h-zero H] [--seed S]
+ *   bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] [--seed S]
  *               [--threads K] [--population | --data N] [--OPTION VALUE]...
  *
  * --OPTION VALUE is any libsive option by name (--steps 20000, --c_h 0.5,
  * --h 0.1, --base_lr 0.01, --chains 8, ...).  --t replaces every case's t
  * (by default each case's t comes from the theory, truth_theory_t()).
+ * --only / --skip keep / drop the cases whose name contains TEXT.
  * --quick runs the quick subset with 20 000 steps (unless --steps is
  * given).  --population / --data N put every DLN in population mode or on
  * N noiseless examples. */
@@ -17,7 +18,7 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--t T] [--h-zero H] "
+    fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] "
                     "[--seed S] [--threads K] [--population | --data N] "
                     "[--OPTION VALUE]...\n");
     exit(2);
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
     truth_settings s;
     truth_settings_default(&s);
     int quick = 0, steps_set = 0;
-    const char *only = NULL;
+    const char *only = NULL, *skip = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         sive_option opt;
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
             usage();
         else if (!strcmp(a, "--only"))
             only = v, i++;
+        else if (!strcmp(a, "--skip"))
+            skip = v, i++;
         else if (!strcmp(a, "--t"))
             s.t = atof(v), i++;
         else if (!strcmp(a, "--h-zero"))
@@ -131,7 +134,8 @@ int main(int argc, char **argv)
     truth_row rows[64];
     int ran[64] = {0}, failures = 0;
     for (size_t i = 0; i < n && i < 64; i++) {
-        if ((quick && !cs[i].quick) || (only && !strstr(cs[i].name, only)))
+        if ((quick && !cs[i].quick) || (only && !strstr(cs[i].name, only)) ||
+            (skip && strstr(cs[i].name, skip)))
             continue;
         char err[600] = "", fl[256];
         if (truth_run(&cs[i], &s, &rows[i], err, sizeof err)) {
