@@ -65,17 +65,20 @@ static void summary(const truth_case *cs, const truth_row *rows, const int *ran,
     printf("\n%zu cases run: |rel| <= 5%% in %zu (%.0f%%), median |rel| %.1f%%; "
            "95%% intervals (lambda-hat +- 1.96 MCSE) cover the target in %zu of %zu\n",
            m, within5, 100.0 * within5 / m, 100.0 * absrel[m / 2], covered, with_se);
-    printf("mean rel by depth:");
-    for (size_t L = 1; L <= TRUTH_MAX_LAYERS; L++) {
-        double s = 0;
-        int k = 0;
+    printf("by depth (0: monomials): median rel, within 5%%:");
+    for (size_t L = 0; L <= TRUTH_MAX_LAYERS; L++) {
+        double v[64];
+        size_t k = 0, in5 = 0;
         for (size_t i = 0; i < n; i++)
-            if (ran[i] && cs[i].kind == TRUTH_DLN && cs[i].layers == L) {
-                s += rows[i].rel;
-                k++;
+            if (ran[i] && (cs[i].kind == TRUTH_DLN ? cs[i].layers : 0) == L) {
+                v[k++] = rows[i].rel;
+                in5 += fabs(rows[i].rel) <= 0.05;
             }
-        if (k)
-            printf("  L%zu %+.1f%% (%d)", L, 100 * s / k, k);
+        if (!k)
+            continue;
+        qsort(v, k, sizeof v[0], cmp_double);
+        printf("  L%zu %+.1f%% %zu/%zu", L, 100 * (k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2])),
+               in5, k);
     }
     printf("\n");
 }
