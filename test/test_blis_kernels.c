@@ -1,0 +1,168 @@
+/* libsive's choice of BLIS kernel set (lib/blis_kernels.c): the set it
+ * runs is one this CPU can execute (checked against the compiler's own
+ * CPU detection, not libsive's), its CPUID reading agrees with the
+ * compiler's, the decision table on made-up CPUs, and the two
+ * environment overrides.  Each test case runs in its own process (Check
+ * forks), so each sees BLIS initialised afresh; the override cases skip
+ * themselves when CK_FORK=no. */
+#include "blis_kernels.h"
+
+#include <sive/mlp.h>
+
+#include "check_run.h"
+
+#include <blis.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The kernel set's name: the text up to the first space. */
+static void kernel_name(char *out, size_t len)
+{
+    const char *d = sive_mlp_blis_kernels();
+    size_t n = strcspn(d, " ");
+    ck_assert_uint_lt(n, len);
+    memcpy(out, d, n);
+    out[n] = 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_HAS(f) __builtin_cpu_supports(f)
+#else
+#define CPU_HAS(f) 0
+#endif
+
+/* Can this CPU run BLIS's kernel set `name`?  (x86 sets only; others
+ * would need their own entry.) */
+static int cpu_runs(const char *name)
+{
+    if (!strcmp(name, "generic"))
+        return 1;
+    if (!strcmp(name, "skx"))
+        return CPU_HAS("avx512f") && CPU_HAS("avx512dq") && CPU_HAS("avx512bw") &&
+               CPU_HAS("avx512vl");
+    if (!strcmp(name, "knl"))
+        return CPU_HAS("avx512f") && CPU_HAS("avx512pf") && CPU_HAS("avx512er");
+    if (!strcmp(name, "haswell") || !strcmp(name, "zen") || !strcmp(name, "zen2") ||
+        !strcmp(name, "zen3"))
+        return CPU_HAS("avx2") && CPU_HAS("fma");
+    if (!strcmp(name, "sandybridge"))
+        return CPU_HAS("avx");
+    if (!strcmp(name, "penryn"))
+        return CPU_HAS("ssse3");
+    if (!strcmp(name, "excavator") || !strcmp(name, "steamroller") ||
+        !strcmp(name, "piledriver") || !strcmp(name, "bulldozer"))
+        return CPU_HAS("avx") && CPU_HAS("fma4");
+    return 0;
+}
+
+START_TEST(test_chosen_set_runs_here)
+{
+    const char *user = getenv("BLIS_ARCH_TYPE");
+    char name[64];
+    kernel_name(name, sizeof name);
+    printf("blis_kernels: %s\n", sive_mlp_blis_kernels());
+    ck_assert_msg(cpu_runs(name), "kernel set '%s' needs features this CPU lacks", name);
+    /* the set also really is the one BLIS runs */
+    ck_assert_str_eq(name, bli_arch_string(bli_arch_query_id()));
+    /* the override is gone again (unless the user set it) */
+    ck_assert_int_eq(getenv("BLIS_ARCH_TYPE") != NULL, user != NULL);
+    /* the reason is logged */
+    ck_assert_ptr_nonnull(strstr(sive_mlp_blis_kernels(), " ("));
+}
+END_TEST
+
+START_TEST(test_cpuid_agrees_with_compiler)
+{
+    sivei_cpu c;
+    sivei_cpu_query(&c);
+    ck_assert_int_eq(c.avx2_fma, CPU_HAS("avx2") && CPU_HAS("fma"));
+    ck_assert_int_eq(c.avx512, CPU_HAS("avx512f") && CPU_HAS("avx512dq") &&
+                                   CPU_HAS("avx512bw") && CPU_HAS("avx512vl"));
+#if defined(__x86_64__) || defined(__i386__)
+    ck_assert_int_eq(c.vendor == SIVEI_CPU_INTEL, __builtin_cpu_is("intel") != 0);
+    ck_assert_int_eq(c.vendor == SIVEI_CPU_AMD, __builtin_cpu_is("amd") != 0);
+#endif
+}
+END_TEST
+
+START_TEST(test_decision_table)
+{
+    char why[200];
+    sivei_cpu avx2 = {SIVEI_CPU_INTEL, 6, 0x55, 1, 0};
+    sivei_cpu avx512 = {SIVEI_CPU_INTEL, 6, 207, 1, 1};
+    sivei_cpu none = {SIVEI_CPU_INTEL, 6, 0x55, 0, 0};
+    sivei_cpu zen5 = {SIVEI_CPU_AMD, 0x1a, 0x44, 1, 0};
+    sivei_cpu zen5_512 = {SIVEI_CPU_AMD, 0x1a, 0x44, 1, 1};
+    sivei_cpu zen5_noavx2 = {SIVEI_CPU_AMD, 0x1a, 0x44, 0, 0};
+    sivei_cpu zen4 = {SIVEI_CPU_AMD, 0x19, 0x11, 1, 1};
+    /* without AVX-512 never skx, whatever a (meaningless) ratio says */
+    ck_assert_int_eq(sivei_blis_pick(&avx2, 1.0, why, sizeof why), -1);
+    ck_assert_int_eq(sivei_blis_pick(&none, 1.0, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "no AVX2"));
+#ifdef BLIS_CONFIG_SKX
+    /* two full-width units: skx; one unit or not measured: BLIS's choice */
+    ck_assert_int_eq(sivei_blis_pick(&avx512, 1.04, why, sizeof why), BLIS_ARCH_SKX);
+    ck_assert_ptr_nonnull(strstr(why, "1.04"));
+    ck_assert_int_eq(sivei_blis_pick(&zen5_512, 1.0, why, sizeof why), BLIS_ARCH_SKX);
+#endif
+    ck_assert_int_eq(sivei_blis_pick(&avx512, 2.0, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "one 512-bit FMA unit"));
+    ck_assert_int_eq(sivei_blis_pick(&avx512, 0.0, why, sizeof why), -1);
+    /* Zen 4: 512-bit FMAs on 256-bit pipes, BLIS's zen3 stays */
+    ck_assert_int_eq(sivei_blis_pick(&zen4, 2.0, why, sizeof why), -1);
+#ifdef BLIS_CONFIG_ZEN3
+    ck_assert_int_eq(sivei_blis_pick(&zen5, 0.0, why, sizeof why), BLIS_ARCH_ZEN3);
+    ck_assert_int_eq(sivei_blis_pick(&zen5_512, 2.0, why, sizeof why), BLIS_ARCH_ZEN3);
+#endif
+    ck_assert_int_eq(sivei_blis_pick(&zen5_noavx2, 0.0, why, sizeof why), -1);
+}
+END_TEST
+
+static int forked(void)
+{
+    const char *f = getenv("CK_FORK");
+    return !(f && !strcmp(f, "no"));
+}
+
+START_TEST(test_user_arch_type_honoured)
+{
+    if (!forked())
+        return;
+    char id[16], name[64];
+    snprintf(id, sizeof id, "%d", (int)BLIS_ARCH_GENERIC); /* runs anywhere */
+    setenv("BLIS_ARCH_TYPE", id, 1);
+    kernel_name(name, sizeof name);
+    ck_assert_str_eq(name, "generic");
+    ck_assert_ptr_nonnull(strstr(sive_mlp_blis_kernels(), "set by the user"));
+    ck_assert_str_eq(getenv("BLIS_ARCH_TYPE"), id);
+}
+END_TEST
+
+START_TEST(test_opt_out)
+{
+    if (!forked() || getenv("BLIS_ARCH_TYPE"))
+        return;
+    setenv("SIVE_BLIS_AUTO", "0", 1);
+    char name[64];
+    kernel_name(name, sizeof name);
+    ck_assert_ptr_nonnull(strstr(sive_mlp_blis_kernels(), "SIVE_BLIS_AUTO=0"));
+    ck_assert_msg(cpu_runs(name), "BLIS's own set '%s' needs features this CPU lacks",
+                  name);
+    ck_assert_ptr_null(getenv("BLIS_ARCH_TYPE"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("blis_kernels");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_chosen_set_runs_here);
+    tcase_add_test(tc, test_cpuid_agrees_with_compiler);
+    tcase_add_test(tc, test_decision_table);
+    tcase_add_test(tc, test_user_arch_type_honoured);
+    tcase_add_test(tc, test_opt_out);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
