@@ -19,4 +19,9 @@ SIVE_HIDDEN int sivei_vfail(char *buf, int status, const char *fmt, va_list ap);
 /* Clear the calling thread's last-error message. */
 SIVE_HIDDEN void sivei_clear_error(void);
 
+/* Change a workspace's BLIS thread count (1 .. 1024, checked by the caller);
+ * results do not depend on it (lib/mlp.c). */
+typedef struct sive_mlp_work sive_mlp_work;
+SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
+
 #endif

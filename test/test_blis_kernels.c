@@ -2,10 +2,12 @@
  * runs is one this CPU can execute (checked against the compiler's own
  * CPU detection, not libsive's), its CPUID reading agrees with the
  * compiler's, the decision table on made-up CPUs, and the two
- * environment overrides.  Each test case runs in its own process (Check
+ * environment overrides; and the per-worker choice between one BLIS thread
+ * and several (lib/thread_adapt.c) on simulated call times.  Each test case runs in its own process (Check
  * forks), so each sees BLIS initialised afresh; the override cases skip
  * themselves when CK_FORK=no. */
 #include "blis_kernels.h"
+#include "thread_adapt.h"
 
 #include <sive/mlp.h>
 
@@ -154,6 +156,57 @@ START_TEST(test_opt_out)
 }
 END_TEST
 
+/* n calls costing cost[setting] per row; returns how many used the slower
+ * setting and, in *first_fast, the index of the first call after which
+ * every call but the tries used the faster one (-1 if none). */
+static long drive(sivei_adapt *a, const double cost[2], long n, long *first_fast)
+{
+    int fast = cost[0] < cost[1] ? 0 : 1;
+    long slow = 0;
+    *first_fast = -1;
+    for (long i = 0; i < n; i++) {
+        int set = sivei_adapt_next(a);
+        slow += set != fast;
+        if (set == fast && a->cur == fast && *first_fast < 0)
+            *first_fast = i;
+        sivei_adapt_record(a, set, cost[set]);
+    }
+    return slow;
+}
+
+START_TEST(test_adapt_follows_the_load)
+{
+    sivei_adapt a = {0};
+    long first;
+    /* idle: blis_threads 2x faster; the tries of one thread (each costing
+     * one call's time) stay within SIVEI_TRY_COST of the run */
+    const double idle[2] = {1.0, 0.5};
+    long n = 4000, slow = drive(&a, idle, n, &first);
+    ck_assert_int_eq(a.cur, 1);
+    ck_assert_int_le(first, 2);
+    ck_assert_double_le(slow * (1.0 / 0.5 - 1.0), SIVEI_TRY_COST * n + 2);
+    /* another process takes a core: one thread 9x faster, found at the
+     * next try (at most SIVEI_TRY_MOST calls), then kept; the tries of
+     * the slow setting again cost at most SIVEI_TRY_COST */
+    const double busy[2] = {1.0, 9.0};
+    slow = drive(&a, busy, n, &first);
+    ck_assert_int_eq(a.cur, 0);
+    ck_assert_int_ge(first, 0);
+    ck_assert_int_le(first, SIVEI_TRY_MOST + 1);
+    long after = drive(&a, busy, n, &first);
+    ck_assert_int_eq(first, 0);
+    ck_assert_double_le(after * 8.0, SIVEI_TRY_COST * n + 8.0);
+    /* idle again: back to blis_threads */
+    slow = drive(&a, idle, n, &first);
+    ck_assert_int_eq(a.cur, 1);
+    ck_assert_int_le(first, SIVEI_TRY_MOST + 1);
+    /* equal times: no harm either way, tries every SIVEI_TRY_FIRST calls */
+    const double same[2] = {1.0, 1.0};
+    drive(&a, same, 100, &first);
+    ck_assert_int_le(a.wait, SIVEI_TRY_FIRST);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("blis_kernels");
@@ -163,6 +216,7 @@ int main(void)
     tcase_add_test(tc, test_decision_table);
     tcase_add_test(tc, test_user_arch_type_honoured);
     tcase_add_test(tc, test_opt_out);
+    tcase_add_test(tc, test_adapt_follows_the_load);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

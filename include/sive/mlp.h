@@ -250,7 +250,14 @@ SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
  * call; train is borrowed and must outlive the model.  Each worker thread
  * of a run gets its own workspace (sive_batch.worker), made on its first
  * callback, with blis_threads BLIS threads (1 .. 1024; probe threads x
- * blis_threads should not exceed the cores available).  Results are
+ * blis_threads should not exceed the cores available).  With
+ * blis_threads > 1 each worker times its gradient and loss calls with
+ * blis_threads and with one BLIS thread, keeps the faster and re-tries
+ * the other now and then (the tries cost at most 2 % of the calls' time):
+ * several BLIS threads per chain help on idle cores but, when another
+ * process takes a core, every product waits for the thread that shares
+ * it (docs/performance.md, section 11).  SIVE_BLIS_ADAPT=0 in the
+ * environment (read here) keeps blis_threads throughout.  Results are
  * bit-identical whatever the number of probe or BLIS threads, and equal
  * to 0.1's binding at the same seed on the same BLIS kernel set (see
  * sive_mlp_blis_kernels()).  One model may serve one run at a
