@@ -7,7 +7,7 @@
  * each product ends in a barrier, so when another process takes a core
  * the whole product waits for the thread that shares it (and OpenMP's
  * spinning workers hold the core the descheduled one needs).  On 2 busy
- * cores, 1 chain x 2 BLIS threads ran up to 30x slower than with one
+ * cores, 1 chain x 2 BLIS threads ran 12-27x slower than with one
  * thread (docs/performance.md, section 11).  So with blis_threads > 1
  * every worker times its own gradient calls, per row, with blis_threads
  * and with one BLIS thread, keeps the faster for all its calls, and
@@ -101,7 +101,7 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
         use_threads(mm, s, set);
     double t0 = now();
     rc = sive_mlp_loss_grad(mm->m, s->w, theta, mm->data, batch->index, rows, grad, loss);
-    if (mm->adapt && rows > 0)
+    if (mm->adapt && rc == SIVE_OK && rows > 0)
         sivei_adapt_record(&s->a, set, (now() - t0) / (double)rows);
     return rc;
 }
