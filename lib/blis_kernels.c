@@ -11,7 +11,7 @@
  * AVX2 sets need AVX2 + FMA), and where BLIS's table would have to know
  * the number of 512-bit FMA units, libsive measures it: the time of a
  * burst of independent 512-bit FMAs against the same count of 256-bit
- * ones (below a millisecond).  Two full-width units run both at the same
+ * ones (about 1.5 ms, at first use).  Two full-width units run both at the same
  * rate; one unit (or a 256-bit datapath, AMD Zen 4) takes twice as long at
  * 512 bits, and then the AVX2 set BLIS picks itself is the right one.
  * Timing sgemm with each candidate set instead is not possible in one
@@ -38,7 +38,6 @@
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
-#include <immintrin.h>
 #define HAVE_CPUID 1
 #endif
 
@@ -103,53 +102,81 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* n rounds of 12 independent FMA chains (enough to fill two pipelines of
- * latency 4 to 6); returns a sum so that nothing is optimised away. */
-#define FMA12(T, FMA)                                                             \
-    T x0 = b, x1 = c, x2 = b, x3 = c, x4 = b, x5 = c, x6 = b, x7 = c, x8 = b,      \
-      x9 = c, x10 = b, x11 = c;                                                   \
-    for (long i = 0; i < n; i++) {                                                \
-        x0 = FMA(x0, b, c); x1 = FMA(x1, b, c); x2 = FMA(x2, b, c);               \
-        x3 = FMA(x3, b, c); x4 = FMA(x4, b, c); x5 = FMA(x5, b, c);               \
-        x6 = FMA(x6, b, c); x7 = FMA(x7, b, c); x8 = FMA(x8, b, c);               \
-        x9 = FMA(x9, b, c); x10 = FMA(x10, b, c); x11 = FMA(x11, b, c);           \
-    }                                                                             \
-    T s = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11
+/* n rounds of 12 independent FMA chains on zero registers (enough to fill
+ * two pipelines of latency 4 to 6; zeros keep denormals out).  Written in
+ * assembly so that the loop is the same in every build: compiled C at -O1
+ * with sanitizers spills the vectors to the stack and would time memory
+ * instead of FMA units. */
+#define FMA12(R)                                                                  \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "0\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "1\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "2\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "3\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "4\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "5\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "6\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "7\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "8\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "9\n\t"                              \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "10\n\t"                             \
+    "vfmadd231ps %%" R "12, %%" R "13, %%" R "11\n\t"
+#define FMA_CLOBBERS                                                              \
+    "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
+        "xmm10", "xmm11", "xmm12", "xmm13", "cc"
 
-__attribute__((target("avx512f"))) static float fma512(long n, float bv, float cv)
+/* (Zeroing the xmm register zeroes the whole ymm / zmm register.) */
+#define FMA_ZERO                                                                  \
+    "vxorps %%xmm0, %%xmm0, %%xmm0\n\tvxorps %%xmm1, %%xmm1, %%xmm1\n\t"         \
+    "vxorps %%xmm2, %%xmm2, %%xmm2\n\tvxorps %%xmm3, %%xmm3, %%xmm3\n\t"         \
+    "vxorps %%xmm4, %%xmm4, %%xmm4\n\tvxorps %%xmm5, %%xmm5, %%xmm5\n\t"         \
+    "vxorps %%xmm6, %%xmm6, %%xmm6\n\tvxorps %%xmm7, %%xmm7, %%xmm7\n\t"         \
+    "vxorps %%xmm8, %%xmm8, %%xmm8\n\tvxorps %%xmm9, %%xmm9, %%xmm9\n\t"         \
+    "vxorps %%xmm10, %%xmm10, %%xmm10\n\tvxorps %%xmm11, %%xmm11, %%xmm11\n\t"   \
+    "vxorps %%xmm12, %%xmm12, %%xmm12\n\tvxorps %%xmm13, %%xmm13, %%xmm13\n\t"
+
+static void fma512(long n)
 {
-    __m512 b = _mm512_set1_ps(bv), c = _mm512_set1_ps(cv);
-    FMA12(__m512, _mm512_fmadd_ps);
-    return _mm512_reduce_add_ps(s);
+    __asm__ volatile(FMA_ZERO "1:\n\t" FMA12("zmm") "dec %0\n\tjnz 1b\n\tvzeroupper"
+                     : "+r"(n)
+                     :
+                     : FMA_CLOBBERS);
 }
 
-__attribute__((target("avx2,fma"))) static float fma256(long n, float bv, float cv)
+static void fma256(long n)
 {
-    __m256 b = _mm256_set1_ps(bv), c = _mm256_set1_ps(cv);
-    FMA12(__m256, _mm256_fmadd_ps);
-    float v[8];
-    _mm256_storeu_ps(v, s);
-    return v[0] + v[7];
+    __asm__ volatile(FMA_ZERO "1:\n\t" FMA12("ymm") "dec %0\n\tjnz 1b\n\tvzeroupper"
+                     : "+r"(n)
+                     :
+                     : FMA_CLOBBERS);
 }
 
 /* Best time of 512-bit over best time of 256-bit FMA bursts, interleaved so
- * that both see the same load; about 1 ms in all. */
-static double fma_ratio(void)
+ * that both see the same load; about 1.5 ms in all. */
+double sivei_fma_ratio(void)
 {
-    volatile float bv = 0.999f, cv = 1e-3f, sink = 0.0f;
     const long n = 4000;
     double best[2] = {1e30, 1e30};
-    sink += fma512(n, bv, cv); /* wakes the 512-bit units */
+    /* Intel CPUs run 512-bit code at reduced throughput for some hundred
+     * microseconds while the wide units power up: warm them for 1 ms. */
+    for (double t0 = now(); now() - t0 < 1e-3;)
+        fma512(n);
     for (int r = 0; r < 16; r++) {
         for (int k = 0; k < 2; k++) {
             double t0 = now();
-            sink += k ? fma256(n, bv, cv) : fma512(n, bv, cv);
+            if (k)
+                fma256(n);
+            else
+                fma512(n);
             double t = now() - t0;
             best[k] = t < best[k] ? t : best[k];
         }
     }
-    (void)sink;
     return best[1] > 0 ? best[0] / best[1] : 0.0;
+}
+#else
+double sivei_fma_ratio(void)
+{
+    return 0.0;
 }
 #endif
 
@@ -190,7 +217,7 @@ static int auto_pick(char *why, size_t len)
     double ratio = 0.0;
 #ifdef HAVE_CPUID
     if (c.avx512)
-        ratio = fma_ratio();
+        ratio = sivei_fma_ratio();
 #endif
     return sivei_blis_pick(&c, ratio, why, len);
 }

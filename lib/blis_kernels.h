@@ -25,6 +25,10 @@ typedef struct sivei_cpu {
 /* Fill c from CPUID on this machine (all zero off x86). */
 SIVE_HIDDEN void sivei_cpu_query(sivei_cpu *c);
 
+/* Best time of bursts of 512-bit FMAs over that of as many 256-bit ones
+ * (about 1.5 ms); call only when c.avx512 is set.  0 off x86. */
+SIVE_HIDDEN double sivei_fma_ratio(void);
+
 /* The BLIS arch_t id libsive forces on CPU c, or -1 to keep BLIS's own
  * choice.  ratio: measured 512-bit / 256-bit FMA time (0 = not measured).
  * Writes the reason, either way, to why (len bytes). */

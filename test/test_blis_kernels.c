@@ -89,6 +89,25 @@ START_TEST(test_cpuid_agrees_with_compiler)
 }
 END_TEST
 
+/* The FMA timing must be decisive: a ratio near the threshold could pick
+ * different kernel sets (and so different last bits) in two processes on
+ * one machine.  Two full-width units give about 1, one unit about 2. */
+START_TEST(test_fma_ratio_decisive)
+{
+    sivei_cpu c;
+    sivei_cpu_query(&c);
+    if (!c.avx512)
+        return;
+    for (int i = 0; i < 3; i++) {
+        double r = sivei_fma_ratio();
+        printf("blis_kernels: 512-bit / 256-bit FMA time %.3f\n", r);
+        ck_assert_msg(r < SIVEI_FMA_RATIO_TWO_UNITS - 0.2 || r > SIVEI_FMA_RATIO_TWO_UNITS + 0.2,
+                      "FMA time ratio %.3f too close to the threshold %.2f", r,
+                      SIVEI_FMA_RATIO_TWO_UNITS);
+    }
+}
+END_TEST
+
 START_TEST(test_decision_table)
 {
     char why[200];
@@ -213,6 +232,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_chosen_set_runs_here);
     tcase_add_test(tc, test_cpuid_agrees_with_compiler);
+    tcase_add_test(tc, test_fma_ratio_decisive);
     tcase_add_test(tc, test_decision_table);
     tcase_add_test(tc, test_user_arch_type_honoured);
     tcase_add_test(tc, test_opt_out);

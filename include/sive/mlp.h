@@ -141,8 +141,8 @@ SIVE_API int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
  * CPUs; libsive selects a faster set the CPU can run where those tables
  * fall short:
  *  - skx when CPUID reports AVX-512 F/DQ/BW/VL (with the OS saving the
- *    ZMM state) and a sub-millisecond timing of 512-bit against 256-bit
- *    FMAs at first use shows two full-width 512-bit FMA units (BLIS 0.9
+ *    ZMM state) and a 1.5 ms timing of 512-bit against 256-bit FMAs at
+ *    first use shows two full-width 512-bit FMA units (BLIS 0.9
  *    takes skx only for the model names it lists, e.g. not for
  *    Sapphire/Emerald Rapids, and falls back to haswell, about 1.8x
  *    slower sgemm);
