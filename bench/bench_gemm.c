@@ -3,6 +3,14 @@
  * measured in the same run.
  *
  *   bench_gemm [block_rows (256)] [square n (2048)] [reps (5)]
+ *   bench_gemm --kernels [square n (768)] [rounds (3)]
+ *
+ * --kernels compares BLIS's own kernel set with libsive's choice
+ * (sive_mlp_blis_kernels()) side by side: BLIS fixes its set once per
+ * process, so each round runs this program twice as a child, once with
+ * SIVE_BLIS_AUTO=0 and once without, alternately, and prints the best
+ * sgemm rate of each (square n^3 on 1 and 2 threads, all products of one
+ * probe step on 1 thread) and their ratio.
  *
  * Shapes: the evaluation forward of N*B_eval = 32768 rows in blocks of
  * block_rows (X.W1t: r x 784 . 784 x 128, A1.W2t: r x 128 . 128 x 128,
@@ -10,8 +18,104 @@
  * B_grad = 1024 rows in the same blocks, with the strides lib/mlp.c uses. */
 #include "bench_gemm.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Child of --kernels: one line "kernels<TAB>sq1<TAB>sq2<TAB>step ms". */
+static int rate_child(size_t n)
+{
+    const char *k = sive_mlp_blis_kernels();
+    double sq1 = square_rate(1, n, 5), sq2 = square_rate(2, n, 5);
+    gemm_shape s[16];
+    int ns = step_shapes(s, SIVE_MLP_DEFAULT_BLOCK_ROWS, 512 * 64, 1024);
+    gemm_bufs g = gemm_bufs_new(2048 * 2048);
+    double st = step_gemm_time(s, ns, &g, 1, 3);
+    gemm_bufs_free(&g);
+    printf("%s\t%.6g\t%.6g\t%.6g\n", k, sq1, sq2, st * 1e3);
+    return 0;
+}
+
+typedef struct kernel_run {
+    char kernels[320];
+    double sq1, sq2, step_ms;
+} kernel_run;
+
+/* Run this program as a --rate child, with SIVE_BLIS_AUTO=0 when own is
+ * set; keeps the best figures in k.  Returns 0 on success. */
+static int run_child(const char *n, int own, kernel_run *k)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        if (own)
+            setenv("SIVE_BLIS_AUTO", "0", 1);
+        else
+            unsetenv("SIVE_BLIS_AUTO");
+        execl("/proc/self/exe", "bench_gemm", "--rate", n, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    FILE *f = fdopen(fd[0], "r");
+    char line[512] = "";
+    int ok = f && fgets(line, sizeof line, f) != NULL;
+    if (f)
+        fclose(f);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *t1 = strchr(line, '\t');
+    if (!ok || !t1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return -1;
+    *t1 = 0;
+    double a, b, c;
+    if (sscanf(t1 + 1, "%lf %lf %lf", &a, &b, &c) != 3)
+        return -1;
+    snprintf(k->kernels, sizeof k->kernels, "%s", line);
+    k->sq1 = a > k->sq1 ? a : k->sq1;
+    k->sq2 = b > k->sq2 ? b : k->sq2;
+    k->step_ms = c < k->step_ms ? c : k->step_ms;
+    return 0;
+}
+
+static int compare_kernels(const char *n, int rounds)
+{
+    if (getenv("BLIS_ARCH_TYPE"))
+        printf("note: BLIS_ARCH_TYPE is set, so both runs use it\n");
+    kernel_run k[2] = {{"", 0, 0, 1e30}, {"", 0, 0, 1e30}};
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < 2; i++)
+            if (run_child(n, i == 0, &k[i]) != 0) {
+                fprintf(stderr, "bench_gemm: the --rate child failed\n");
+                return 1;
+            }
+    printf("sgemm, best of %d alternating child processes per kernel set\n", rounds);
+    for (int i = 0; i < 2; i++)
+        printf("  %-14s %s\n", i ? "libsive's pick" : "BLIS's own", k[i].kernels);
+    printf("  %-32s %12s %14s %8s\n", "", "BLIS's own", "libsive's pick", "ratio");
+    printf("  square %s^3, 1 thread, GFLOP/s  %12.1f %14.1f %8.2f\n", n, k[0].sq1 * 1e-9,
+           k[1].sq1 * 1e-9, k[1].sq1 / k[0].sq1);
+    printf("  square %s^3, 2 threads, GFLOP/s %12.1f %14.1f %8.2f\n", n, k[0].sq2 * 1e-9,
+           k[1].sq2 * 1e-9, k[1].sq2 / k[0].sq2);
+    printf("  step products, 1 thread, ms     %12.2f %14.2f %8.2f\n", k[0].step_ms,
+           k[1].step_ms, k[0].step_ms / k[1].step_ms);
+    printf("  (ratio = libsive's pick / BLIS's own rate: above 1 is faster)\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "--rate") == 0)
+        return rate_child((size_t)atol(argv[2]));
+    if (argc > 1 && strcmp(argv[1], "--kernels") == 0) {
+        bench_machine();
+        return compare_kernels(argc > 2 ? argv[2] : "768", argc > 3 ? atoi(argv[3]) : 3);
+    }
     size_t r = argc > 1 ? (size_t)atol(argv[1]) : SIVE_MLP_DEFAULT_BLOCK_ROWS;
     size_t nsq = argc > 2 ? (size_t)atol(argv[2]) : 2048;
     int reps = argc > 3 ? atoi(argv[3]) : 5;

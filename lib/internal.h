@@ -24,5 +24,9 @@ SIVE_HIDDEN void sivei_clear_error(void);
  * from an uninitialised model is refused but for a few values. */
 #define SIVEI_MODEL_SIZE_MAX 1024
 SIVE_HIDDEN int sivei_model_size_ok(size_t size);
+/* Change a workspace's BLIS thread count (1 .. 1024, checked by the caller);
+ * results do not depend on it (lib/mlp.c). */
+typedef struct sive_mlp_work sive_mlp_work;
+SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
 
 #endif

@@ -205,6 +205,11 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
     return SIVE_OK;
 }
 
+void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads)
+{
+    bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
+}
+
 void sive_mlp_work_free(sive_mlp_work *w)
 {
     if (!w)

@@ -1,27 +1,58 @@
 /* The reference MLP as a probe model (sive.h's sive_model): gradient and
  * per-example losses on a training set.  Nothing here is privileged: it
- * uses only the public MLP and model APIs. */
+ * uses the public MLP and model APIs, and one hidden call that changes a
+ * workspace's BLIS thread count.
+ *
+ * Several BLIS threads per chain help only while every thread has a core:
+ * each product ends in a barrier, so when another process takes a core
+ * the whole product waits for the thread that shares it (and OpenMP's
+ * spinning workers hold the core the descheduled one needs).  On 2 busy
+ * cores, 1 chain x 2 BLIS threads ran 12-27x slower than with one
+ * thread (docs/performance.md, section 11).  So with blis_threads > 1
+ * every worker times its own gradient calls, per row, with blis_threads
+ * and with one BLIS thread, keeps the faster for all its calls, and
+ * re-tries the other now and then since the load changes
+ * (lib/thread_adapt.c: the tries cost at most 2 %).  Results do not depend
+ * on the BLIS thread count.  SIVE_BLIS_ADAPT=0 in the environment keeps
+ * blis_threads throughout. */
 #include "internal.h"
 #include "sive/mlp.h"
+#include "thread_adapt.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Worker numbers are below SIVE_OPT_THREADS' upper bound. */
 #define MAX_WORKERS 1024
 #define MAX_BLIS_THREADS 1024
 
+/* A worker's workspace (made by its first callback) and its choice of
+ * BLIS thread count. */
+typedef struct slot {
+    sive_mlp_work *w;
+    sivei_adapt a;
+} slot;
+
 typedef struct mlp_model {
     sive_mlp *m; /* own copy of the architecture */
     const sive_dataset *data;
     int blis_threads;
-    /* one workspace per worker, made by its first callback.  Slot w is
-     * only touched by worker w, whose calls never overlap: no lock. */
-    sive_mlp_work *work[MAX_WORKERS];
+    int adapt; /* time and choose the BLIS thread count (SIVE_BLIS_ADAPT) */
+    /* slot w is only touched by worker w, whose calls never overlap: no
+     * lock. */
+    slot *slots[MAX_WORKERS];
 } mlp_model;
 
-static int worker_work(mlp_model *mm, const void *theta, size_t dim,
-                       const sive_batch *batch, sive_mlp_work **w)
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int worker_slot(mlp_model *mm, const void *theta, size_t dim,
+                       const sive_batch *batch, slot **out)
 {
     if (!theta || !batch || dim != sive_mlp_dim(mm->m) || !batch->index)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
@@ -30,37 +61,62 @@ static int worker_work(mlp_model *mm, const void *theta, size_t dim,
     if (batch->worker < 0 || batch->worker >= MAX_WORKERS)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "mlp model: worker %d outside [0, %d)",
                          (int)batch->worker, MAX_WORKERS);
-    sive_mlp_work **slot = &mm->work[batch->worker];
-    if (!*slot) {
-        int rc = sive_mlp_work_new(slot, mm->m, 0, mm->blis_threads);
-        if (rc)
+    slot **sp = &mm->slots[batch->worker];
+    if (!*sp) {
+        slot *s = calloc(1, sizeof *s);
+        if (!s)
+            return sivei_fail(NULL, SIVE_E_NOMEM, "mlp model: out of memory");
+        int rc = sive_mlp_work_new(&s->w, mm->m, 0, mm->blis_threads);
+        if (rc) {
+            free(s);
             return rc;
+        }
+        *sp = s;
     }
-    *w = *slot;
+    *out = *sp;
     return SIVE_OK;
+}
+
+/* Gradient calls choose the BLIS thread count by timing (thread_adapt.c);
+ * loss calls, several times larger, follow their choice: the two scale
+ * alike with threads (docs/performance.md, section 2), and a try of the
+ * slower setting on a gradient call costs a quarter as much.  Before both
+ * settings are timed, loss calls take one thread, the safe one. */
+static void use_threads(const mlp_model *mm, slot *s, int set)
+{
+    sivei_mlp_work_set_blis_threads(s->w, set ? mm->blis_threads : 1);
 }
 
 static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
                    void *grad, double *loss, void *user)
 {
     mlp_model *mm = user;
-    sive_mlp_work *w = NULL;
-    int rc = worker_work(mm, theta, dim, batch, &w);
+    slot *s = NULL;
+    int rc = worker_slot(mm, theta, dim, batch, &s);
     if (rc)
         return rc;
-    return sive_mlp_loss_grad(mm->m, w, theta, mm->data, batch->index,
-                              batch->n_groups * batch->group_size, grad, loss);
+    size_t rows = batch->n_groups * batch->group_size;
+    int set = mm->adapt ? sivei_adapt_next(&s->a) : 1;
+    if (mm->adapt)
+        use_threads(mm, s, set);
+    double t0 = now();
+    rc = sive_mlp_loss_grad(mm->m, s->w, theta, mm->data, batch->index, rows, grad, loss);
+    if (mm->adapt && rc == SIVE_OK && rows > 0)
+        sivei_adapt_record(&s->a, set, (now() - t0) / (double)rows);
+    return rc;
 }
 
 static int loss_cb(const void *theta, size_t dim, const sive_batch *batch,
                    double *losses, void *user)
 {
     mlp_model *mm = user;
-    sive_mlp_work *w = NULL;
-    int rc = worker_work(mm, theta, dim, batch, &w);
+    slot *s = NULL;
+    int rc = worker_slot(mm, theta, dim, batch, &s);
     if (rc)
         return rc;
-    return sive_mlp_example_losses(mm->m, w, theta, mm->data, batch->index,
+    if (mm->adapt)
+        use_threads(mm, s, s->a.seen[0] && s->a.seen[1] ? s->a.cur : 0);
+    return sive_mlp_example_losses(mm->m, s->w, theta, mm->data, batch->index,
                                    batch->group_size, losses);
 }
 
@@ -70,7 +126,10 @@ static void destroy_cb(void *user)
     if (!mm)
         return;
     for (int i = 0; i < MAX_WORKERS; i++)
-        sive_mlp_work_free(mm->work[i]);
+        if (mm->slots[i]) {
+            sive_mlp_work_free(mm->slots[i]->w);
+            free(mm->slots[i]);
+        }
     sive_mlp_free(mm->m);
     free(mm);
 }
@@ -132,6 +191,8 @@ int sive_mlp_model(sive_model *out, const sive_mlp *m, const sive_dataset *train
     }
     mm->data = train;
     mm->blis_threads = blis_threads;
+    const char *env = getenv("SIVE_BLIS_ADAPT");
+    mm->adapt = blis_threads > 1 && !(env && strcmp(env, "0") == 0);
     out->dtype = SIVE_F32;
     out->dim = sive_mlp_dim(m);
     out->n_examples = sive_dataset_count(train);

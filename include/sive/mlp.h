@@ -132,18 +132,31 @@ SIVE_API int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
                                size_t block_rows, int blis_threads);
 
 /**
- * The BLIS kernel set the MLP runs on, e.g. "zen3" or "haswell" (static
- * text, never NULL).  The first call (made by the first
- * sive_mlp_work_new()) initialises BLIS.  On a CPU that Debian's BLIS 0.9
- * does not know (AMD family 0x1a and later, e.g. Zen 5) it would run its
- * generic reference kernels, about 3x slower; when AVX2 and FMA are
- * present, libsive then selects the zen3 kernels through BLIS's own
- * override (the BLIS_ARCH_TYPE environment variable, set only during
- * BLIS's initialisation and removed again) and the text says so.  Set
- * SIVE_BLIS_AUTO=0, or BLIS_ARCH_TYPE yourself, to keep BLIS's choice.
- * Results depend (in the last bits) on the kernel set.  Because the first
- * call briefly changes the process environment, call this early in main()
- * if other threads may read the environment at that time.  Thread-safe.
+ * The BLIS kernel set the MLP runs on and why (static text, never NULL):
+ * the set's name as BLIS spells it ("skx", "zen3", "haswell", ...), then
+ * " (" and the reason, e.g. "skx (chosen by libsive: AVX-512 F/DQ/BW/VL
+ * with two 512-bit FMA units ...)".  The first call (made by the first
+ * sive_mlp_work_new()) initialises BLIS and chooses the set once for the
+ * process.  Debian's BLIS 0.9 picks from CPUID tables that predate recent
+ * CPUs; libsive selects a faster set the CPU can run where those tables
+ * fall short:
+ *  - skx when CPUID reports AVX-512 F/DQ/BW/VL (with the OS saving the
+ *    ZMM state) and a 1.5 ms timing of 512-bit against 256-bit FMAs at
+ *    first use shows two full-width 512-bit FMA units (BLIS 0.9
+ *    takes skx only for the model names it lists, e.g. not for
+ *    Sapphire/Emerald Rapids, and falls back to haswell, about 1.8x
+ *    slower sgemm);
+ *  - zen3 on AMD family 0x1a and later (Zen 5) with AVX2 and FMA, where
+ *    BLIS would use its generic kernels (about 3x slower).
+ * It does so through BLIS's own override, the BLIS_ARCH_TYPE environment
+ * variable, set only during BLIS's initialisation and removed again.  A
+ * BLIS_ARCH_TYPE set by the user is honoured as BLIS reads it (an id BLIS
+ * does not have aborts in BLIS); SIVE_BLIS_AUTO=0 keeps BLIS's own choice.
+ * If BLIS was initialised before this call (by other code in the
+ * process), its choice stands and the text says so.  Results depend (in
+ * the last bits) on the kernel set.  Because the first call briefly
+ * changes the process environment, call this early in main() if other
+ * threads may read the environment at that time.  Thread-safe.
  */
 SIVE_API const char *sive_mlp_blis_kernels(void);
 
@@ -239,7 +252,14 @@ SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
  * call; train is borrowed and must outlive the model.  Each worker thread
  * of a run gets its own workspace (sive_batch.worker), made on its first
  * callback, with blis_threads BLIS threads (1 .. 1024; probe threads x
- * blis_threads should not exceed the cores available).  Results are
+ * blis_threads should not exceed the cores available).  With
+ * blis_threads > 1 each worker times its gradient and loss calls with
+ * blis_threads and with one BLIS thread, keeps the faster and re-tries
+ * the other now and then (the tries cost at most 2 % of the calls' time):
+ * several BLIS threads per chain help on idle cores but, when another
+ * process takes a core, every product waits for the thread that shares
+ * it (docs/performance.md, section 11).  SIVE_BLIS_ADAPT=0 in the
+ * environment (read here) keeps blis_threads throughout.  Results are
  * bit-identical whatever the number of probe or BLIS threads, and equal
  * to 0.1's binding at the same seed on the same BLIS kernel set (see
  * sive_mlp_blis_kernels()).  One model may serve one run at a
