@@ -432,6 +432,10 @@ interrupt "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 2000000
 [ "$got" -eq 130 ] && grep -Eq '^  chain 1 +aborted at step [0-9]+ of 2000000' "$TMP/int.out" &&
     grep -Eq '^!.*aborted' "$TMP/int.out" && ok "Ctrl-C: the table shows the aborted chains" ||
     { bad "Ctrl-C table (exit $got)"; sed 's/^/  stdout: /' "$TMP/int.out" | head -40; }
+# the first Ctrl-C says at once that the run stops after the model call
+# running (one call on a huge batch can be long) and that a second one quits
+grep -q "stopping after the running model call (Ctrl-C again quits at once)" "$TMP/int.err" &&
+    ok "Ctrl-C: the stop is announced" || bad "Ctrl-C: no notice on stderr"
 # a trajectory keeps the epochs probed: table, CSV and JSON, with the status
 interrupt "$SIVE" trajectory --epochs 1 --out "$TMP/tji" "${TINY[@]}" --steps 2000000 --no-plot
 [ "$got" -eq 130 ] && grep -q "^epoch 0, chain 0: aborted at step" "$TMP/int.out" &&

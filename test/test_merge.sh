@@ -83,6 +83,8 @@ EOF
 run "merge other note" 1 "$SIVE" merge "$TMP/a.sres" "$TMP/n.sres" &&
     expect_err "other note" "describes another checkpoint.*epoch 9"
 run "merge missing chain" 1 "$SIVE" merge "$TMP/b.sres" && expect_err "missing" "chain 0 of 3 is in no part"
+run "merge a missing file" 1 "$SIVE" merge "$TMP/b.sres" "$TMP/none.sres" &&
+    expect_err "missing file" "none.sres: file not found"
 run "merge overlap" 1 "$SIVE" merge "$TMP/a.sres" "$TMP/b.sres" "$TMP/a.sres" && expect_err "overlap" "overlap"
 
 # damaged files: a flipped byte, a truncation, a foreign file

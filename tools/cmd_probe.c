@@ -1168,6 +1168,9 @@ static int merge_load(char **paths, int n, sive_result **parts, char **notes, ck
 {
     *seconds = 0.0;
     *odd = -1;
+    for (int i = 0; i < n; i++)
+        if (cli_in_check(paths[i])) /* "file not found" before any part is read */
+            return EXIT_RUN;
     for (int i = 0; i < n; i++) {
         int rc = sive_result_load(paths[i], &parts[i], &notes[i]);
         if (rc) {

@@ -33,10 +33,17 @@ struct progress {
 
 static volatile sig_atomic_t interrupted;
 
+/* The run stops between two model calls; one call on a huge batch can take
+ * long, so say at once that a second Ctrl-C quits (write() is
+ * async-signal-safe, stdio is not). */
 static void on_sigint(int sig)
 {
     (void)sig;
+    static const char msg[] = "\nsive: stopping after the running model call "
+                              "(Ctrl-C again quits at once)\n";
     interrupted = 1;
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
 }
 
 void progress_catch_sigint(void)
