@@ -4,6 +4,7 @@
 #include <sive/sive.h>
 #include <sive/data.h>
 #include <sive/mlp.h>
+#include <sive/dln.h>
 
 int main(void)
 {

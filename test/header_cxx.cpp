@@ -3,6 +3,7 @@
 #include <sive/sive.h>
 #include <sive/data.h>
 #include <sive/mlp.h>
+#include <sive/dln.h>
 
 static int grad(const void *theta, size_t dim, const sive_batch *, void *out,
                 double *loss, void *)

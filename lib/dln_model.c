@@ -1,0 +1,214 @@
+/* The deep linear network and the normal-crossing monomials as probe
+ * models (sive.h's sive_model), through the public APIs only. */
+#include "internal.h"
+#include "sive/dln.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WORKERS 1024
+
+typedef struct dln_model {
+    const sive_dln *m;
+    int blis_threads;
+    /* one workspace per worker, made by its first callback; slot w is only
+     * touched by worker w, whose calls never overlap: no lock. */
+    sive_dln_work *work[MAX_WORKERS];
+} dln_model;
+
+static int worker_work(dln_model *dm, const void *theta, size_t dim,
+                       const sive_batch *batch, sive_dln_work **w)
+{
+    if (!theta || !batch || dim != sive_dln_dim(dm->m))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "dln model: bad arguments (dim %zu, model %zu)", dim,
+                         sive_dln_dim(dm->m));
+    if (batch->worker < 0 || batch->worker >= MAX_WORKERS)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: worker %d outside [0, %d)",
+                         (int)batch->worker, MAX_WORKERS);
+    sive_dln_work **slot = &dm->work[batch->worker];
+    if (!*slot) {
+        int rc = sive_dln_work_new(slot, dm->m, 0, dm->blis_threads);
+        if (rc)
+            return rc;
+    }
+    *w = *slot;
+    return SIVE_OK;
+}
+
+static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
+                   void *grad, double *loss, void *user)
+{
+    dln_model *dm = user;
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, dim, batch, &w);
+    if (rc)
+        return rc;
+    const int pop = sive_dln_examples(dm->m) == 0;
+    return sive_dln_loss_grad(dm->m, w, theta, pop ? NULL : batch->index,
+                              pop ? 0 : batch->n_groups * batch->group_size, grad,
+                              loss);
+}
+
+static int loss_cb(const void *theta, size_t dim, const sive_batch *batch,
+                   double *losses, void *user)
+{
+    dln_model *dm = user;
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, dim, batch, &w);
+    if (rc)
+        return rc;
+    return sive_dln_example_losses(dm->m, w, theta, batch->index, batch->group_size,
+                                   losses);
+}
+
+/* Population mode: the exact loss, the same for every group. */
+static int group_cb(const void *theta, size_t dim, const sive_batch *batch,
+                    double *group_loss, void *user)
+{
+    dln_model *dm = user;
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, dim, batch, &w);
+    double l = 0.0;
+    if (rc || (rc = sive_dln_loss_grad(dm->m, w, theta, NULL, 0, NULL, &l)))
+        return rc;
+    for (size_t g = 0; g < batch->n_groups; g++)
+        group_loss[g] = l;
+    return SIVE_OK;
+}
+
+static void destroy_cb(void *user)
+{
+    dln_model *dm = user;
+    if (!dm)
+        return;
+    for (int i = 0; i < MAX_WORKERS; i++)
+        sive_dln_work_free(dm->work[i]);
+    free(dm);
+}
+
+static int check_out(const char *fn, const sive_model *out)
+{
+    if (!out)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
+    if (out->struct_size < offsetof(sive_model, destroy) + sizeof out->destroy)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: call sive_model_init(out, sizeof *out) first", fn);
+    return SIVE_OK;
+}
+
+int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
+{
+    static const char fn[] = "sive_dln_model";
+    int rc = check_out(fn, out);
+    if (rc)
+        return rc;
+    if (!m || blis_threads < 1 || blis_threads > 1024)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: NULL model or blis_threads %d not in [1, 1024]", fn,
+                         blis_threads);
+    dln_model *dm = calloc(1, sizeof *dm);
+    if (!dm)
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
+    dm->m = m;
+    dm->blis_threads = blis_threads;
+    const int pop = sive_dln_examples(m) == 0;
+    out->dtype = SIVE_F64;
+    out->dim = sive_dln_dim(m);
+    out->n_examples = sive_dln_examples(m);
+    out->grad = grad_cb;
+    out->loss = pop ? NULL : loss_cb;
+    out->group_loss = pop ? group_cb : NULL;
+    out->user = dm;
+    out->destroy = destroy_cb;
+    return SIVE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Normal-crossing monomials K(w) = sum_i w_i^(2 k_i)                 */
+/* ------------------------------------------------------------------ */
+
+#define MAX_EXPONENT 64
+
+typedef struct monomial {
+    size_t d;
+    uint32_t k[];
+} monomial;
+
+static double mono_k(const monomial *mo, const double *w, double *grad)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < mo->d; i++) {
+        const double p = pow(w[i], 2.0 * mo->k[i] - 1.0); /* odd power: sign kept */
+        sum += p * w[i];
+        if (grad)
+            grad[i] = 2.0 * mo->k[i] * p;
+    }
+    return sum;
+}
+
+static int mono_grad(const void *theta, size_t dim, const sive_batch *batch,
+                     void *grad, double *loss, void *user)
+{
+    monomial *mo = user;
+    (void)batch;
+    if (!theta || !grad || dim != mo->d)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "monomial model: bad arguments");
+    *loss = mono_k(mo, theta, grad);
+    return SIVE_OK;
+}
+
+static int mono_group(const void *theta, size_t dim, const sive_batch *batch,
+                      double *group_loss, void *user)
+{
+    monomial *mo = user;
+    if (!theta || !batch || dim != mo->d)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "monomial model: bad arguments");
+    const double k = mono_k(mo, theta, NULL);
+    for (size_t g = 0; g < batch->n_groups; g++)
+        group_loss[g] = k;
+    return SIVE_OK;
+}
+
+int sive_monomial_model(sive_model *out, const uint32_t *k, size_t d)
+{
+    static const char fn[] = "sive_monomial_model";
+    int rc = check_out(fn, out);
+    if (rc)
+        return rc;
+    if (!isfinite(sive_monomial_lambda(k, d)) || d > ((size_t)1 << 32))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: NULL exponents, d = %zu or an exponent 0", fn, d);
+    for (size_t i = 0; i < d; i++)
+        if (k[i] > MAX_EXPONENT)
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: exponent k[%zu] = %u > %d",
+                             fn, i, (unsigned)k[i], MAX_EXPONENT);
+    monomial *mo = malloc(sizeof *mo + d * sizeof mo->k[0]);
+    if (!mo)
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
+    mo->d = d;
+    memcpy(mo->k, k, d * sizeof k[0]);
+    out->dtype = SIVE_F64;
+    out->dim = d;
+    out->n_examples = 0;
+    out->grad = mono_grad;
+    out->loss = NULL;
+    out->group_loss = mono_group;
+    out->user = mo;
+    out->destroy = free;
+    return SIVE_OK;
+}
+
+double sive_monomial_lambda(const uint32_t *k, size_t d)
+{
+    if (!k || d == 0)
+        return NAN;
+    double s = 0.0;
+    for (size_t i = 0; i < d; i++) {
+        if (k[i] == 0)
+            return NAN;
+        s += 1.0 / (2.0 * k[i]);
+    }
+    return s;
+}

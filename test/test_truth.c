@@ -1,0 +1,109 @@
+/* The ground-truth suite's short subset (tools/truth.c, docs/validation.md):
+ * cases whose target at finite t and finite step is exact, run through the
+ * suite's own code path, must agree with it within 4 MCSE:
+ *  - the regular DLN (L = 1, population loss): a tethered quadratic of unit
+ *    curvature, whose ULA chain has the closed form of test/exact_ula.h;
+ *  - K = sum w_i^2 (monomial k = 1, curvature 2), the same closed form;
+ *  - K = sum w_i^4 at base_lr 0.01 (a step bias of ~2 % of lambda, below
+ *    the MCSE; the quartic relaxes in ~t^(1/2)/(2a) = 5000 steps, so the
+ *    chains run 200 000) against the quadrature of its tethered law;
+ * plus the quadrature itself against the untethered law (1/(2k) at any t)
+ * and a smoke run of a deep network that must end with a finite estimate. */
+#include "exact_ula.h"
+#include "truth.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const truth_case *find(const char *name)
+{
+    size_t n;
+    const truth_case *cs = truth_cases(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cs[i].name, name))
+            return &cs[i];
+    ck_abort_msg("no case %s", name);
+    return NULL;
+}
+
+static truth_row run(const char *name, const char *base_lr, const char *steps)
+{
+    truth_settings s;
+    truth_settings_default(&s);
+    s.sets[s.nsets++] = steps ? steps : "steps=20000";
+    s.sets[s.nsets++] = "chains=4";
+    s.sets[s.nsets++] = "seed=3";
+    if (base_lr)
+        s.sets[s.nsets++] = base_lr;
+    truth_row row;
+    char err[600];
+    int rc = truth_run(find(name), &s, &row, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s: %s", name, err);
+    return row;
+}
+
+/* t^2 Var of sum_i (c x_i^2) under ULA: d * t^2 * 2 c^2 v^2. */
+static double ula_quadratic(double d, double curv, double t, double a, double h)
+{
+    double vm;
+    const double var = exact_ula_coord_var(a, a / t, h, curv, 0.0, curv / 2, 1e9, &vm);
+    return d * t * t * var;
+}
+
+static void agree(const char *what, const truth_row *r, double target)
+{
+    const double z = (r->est - target) / r->mcse;
+    printf("%-16s lambda-hat %.4f +- %.4f, target %.4f (lambda %.4f): z %+.2f\n", what,
+           r->est, r->mcse, target, r->lambda, z);
+    ck_assert_msg(isfinite(z) && fabs(z) < 4.0, "%s: z = %g", what, z);
+}
+
+START_TEST(regular_dln_exact)
+{
+    truth_row r = run("L1 10-10 r3", NULL, NULL);
+    ck_assert_double_eq(r.lambda, 50.0);
+    agree("L1 10-10 r3", &r, ula_quadratic(100, 1.0, r.t, 0.05, r.h));
+}
+END_TEST
+
+START_TEST(monomials_exact)
+{
+    truth_row r = run("mono k1 x10", NULL, NULL);
+    ck_assert(r.h_fallback && r.h == 1.0);
+    agree("mono k1 x10", &r, ula_quadratic(10, 2.0, r.t, 0.05, r.h));
+    r = run("mono k2 x10", "base_lr=0.01", "steps=200000");
+    agree("mono k2 x10", &r, r.target);
+    ck_assert_double_eq_tol(r.target / 10, truth_mono_target(2, r.t, 1.0), 1e-12);
+}
+END_TEST
+
+START_TEST(quadrature_and_smoke)
+{
+    /* A wide tether leaves t^2 Var[w^(2k)] = 1/(2k) at any t. */
+    for (uint32_t k = 1; k <= 3; k++)
+        ck_assert_double_eq_tol(truth_mono_target(k, 1e4, 1e3), 0.5 / k, 1e-6);
+    /* h = fluctuation scale cuts it: a strictly smaller target. */
+    ck_assert(truth_mono_target(2, 1e4, 0.1) < 0.2);
+    truth_row r = run("L3 10-8-8-10 r2", NULL, NULL);
+    ck_assert(isfinite(r.est) && r.mcse > 0 && r.lambda == 33.5 && r.mult == 3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("truth");
+    TCase *tc = tcase_create("subset");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, regular_dln_exact);
+    tcase_add_test(tc, monomials_exact);
+    tcase_add_test(tc, quadrature_and_smoke);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
