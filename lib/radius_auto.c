@@ -23,6 +23,8 @@
  * the chains' spread is as large as the jump itself) */
 #define AUTO_RISE 4.0
 #define AUTO_JUMP 0.3
+/* a pair that moved lambda-hat by at most this is a plateau to go back to */
+#define AUTO_FLAT 0.1
 #define AUTO_LEVELS 12
 /* pilots: this fraction of the steps (at least AUTO_MIN_STEPS), at most
  * AUTO_CHAINS chains */
@@ -141,9 +143,13 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         }
         /* lambda-hat growing faster again than over the flattest pair:
          * past the plateau (on deep networks, chains sliding along the
-         * rescaling valleys); the flattest pair's smaller h */
+         * rescaling valleys); the flattest pair's smaller h if that pair
+         * was nearly flat, else the last radius before the jump */
         if (i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
-            choose(a, &flat, 2);
+            if (flat_rel <= AUTO_FLAT)
+                choose(a, &flat, 2);
+            else
+                choose(a, &prev, 3);
             return SIVE_OK;
         }
         if (!i || cur.e + AUTO_Z * cur.se < low.e + AUTO_Z * low.se)
@@ -161,15 +167,19 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[400];
+    char line[400] = "";
     int n = snprintf(line, sizeof line,
                      "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
                      "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
                      a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
                      a->accepted == 1   ? ""
-                     : a->accepted == 2 ? " (lambda-hat rose again past the flattest pair of "
+                     : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
                                           "radii: its smaller h)"
+                     : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
+                                          "before the jump)"
                                         : " (no plateau: the flattest level used)");
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = (int)strlen(line); /* truncated: the line as far as it fits */
     size_t old = r->health ? strlen(r->health) : 0;
     char *t = realloc(r->health, old + (size_t)n + 1);
     if (!t)

@@ -246,8 +246,10 @@ typedef enum sive_option {
      *  until d ln lambda-hat / d ln h, or the paired change of lambda-hat
      *  from one h to the next, says a larger h no longer moves it; works at
      *  theta* = 0; the run then uses that h (SIVE_STAT_H) and its health
-     *  text names it and the pilots' cost.  docs/theory.md, "Radius from
-     *  the loss". */
+     *  text names it and the pilots' cost.  The pilots report progress as
+     *  runs of their own (chains 0-3, total = their steps) and can be
+     *  cancelled; a callback error or cancel there is the returned
+     *  result's status.  docs/theory.md, "Radius from the loss". */
     SIVE_OPT_C_H = 4,
     SIVE_OPT_STEPS = 5,       /**< int: Langevin steps M                      */
     SIVE_OPT_BURN_IN = 6,     /**< double: burn-in fraction alpha             */
