@@ -27,8 +27,9 @@ static const sive_option_info table[] = {
       "base step a = eta*t (eta = a/t)"),
     D(SIVE_OPT_H, "h", 0.0, 1e12, 1, 0, NAN,
       "absolute localisation radius h (setting it selects absolute mode)"),
-    D(SIVE_OPT_C_H, "c_h", 0.0, 1e12, 1, 0, 1.0,
-      "adaptive radius h = c_h*||theta*||/sqrt(d) (the default mode)"),
+    D(SIVE_OPT_C_H, "c_h", 0.0, 1e12, 0, 0, 1.0,
+      "adaptive radius h = c_h*||theta*||/sqrt(d) (the default mode); 0 or 'auto': "
+      "h chosen from the loss by pilot runs"),
     I(SIVE_OPT_STEPS, "steps", 2, INT64_C(1) << 40, 100000,
       "Langevin steps M per chain"),
     D(SIVE_OPT_BURN_IN, "burn_in", 0.0, 1.0, 0, 1, 0.3,
@@ -338,6 +339,8 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
     double v = NAN;
     if (opt == SIVE_OPT_ANCHOR && strcasecmp(value, "nan") == 0)
         return sive_probe_set_double(p, opt, v);
+    if (opt == SIVE_OPT_C_H && strcasecmp(value, "auto") == 0)
+        return sive_probe_set_double(p, opt, 0.0);
     if (!form || parse_double(value, &v))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "option '%s' takes a number, not '%s'", name, value);

@@ -127,7 +127,8 @@ static int check_model(const sive_model *m, sive_model *copy, char *err)
     return SIVE_OK;
 }
 
-/* The radius h from theta* (checked finite), absolute or adaptive. */
+/* The radius h from theta* (checked finite): absolute, adaptive, or (c_h
+ * = 0) the one radius_auto.c chose, carried in o->h. */
 static int radius(const sivei_options *o, const sive_model *m, const void *theta,
                   double *h_out, char *err)
 {
@@ -139,6 +140,10 @@ static int radius(const sivei_options *o, const sive_model *m, const void *theta
             return sivei_fail(err, SIVE_E_INVALID_ARG,
                              "theta_star[%zu] = %g is not finite", i, v);
         norm2 += v * v;
+    }
+    if (!o->h_absolute && o->c_h == 0.0) {
+        *h_out = o->h;
+        return SIVE_OK;
     }
     double h = o->h_absolute ? o->h : o->c_h * sqrt(norm2 / (double)m->dim);
     if (isinf(h))
@@ -257,8 +262,8 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
 }
 
 /* One run of the chains with options o (p's or the step-halved copy). */
-static int run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
-                    const void *theta_star, sive_result **out)
+int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
+                   const void *theta_star, sive_result **out)
 {
     sivei_run run;
     memset(&run, 0, sizeof run);
@@ -304,7 +309,7 @@ static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_sta
     o.base_lr /= 2.0;
     o.step_extrapolate = 0;
     sive_result *fine = NULL;
-    int rc = run_once(p, &o, m, theta_star, &fine);
+    int rc = sivei_run_once(p, &o, m, theta_star, &fine);
     if (rc)
         return rc;
     if (fine->status == SIVE_E_CALLBACK || fine->status == SIVE_E_CANCELLED) {
@@ -330,7 +335,18 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     if (!out)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "out is NULL");
     sive_result *r = NULL;
-    int rc = run_once(p, &p->opt, m, theta_star, &r);
+    sivei_options o = p->opt;
+    sivei_auto a;
+    int rc = SIVE_OK, chosen = !o.h_absolute && o.c_h == 0.0;
+    if (chosen) {
+        if ((rc = sivei_radius_auto(p, &o, m, theta_star, &a, &r)))
+            return rc;
+        o.h = a.h;
+    }
+    if (!r)
+        rc = sivei_run_once(p, &o, m, theta_star, &r);
+    else
+        chosen = 0; /* a pilot's callback error or cancel */
     if (rc == SIVE_OK && r->opt.step_extrapolate && r->status == SIVE_OK &&
         (rc = extrapolate(p, m, theta_star, r))) {
         sive_result_free(r);
@@ -338,6 +354,10 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     }
     if (rc)
         return rc;
+    if (chosen && (rc = sivei_radius_auto_note(r, &a))) {
+        sive_result_free(r);
+        return sivei_fail(p->errmsg, rc, "out of memory for the health text");
+    }
     *out = r;
     sivei_clear_error();
     return SIVE_OK;

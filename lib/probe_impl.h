@@ -123,6 +123,28 @@ SIVE_HIDDEN double sivei_step_curvature(const sive_result *r, const sivei_chain_
 /* step0.c: SIVE_STEP0 and MCSE_STEP0 of r (per chain and summary) from
  * the same run at base_lr/2 (fine); SIVE_OK or SIVE_E_NOMEM. */
 SIVE_HIDDEN int sivei_step0(sive_result *r, const sive_result *fine);
+/* probe.c: one run of the chains with options o (validated, summarised,
+ * concluded); SIVE_OK with *out, or a status with p's message. */
+SIVE_HIDDEN int sivei_run_once(sive_probe *p, const sivei_options *o,
+                               const sive_model *m, const void *theta_star,
+                               sive_result **out);
+/* radius_auto.c: the radius from the loss (c_h = 0).  The chosen h, the
+ * pilot's cost and the slope d ln lambda-hat / d ln h where it stopped. */
+typedef struct sivei_auto {
+    double h, slope, slope_se, share;
+    int levels;
+    int accepted; /* 1 plateau; past it: 2 flattest pair, 3 before the jump;
+                     0 none */
+    int64_t pilot_steps; /* chain steps, summed over pilot chains */
+} sivei_auto;
+/* Pilot runs of o at absolute radii; SIVE_OK with a filled, or a status
+ * with p's message.  A pilot ending in a callback error or a cancel is
+ * handed back in *failed (the caller returns it as the run's result). */
+SIVE_HIDDEN int sivei_radius_auto(sive_probe *p, const sivei_options *o,
+                                  const sive_model *m, const void *theta_star,
+                                  sivei_auto *a, sive_result **failed);
+/* Append the choice to r's health text (SIVE_OK or SIVE_E_NOMEM). */
+SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
 /* health.c: flags and their text from the summaries. */
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);

@@ -225,8 +225,11 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         double norm = 0.0;
         for (size_t i = 0; i < row->d; i++)
             norm += theta[i] * theta[i];
-        /* The adaptive radius refuses theta* = 0: fall back to h_zero. */
-        if (norm == 0.0 && !h_set) {
+        /* The adaptive radius refuses theta* = 0: fall back to h_zero
+         * (the radius from the loss, c_h = 0, needs no fallback). */
+        double c_h = NAN;
+        sive_probe_get_double(p, SIVE_OPT_C_H, &c_h);
+        if (norm == 0.0 && !h_set && c_h != 0.0) {
             sive_probe_set_double(p, SIVE_OPT_H, s->h_zero);
             row->h_fallback = 1;
         }
@@ -240,6 +243,12 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         row->h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
         row->est = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
         row->mcse = sive_result_mcse(r);
+        /* with step_extrapolate, lambda-hat is the step-0 value */
+        const double e0 = sive_result_stat(r, SIVE_STAT_SIVE_STEP0, SIVE_SUMMARY);
+        if (isfinite(e0)) {
+            row->est = e0;
+            row->mcse = sive_result_stat(r, SIVE_STAT_MCSE_STEP0, SIVE_SUMMARY);
+        }
         row->flags = sive_result_flags(r);
         row->target = target(c, row);
         row->rel = row->est / row->lambda - 1.0;

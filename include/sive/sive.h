@@ -240,7 +240,17 @@ typedef enum sive_option {
     SIVE_OPT_T = 1,           /**< double: inverse temperature t = n*beta     */
     SIVE_OPT_BASE_LR = 2,     /**< double: base step a = eta*t                */
     SIVE_OPT_H = 3,           /**< double: absolute localisation radius h     */
-    SIVE_OPT_C_H = 4,         /**< double: adaptive radius factor c_h         */
+    /** double: adaptive radius factor c_h, h = c_h*||theta*||/sqrt(d)
+     *  (default 1).  0 (text "auto") chooses h from the loss instead: short
+     *  pilot runs on common random numbers at h = 1/sqrt(t), 2/sqrt(t), ...
+     *  until d ln lambda-hat / d ln h, or the paired change of lambda-hat
+     *  from one h to the next, says a larger h no longer moves it; works at
+     *  theta* = 0; the run then uses that h (SIVE_STAT_H) and its health
+     *  text names it and the pilots' cost.  The pilots report progress as
+     *  runs of their own (chains 0-3, total = their steps) and can be
+     *  cancelled; a callback error or cancel there is the returned
+     *  result's status.  docs/theory.md, "Radius from the loss". */
+    SIVE_OPT_C_H = 4,
     SIVE_OPT_STEPS = 5,       /**< int: Langevin steps M                      */
     SIVE_OPT_BURN_IN = 6,     /**< double: burn-in fraction alpha             */
     SIVE_OPT_GROUPS = 7,      /**< int: evaluation groups N                   */
@@ -397,8 +407,8 @@ SIVE_API int sive_probe_reset(sive_probe *p);
  */
 SIVE_API int sive_probe_set_int(sive_probe *p, sive_option opt, int64_t value);
 /** Set a double-typed option (see sive_probe_set_int).  Setting SIVE_OPT_H
- *  selects the absolute radius, SIVE_OPT_C_H the adaptive one; NaN clears
- *  SIVE_OPT_ANCHOR. */
+ *  selects the absolute radius, SIVE_OPT_C_H the adaptive one (c_h = 0:
+ *  the radius from the loss); NaN clears SIVE_OPT_ANCHOR. */
 SIVE_API int sive_probe_set_double(sive_probe *p, sive_option opt,
                                    double value);
 /** Read an int-typed option into *value. */
@@ -417,7 +427,7 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  * hex, no "inf", nothing after the number.  Int options take the digits
  * only ("1e4" and "10.0" are refused rather than rounded); double options
  * a finite value that does not over- or underflow ("nan", any case, for
- * the anchor only).  value ends at its first NUL: a binding passes text
+ * the anchor only; "auto", any case, for c_h only: c_h = 0).  value ends at its first NUL: a binding passes text
  * with an embedded NUL ("10\0junk") as an error itself.  Errors as
  * sive_probe_set_int().
  */

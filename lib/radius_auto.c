@@ -1,0 +1,190 @@
+/* The radius from the loss (c_h = 0, docs/theory.md "Radius from the
+ * loss"): short pilot runs on common random numbers at growing h, each
+ * reading d ln lambda-hat / d ln h off its own chains (diag_geometry.c),
+ * until the radius no longer moves lambda-hat. */
+#include "probe_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Accept a level when e + AUTO_Z se <= AUTO_SLOPE, e = d ln lambda / d ln h:
+ * for a quadratic direction the bias the radius leaves is about e/2, so
+ * 0.04 bounds it by ~2 % with the pilot's noise included. */
+#define AUTO_SLOPE 0.04
+#define AUTO_Z 2.0
+/* or when lambda-hat moves by less than this (AUTO_Z standard errors
+ * included) from one level to the next, a factor AUTO_GROW in h */
+#define AUTO_CHANGE 0.04
+#define AUTO_GROW 2.0
+/* past the plateau when a pair's change exceeds both this multiple of
+ * the flattest pair's and AUTO_JUMP (point estimates: far past the plateau
+ * the chains' spread is as large as the jump itself) */
+#define AUTO_RISE 4.0
+#define AUTO_JUMP 0.3
+/* a pair that moved lambda-hat by at most this is a plateau to go back to */
+#define AUTO_FLAT 0.1
+#define AUTO_LEVELS 12
+/* pilots: this fraction of the steps (at least AUTO_MIN_STEPS), at most
+ * AUTO_CHAINS chains */
+#define AUTO_STEP_DIV 5
+#define AUTO_MIN_STEPS 5000
+#define AUTO_CHAINS 4
+
+/* The pilot options: absolute radius h, chains 0 .. K-1 whatever the
+ * caller's range (every part of a split run then chooses the same h), no
+ * anchor, no extrapolation. */
+static sivei_options pilot_options(const sivei_options *o, double h)
+{
+    sivei_options po = *o;
+    po.h_absolute = 1;
+    po.h = h;
+    po.c_h = 1.0;
+    po.step_extrapolate = 0;
+    po.anchor = NAN;
+    int64_t steps = o->steps / AUTO_STEP_DIV;
+    po.steps = steps > AUTO_MIN_STEPS ? steps : AUTO_MIN_STEPS;
+    if (po.steps > o->steps)
+        po.steps = o->steps;
+    po.chains = o->chains < AUTO_CHAINS ? o->chains : AUTO_CHAINS;
+    po.chain_begin = 0;
+    po.chain_end = 0;
+    return po;
+}
+
+/* One pilot level: the summary slope (covariance identity) and the
+ * chains' unclipped estimates, for the paired difference to the next. */
+typedef struct level {
+    double h, lam, e, se, share, chain[AUTO_CHAINS];
+    int k, ok;
+} level;
+
+static void read_level(const sive_result *r, double h, level *l)
+{
+    const double *s = r->summary;
+    l->h = h;
+    l->lam = s[SIVE_STAT_SIVE_UNCLIPPED];
+    l->e = s[SIVE_STAT_DLAMBDA_DLOG_H] / l->lam;
+    l->se = s[SIVE_STAT_DLAMBDA_DLOG_H_SE] / l->lam;
+    l->share = s[SIVE_STAT_STEP_CURVATURE] / (2.0 * l->lam);
+    l->k = r->end - r->begin;
+    for (int32_t c = r->begin; c < r->end; c++)
+        l->chain[c - r->begin] = sivei_chain(r, c)->stat[SIVE_STAT_SIVE_UNCLIPPED];
+    /* a chain lost to the step: the radius let it reach curvature the
+     * step cannot hold */
+    l->ok = r->chains_ok == r->chains && l->lam > 0.0 && isfinite(l->e);
+}
+
+/* The paired relative change of lambda-hat from level a to level b (the
+ * same chains on the same random numbers) and its standard error from
+ * the spread of the chains' differences. */
+static void paired_change(const level *a, const level *b, double *rel, double *se)
+{
+    double m = 0.0, v = 0.0;
+    for (int c = 0; c < a->k; c++)
+        m += (b->chain[c] - a->chain[c]) / a->k;
+    for (int c = 0; c < a->k; c++) {
+        double d = b->chain[c] - a->chain[c] - m;
+        v += d * d / (a->k > 1 ? a->k - 1 : 1);
+    }
+    *rel = m / a->lam;
+    *se = a->k > 1 ? sqrt(v / a->k) / a->lam : INFINITY;
+}
+
+static void choose(sivei_auto *a, const level *l, int accepted)
+{
+    a->h = l->h;
+    a->slope = l->e;
+    a->slope_se = l->se;
+    a->share = l->share;
+    a->accepted = accepted;
+}
+
+int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m,
+                      const void *theta_star, sivei_auto *a, sive_result **failed)
+{
+    *failed = NULL;
+    memset(a, 0, sizeof *a);
+    /* flat: lower end of the flattest pair; low: the smallest e + 2 se */
+    level prev = {0}, cur, flat = {0}, low = {0};
+    double flat_rel = INFINITY;
+    for (int i = 0; i < AUTO_LEVELS; i++) {
+        const double h = i ? prev.h * AUTO_GROW : 1.0 / sqrt(o->t);
+        sivei_options po = pilot_options(o, h);
+        sive_result *r = NULL;
+        int rc = sivei_run_once(p, &po, m, theta_star, &r);
+        if (rc)
+            return rc;
+        a->levels++;
+        a->pilot_steps += po.steps * po.chains;
+        if (r->status == SIVE_E_CALLBACK || r->status == SIVE_E_CANCELLED) {
+            *failed = r; /* the run's status: the caller returns this result */
+            return SIVE_OK;
+        }
+        read_level(r, h, &cur);
+        sive_result_free(r);
+        double rel = NAN, rse = NAN;
+        if (i)
+            paired_change(&prev, &cur, &rel, &rse);
+        if (!cur.ok) { /* keep the last level that held */
+            choose(a, i ? &prev : &cur, 0);
+            return SIVE_OK;
+        }
+        /* the plateau: the slope at this radius, or the paired change from
+         * the previous one, says a larger h no longer moves lambda-hat */
+        if (cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
+            choose(a, &cur, 1);
+            return SIVE_OK;
+        }
+        if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE) {
+            choose(a, &prev, 1);
+            return SIVE_OK;
+        }
+        /* lambda-hat growing faster again than over the flattest pair:
+         * past the plateau (on deep networks, chains sliding along the
+         * rescaling valleys); the flattest pair's smaller h if that pair
+         * was nearly flat, else the last radius before the jump */
+        if (i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
+            if (flat_rel <= AUTO_FLAT)
+                choose(a, &flat, 2);
+            else
+                choose(a, &prev, 3);
+            return SIVE_OK;
+        }
+        if (!i || cur.e + AUTO_Z * cur.se < low.e + AUTO_Z * low.se)
+            low = cur;
+        if (i && rel < flat_rel) {
+            flat_rel = rel;
+            flat = prev;
+        }
+        prev = cur;
+    }
+    choose(a, &low, 0);
+    return SIVE_OK;
+}
+
+/* One line of health text after the flags. */
+int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
+{
+    char line[400] = "";
+    int n = snprintf(line, sizeof line,
+                     "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
+                     "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
+                     a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
+                     a->accepted == 1   ? ""
+                     : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
+                                          "radii: its smaller h)"
+                     : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
+                                          "before the jump)"
+                                        : " (no plateau: the flattest level used)");
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = (int)strlen(line); /* truncated: the line as far as it fits */
+    size_t old = r->health ? strlen(r->health) : 0;
+    char *t = realloc(r->health, old + (size_t)n + 1);
+    if (!t)
+        return SIVE_E_NOMEM;
+    memcpy(t + old, line, (size_t)n + 1);
+    r->health = t;
+    return SIVE_OK;
+}

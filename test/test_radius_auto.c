@@ -1,0 +1,167 @@
+/* The radius from the loss (c_h = 0 / "auto", docs/theory.md "Radius from
+ * the loss"), on models whose target at any h is exact:
+ *  - K = sum w_i^2 at theta* = 0 (monomial k = 1, curvature 2) and the
+ *    regular DLN (a quadratic of unit curvature at theta* != 0): the chosen
+ *    h leaves at most 2 % of the untethered ULA value to the tether, and
+ *    lambda-hat agrees with the exact ULA value at that h within 4 MCSE;
+ *  - K = sum w_i^4 at theta* = 0 (base_lr 0.01, chains long enough for the
+ *    quartic to relax): the same against the quadrature of its tethered law;
+ *  - the option itself: c_h = 0 and "auto" select it, the chosen h is the
+ *    result's SIVE_STAT_H, the health text names it, a saved result loads. */
+#include "exact_ula.h"
+#include "truth.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const truth_case *find(const char *name)
+{
+    size_t n;
+    const truth_case *cs = truth_cases(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cs[i].name, name))
+            return &cs[i];
+    ck_abort_msg("no case %s", name);
+    return NULL;
+}
+
+static truth_row run_auto(const char *name, const char *base_lr, const char *steps)
+{
+    truth_settings s;
+    truth_settings_default(&s);
+    s.sets[s.nsets++] = "c_h=auto";
+    s.sets[s.nsets++] = steps;
+    s.sets[s.nsets++] = "chains=4";
+    s.sets[s.nsets++] = "seed=5";
+    if (base_lr)
+        s.sets[s.nsets++] = base_lr;
+    truth_row row;
+    char err[600];
+    int rc = truth_run(find(name), &s, &row, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s: %s", name, err);
+    ck_assert_msg(!row.h_fallback && row.h > 0.0 && isfinite(row.h), "%s: h %g", name, row.h);
+    return row;
+}
+
+/* t^2 Var of sum_i (c x_i^2) under ULA at radius h: d t^2 2 c^2 v^2. */
+static double ula_quadratic(double d, double curv, double t, double a, double h)
+{
+    double vm;
+    const double var = exact_ula_coord_var(a, a / t, h, curv, 0.0, curv / 2, 1e9, &vm);
+    return d * t * t * var;
+}
+
+static void agree(const char *what, const truth_row *r, double target, double wide)
+{
+    const double z = (r->est - target) / r->mcse;
+    printf("%-12s h %.4g: lambda-hat %.4f +- %.4f, target at h %.4f, at h = inf %.4f: z %+.2f\n",
+           what, r->h, r->est, r->mcse, target, wide, z);
+    ck_assert_msg(isfinite(z) && fabs(z) < 4.0, "%s: z = %g", what, z);
+    ck_assert_msg(target >= 0.98 * wide, "%s: the chosen h %g keeps %.3f of the target",
+                  what, r->h, target / wide);
+}
+
+START_TEST(quadratics)
+{
+    truth_row r = run_auto("mono k1 x10", NULL, "steps=20000");
+    agree("mono k1 x10", &r, ula_quadratic(10, 2.0, r.t, 0.05, r.h),
+          ula_quadratic(10, 2.0, r.t, 0.05, 1e6));
+    r = run_auto("L1 10-10 r3", NULL, "steps=20000");
+    agree("L1 10-10 r3", &r, ula_quadratic(100, 1.0, r.t, 0.05, r.h),
+          ula_quadratic(100, 1.0, r.t, 0.05, 1e6));
+}
+END_TEST
+
+START_TEST(quartic)
+{
+    truth_row r = run_auto("mono k2 x10", "base_lr=0.01", "steps=200000");
+    agree("mono k2 x10", &r, r.target, 10 * truth_mono_target(2, r.t, 1e3));
+}
+END_TEST
+
+/* K = w1^2 + w2^2 as a group-loss model (no evaluation noise), for the
+ * option round trip, the health line, save and load at theta* = 0. */
+static int q_loss(const void *th, size_t dim, const sive_batch *b, double *out, void *u)
+{
+    (void)dim, (void)u;
+    const double *x = th;
+    for (size_t g = 0; g < b->n_groups; g++)
+        out[g] = x[0] * x[0] + x[1] * x[1];
+    return 0;
+}
+
+static int q_grad(const void *th, size_t dim, const sive_batch *b, void *g, double *l,
+                  void *u)
+{
+    (void)dim, (void)b, (void)u;
+    const double *x = th;
+    double *gd = g;
+    gd[0] = 2.0 * x[0];
+    gd[1] = 2.0 * x[1];
+    *l = x[0] * x[0] + x[1] * x[1];
+    return 0;
+}
+
+START_TEST(option_and_result)
+{
+    sive_probe *p;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    double v = NAN;
+    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_C_H, &v), SIVE_OK);
+    ck_assert(v == 0.0);
+    ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_H, &v), SIVE_OK);
+    ck_assert(isnan(v));
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, -1.0), SIVE_E_INVALID_ARG);
+    sive_probe_set_int(p, SIVE_OPT_STEPS, 6000);
+    sive_probe_set_int(p, SIVE_OPT_GROUPS, 4);
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dim = 2;
+    m.dtype = SIVE_F64;
+    m.group_loss = q_loss;
+    m.grad = q_grad;
+    const double zero[2] = {0.0, 0.0};
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, zero, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
+    ck_assert(h > 0.0 && isfinite(h));
+    ck_assert_ptr_nonnull(strstr(sive_result_health(r), "radius: chosen from the loss"));
+    ck_assert_int_eq(sive_result_option_double(r, SIVE_OPT_C_H, &v), SIVE_OK);
+    ck_assert(v == 0.0);
+    char path[] = "/tmp/sive_radius_auto_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    close(fd);
+    ck_assert_int_eq(sive_result_save(r, path, NULL), SIVE_OK);
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_load(path, &back, NULL), SIVE_OK);
+    unlink(path);
+    ck_assert(sive_result_stat(back, SIVE_STAT_H, SIVE_SUMMARY) == h);
+    ck_assert(sive_result_lambda(back) == sive_result_lambda(r));
+    sive_result_free(back);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("radius_auto");
+    TCase *tc = tcase_create("exact");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, option_and_result);
+    tcase_add_test(tc, quadratics);
+    tcase_add_test(tc, quartic);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
