@@ -99,6 +99,14 @@ SIVE_API const char *sive_last_errmsg(void);
  */
 SIVE_API void sive_set_errmsg(const char *msg);
 
+/**
+ * Free memory that the library allocated for the caller with malloc (for
+ * example sive_result_note()'s string, sive_result_to_bytes()'s buffer or
+ * sive_checkpoint_load()'s parameters).  NULL is a no-op.  Thread-safe.
+ * Declared here since 0.3 (mlp.h before; mlp.h includes this header).
+ */
+SIVE_API void sive_free(void *ptr);
+
 /* ------------------------------------------------------------------ */
 /* The model                                                          */
 /* ------------------------------------------------------------------ */
