@@ -700,26 +700,22 @@ const char *cli_key_name(cli_key k)
 int cli_stat_count(void)
 {
     int n = 0;
-    while (sive_stat_name((sive_stat)n))
+    while (sive_stat_at((size_t)n))
         n++;
     return n;
 }
 
 int cli_stat_pooled(sive_stat s)
 {
-    switch (s) {
-    case SIVE_STAT_NOISE_CORRECTION:
-    case SIVE_STAT_NOISE_CORRECTION_STD:
-    case SIVE_STAT_NOISE_CORRECTION_STD_GAUSS:
-    case SIVE_STAT_MCSE:
-    case SIVE_STAT_ESS:
-    case SIVE_STAT_SIVE_ESS:
-    case SIVE_STAT_RHAT: return 1;
-    default: return 0;
-    }
+    const sive_stat_info *in = sive_stat_info_get(s);
+    return in && in->scalar;
 }
 
-int cli_stat_summary_only(sive_stat s) { return s == SIVE_STAT_RHAT; }
+int cli_stat_summary_only(sive_stat s)
+{
+    const sive_stat_info *in = sive_stat_info_get(s);
+    return in && in->pool == SIVE_POOL_SUMMARY_ONLY;
+}
 
 void cli_json_member(FILE *f, const char *key, double v)
 {

@@ -89,13 +89,12 @@ typedef enum cli_key {
     CLI_KEY_ORACLE_MCSE, CLI_KEY_NOISE_CORRECTION_THEORY
 } cli_key;
 const char *cli_key_name(cli_key k);
-/* Number of statistics the library names (sive_stat_name() until NULL). */
+/* Number of statistics in the library's table (sive_stat_at()). */
 int cli_stat_count(void);
-/* 1 for a pooled statistic: an error or diagnostic whose spread over
- * chains means nothing, shown as the library's one summary number rather
- * than mean ± std over chains. */
+/* 1 for a statistic written as the library's one summary number rather
+ * than mean ± std over chains (sive_stat_info's scalar). */
 int cli_stat_pooled(sive_stat s);
-/* 1 for a statistic without per-chain values (split-Rhat). */
+/* 1 for a statistic without per-chain values (SIVE_POOL_SUMMARY_ONLY). */
 int cli_stat_summary_only(sive_stat s);
 
 /* ---- probe options: the library's table (sive_option_at()) is the one
