@@ -865,6 +865,29 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
 SIVE_API int sive_result_load(const char *path, sive_result **out,
                               char **note);
 
+/**
+ * The bytes sive_result_save() would write, in memory (for a message
+ * between processes, a database, a socket).  *bytes receives a new buffer
+ * of *len bytes (free with sive_free()); both are NULL/0 on failure.  note
+ * as in sive_result_save().  Thread-safe: r is only read.  Errors
+ * (sive_last_errmsg()): SIVE_E_INVALID_ARG (NULL argument, note above
+ * 1 MiB), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_result_to_bytes(const sive_result *r, const char *note,
+                                  void **bytes, size_t *len);
+
+/**
+ * A result from len bytes written by sive_result_to_bytes() or read from a
+ * result file: the same checks as sive_result_load() (whole-buffer length
+ * and checksum first, then every field), so damaged or foreign bytes are
+ * SIVE_E_FORMAT, never a wrong result.  bytes is only read and may be freed
+ * afterwards.  *out and note as in sive_result_load().  Thread-safe.
+ * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_FORMAT,
+ * SIVE_E_NOMEM.
+ */
+SIVE_API int sive_result_from_bytes(const void *bytes, size_t len,
+                                    sive_result **out, char **note);
+
 /* ------------------------------------------------------------------ */
 /* Random numbers for callbacks                                       */
 /* ------------------------------------------------------------------ */
