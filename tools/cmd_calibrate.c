@@ -121,6 +121,34 @@ static void default_values(cal_args *a, sive_option opt)
     a->n_values = n;
 }
 
+/* --model: 0, or 1 after a message. */
+static int parse_model(const char *s, cal_args *a)
+{
+    if (!strcmp(s, "mlp"))
+        a->model = CAL_MODEL_MLP;
+    else if (!strcmp(s, "k1"))
+        a->model = CAL_MODEL_K1;
+    else if (!strcmp(s, "k2"))
+        a->model = CAL_MODEL_K2;
+    else
+        return fprintf(stderr, "sive calibrate: --model expects mlp, k1 or k2, got '%s'\n", s),
+               1;
+    return 0;
+}
+
+/* --param: 0, or 1 after a message. */
+static int parse_param(const char *s, cal_args *a)
+{
+    a->param = s;
+    if (strcmp(s, "c_h") && strcmp(s, "h") && strcmp(s, "base_lr") && strcmp(s, "groups"))
+        return fprintf(stderr, "sive calibrate: --param expects c_h, h, base_lr or groups, "
+                               "got '%s'\n", s),
+               1;
+    return 0;
+}
+
+static int check_positional(cal_args *a, int argc, char **argv, int model_set);
+
 static int parse_args(cal_args *a, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -142,25 +170,9 @@ static int parse_args(cal_args *a, int argc, char **argv)
         switch (o) {
         case CO_MODEL:
             model_set = 1;
-            if (!strcmp(optarg, "mlp"))
-                a->model = CAL_MODEL_MLP;
-            else if (!strcmp(optarg, "k1"))
-                a->model = CAL_MODEL_K1;
-            else if (!strcmp(optarg, "k2"))
-                a->model = CAL_MODEL_K2;
-            else
-                fprintf(stderr, "sive calibrate: --model expects mlp, k1 or k2, got '%s'\n",
-                        optarg),
-                    bad = 1;
+            bad = parse_model(optarg, a);
             break;
-        case CO_PARAM:
-            if (strcmp(optarg, "c_h") && strcmp(optarg, "h") && strcmp(optarg, "base_lr") &&
-                strcmp(optarg, "groups"))
-                fprintf(stderr, "sive calibrate: --param expects c_h, h, base_lr or groups, "
-                                "got '%s'\n", optarg),
-                    bad = 1;
-            a->param = optarg;
-            break;
+        case CO_PARAM: bad = parse_param(optarg, a); break;
         case CO_VALUES: bad = parse_values(optarg, a); break;
         case CO_STEPS: bad = cli_int("--steps", optarg, 10, INT64_C(1) << 40, &a->steps); break;
         case CO_CHAINS: bad = cli_int("--chains", optarg, 1, 4096, &a->chains); break;
@@ -187,6 +199,13 @@ static int parse_args(cal_args *a, int argc, char **argv)
         if (bad)
             return EXIT_USAGE;
     }
+    return check_positional(a, argc, argv, model_set);
+}
+
+/* The checkpoint operand and its agreement with --model: -1 (go on) or
+ * EXIT_USAGE after a message. */
+static int check_positional(cal_args *a, int argc, char **argv, int model_set)
+{
     if (optind < argc)
         a->ckpt = argv[optind++];
     if (optind < argc) {
