@@ -6,6 +6,7 @@
 #include <sive/sive.h>
 
 #include "check_run.h"
+#include "quad.h"
 
 #include <check.h>
 #include <math.h>
@@ -19,48 +20,15 @@
 
 #define D 3
 
-/* K = 0.5|x|^2 with Gaussian evaluation noise from the call's seed. */
-static int grad_fn(const void *theta, size_t d, const sive_batch *b, void *grad,
-                   double *loss, void *user)
-{
-    (void)b;
-    (void)user;
-    const double *th = theta;
-    double *g = grad, k = 0.0;
-    for (size_t i = 0; i < d; i++) {
-        g[i] = th[i];
-        k += 0.5 * th[i] * th[i];
-    }
-    *loss = k;
-    return 0;
-}
-
-static int group_fn(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
-{
-    (void)user;
-    const double *th = theta;
-    double k = 0.0;
-    for (size_t i = 0; i < d; i++)
-        k += 0.5 * th[i] * th[i];
-    sive_rng g;
-    sive_rng_seed(&g, b->seed, 0);
-    sive_rng_normals(&g, gl, b->n_groups);
-    for (size_t i = 0; i < b->n_groups; i++)
-        gl[i] = 1.0 + k + 0.01 * gl[i];
-    return 0;
-}
+/* K = 1 + 0.5|x|^2 with Gaussian evaluation noise from the call's seed. */
+static quad_fixture qf = {.k = 1.0, .l0 = 1.0, .sigma = 0.01};
 
 static const double theta_star[D] = {0.5, -0.25, 1.0};
 
 /* A run of chains [begin, end) of a 4-chain probe (end 0: all). */
 static sive_result *run_range(int64_t begin, int64_t end, uint64_t seed, const double *theta)
 {
-    sive_model m;
-    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
-    m.dtype = SIVE_F64;
-    m.dim = D;
-    m.grad = grad_fn;
-    m.group_loss = group_fn;
+    sive_model m = quad_fixture_model(&qf, D);
     sive_probe *p = NULL;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
     const struct { sive_option o; int64_t v; } iv[] = {
@@ -163,12 +131,7 @@ END_TEST
 
 START_TEST(bad_range_is_refused)
 {
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dtype = SIVE_F64;
-    m.dim = D;
-    m.grad = grad_fn;
-    m.group_loss = group_fn;
+    sive_model m = quad_fixture_model(&qf, D);
     sive_probe *p = NULL;
     sive_probe_new(&p);
     sive_probe_set_int(p, SIVE_OPT_STEPS, 60);
