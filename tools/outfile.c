@@ -86,9 +86,12 @@ FILE *cli_out_open(cli_out **o, const char *prefix, const char *path)
     }
     (*o)->path = path;
     (*o)->prefix = prefix;
-    int fd = open((*o)->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    /* the commit names an unnamed file through /proc/self/fd */
+    int fd = access("/proc/self/fd", X_OK) == 0
+                 ? open((*o)->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)
+                 : (errno = EOPNOTSUPP, -1);
     if (fd < 0 && errno != ENOENT && errno != EACCES && errno != ENOTDIR)
-        fd = named_tmp(*o); /* no O_TMPFILE here */
+        fd = named_tmp(*o); /* no O_TMPFILE (or no /proc) here */
     if (fd < 0 || !((*o)->f = fdopen(fd, "wb"))) {
         fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prefix,
                 path, strerror(errno));
