@@ -268,6 +268,8 @@ _probe_set_progress = _fn("sive_probe_set_progress", c_int, _vp, _PROGRESS, _vp)
 _probe_errmsg = _fn("sive_probe_errmsg", c_char_p, _vp)
 _probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
 _result_free = _fn("sive_result_free", None, _vp)
+_result_to_bytes = _fn("sive_result_to_bytes", c_int, _vp, c_char_p, _pvp, POINTER(c_size_t))
+_result_from_bytes = _fn("sive_result_from_bytes", c_int, c_char_p, c_size_t, _pvp, _pvp)
 _result_status = _fn("sive_result_status", c_int, _vp)
 _result_errmsg = _fn("sive_result_errmsg", c_char_p, _vp)
 _result_callback_code = _fn("sive_result_callback_code", c_int, _vp)
@@ -1062,6 +1064,31 @@ class Result(_Handle):
     """Estimators, diagnostics and traces of one run (immutable)."""
 
     _destroy = _result_free
+
+    def to_bytes(self, note=""):
+        """The bytes of this result's result file (sive_result_to_bytes),
+        with note: for a queue, a socket or a database.  from_bytes() and
+        the C library's sive_result_load() read them back."""
+        buf, n = c_void_p(), c_size_t()
+        _check(_result_to_bytes(self._p, note.encode(), byref(buf), byref(n)))
+        try:
+            return ctypes.string_at(buf, n.value)
+        finally:
+            _free(buf)  # the library's allocator, not Python's
+
+    @classmethod
+    def from_bytes(cls, data):
+        """(Result, note) from to_bytes()'s bytes or a result file's
+        (sive_result_from_bytes): the statistics are recomputed from the
+        traces; damaged bytes raise SiveError (Status.FORMAT)."""
+        data = bytes(data)
+        out, note = c_void_p(), c_void_p()
+        _check(_result_from_bytes(data, len(data), byref(out), byref(note)))
+        try:
+            text = ctypes.string_at(note).decode()
+        finally:
+            _free(note)
+        return cls(out.value), text
 
     status = property(lambda self: Status(_result_status(self._p)))
     errmsg = property(lambda self: _text(_result_errmsg(self._p)))

@@ -46,6 +46,22 @@ class Package(unittest.TestCase):
         self.assertEqual(info.type, sive.OptionType.INT)
         self.assertFalse(info.accepts(info.lo - 1))
 
+    def test_bytes_round_trip(self):
+        """to_bytes/from_bytes: the same statistics, the note, and damage refused."""
+        with sive.Probe(steps=200, h=0.1, chains=2) as p, \
+                p.run(quadratic(), np.array([0.5, 0.5])) as r:
+            data = r.to_bytes("note")
+            back, note = sive.Result.from_bytes(data)
+            with back:
+                self.assertEqual(note, "note")
+                self.assertEqual(back.to_dict(), r.to_dict())
+                self.assertEqual(back.to_bytes("note"), data)
+            bad = bytearray(data)
+            bad[len(bad) // 2] ^= 1
+            with self.assertRaises(sive.SiveError) as e:
+                sive.Result.from_bytes(bad)
+            self.assertEqual(e.exception.status, sive.Status.FORMAT)
+
     def test_stats_from_library(self):
         """One row per Stat, in order, read from sive_stat_at()."""
         self.assertEqual([s.id for s in sive.STATS], list(sive.Stat))
