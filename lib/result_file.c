@@ -552,9 +552,9 @@ int sive_result_from_bytes(const void *bytes, size_t len, sive_result **out, cha
         *out = NULL;
     if (note)
         *note = NULL;
-    if (!bytes || !out)
+    if ((!bytes && len) || !out)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_from_bytes: NULL argument");
     const char *shown = "result bytes";
-    int rc = check_head(bytes, len, len, shown);
+    int rc = check_head(bytes, len, len, shown); /* len 0: too short, as an empty file */
     return rc ? rc : from_bytes(bytes, len, shown, out, note);
 }

@@ -246,6 +246,7 @@ START_TEST(bytes_round_trip)
     for (size_t k = 0; k < 40; k++)
         ck_assert_int_eq(sive_result_from_bytes(file, k, &x, NULL), SIVE_E_FORMAT);
     ck_assert_int_eq(sive_result_from_bytes(NULL, n, &x, NULL), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_result_from_bytes(NULL, 0, &x, NULL), SIVE_E_FORMAT); /* empty */
     sive_free(mem);
     ck_assert_int_eq(sive_result_to_bytes(NULL, NULL, &mem, &len), SIVE_E_INVALID_ARG);
     ck_assert_ptr_null(mem);

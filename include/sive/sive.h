@@ -880,8 +880,9 @@ SIVE_API int sive_result_to_bytes(const sive_result *r, const char *note,
  * A result from len bytes written by sive_result_to_bytes() or read from a
  * result file: the same checks as sive_result_load() (whole-buffer length
  * and checksum first, then every field), so damaged or foreign bytes are
- * SIVE_E_FORMAT, never a wrong result.  bytes is only read and may be freed
- * afterwards.  *out and note as in sive_result_load().  Thread-safe.
+ * SIVE_E_FORMAT, never a wrong result (0 bytes too: bytes may then be NULL,
+ * as an empty file).  bytes is only read and may be freed afterwards.
+ * *out and note as in sive_result_load().  Thread-safe.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_FORMAT,
  * SIVE_E_NOMEM.
  */
