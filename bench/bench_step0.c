@@ -3,44 +3,22 @@
  * t = 1e4, h = 2, centre 0.2, no evaluation noise (N = 2, constant
  * floor), one run of all chains (memory: 2 x chains x steps x 40 bytes).
  * Usage: bench_step0 [chains (200)] [steps (200000)] [base_lr (0.05)]. */
+#include "quad.h"
+
 #include <sive/sive.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-static int grad_fn(const void *th, size_t d, const sive_batch *b, void *g, double *loss,
-                   void *user)
-{
-    const double *x = th;
-    (void)d;
-    (void)b;
-    (void)user;
-    ((double *)g)[0] = 2.0 * x[0];
-    *loss = x[0] * x[0];
-    return 0;
-}
-
-static int group_fn(const void *th, size_t d, const sive_batch *b, double *out, void *user)
-{
-    const double *x = th;
-    (void)d;
-    (void)user;
-    for (size_t i = 0; i < b->n_groups; i++)
-        out[i] = 100.0 + x[0] * x[0];
-    return 0;
-}
+/* K1 = 100 + u^2 without evaluation noise (test/quad.h) */
+static quad_fixture k1 = {.k = 2.0, .l0 = 100.0, .sigma = 0.0};
 
 int main(int argc, char **argv)
 {
     int64_t chains = argc > 1 ? atoll(argv[1]) : 200, steps = argc > 2 ? atoll(argv[2]) : 200000;
     double a = argc > 3 ? atof(argv[3]) : 0.05, th = 0.2;
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dtype = SIVE_F64;
-    m.dim = 1;
-    m.grad = grad_fn;
-    m.group_loss = group_fn;
+    sive_model m = quad_fixture_model(&k1, 1);
     sive_probe *p = NULL;
     sive_result *r = NULL;
     if (sive_probe_new(&p) || sive_probe_set_double(p, SIVE_OPT_H, 2.0) ||

@@ -47,8 +47,6 @@
 #define DTYPE_F32LE 1u
 #define ZSTD_LEVEL 3
 
-void sive_free(void *ptr) { free(ptr); }
-
 /* ------------------------------------------------------------------ */
 /* Bytes                                                              */
 /* ------------------------------------------------------------------ */
@@ -427,6 +425,28 @@ static int check_header(const char *path, const uint8_t *h, size_t sz[4],
     return SIVE_OK;
 }
 
+/* Drive the frame to its end (last: ZSTD_decompressStream's last hint):
+ * that is where zstd checks its checksum; no data may come out. */
+static int zread_end(const char *path, ZSTD_DCtx *d, ZSTD_inBuffer *in, size_t last)
+{
+    while (last != 0) {
+        uint8_t extra;
+        ZSTD_outBuffer out = {&extra, 1, 0};
+        size_t in0 = in->pos;
+        last = ZSTD_decompressStream(d, &out, in);
+        if (ZSTD_isError(last))
+            return sivei_fail(NULL, SIVE_E_FORMAT, "%s: corrupted checkpoint (zstd: %s)",
+                              path, ZSTD_getErrorName(last));
+        if (out.pos > 0)
+            return sivei_fail(NULL, SIVE_E_FORMAT,
+                              "%s: corrupted checkpoint (data after the parameters)", path);
+        if (last != 0 && in->pos == in0)
+            return sivei_fail(NULL, SIVE_E_FORMAT,
+                              "%s: truncated checkpoint (frame incomplete)", path);
+    }
+    return SIVE_OK;
+}
+
 /* Checks and decoding on the file already in memory. */
 static int parse(const char *path, const uint8_t *buf, size_t len,
                  sive_mlp **mlp_out, float **theta_out,
@@ -464,24 +484,8 @@ static int parse(const char *path, const uint8_t *buf, size_t len,
         rc = zread_grow(path, d, &in, 4 * dim, &params, &last);
     if (!rc)
         rc = zread(path, d, &in, hash, HASH_SIZE, &last);
-    /* drive the frame to its end: that is where zstd checks its checksum */
-    while (!rc && last != 0) {
-        uint8_t extra;
-        ZSTD_outBuffer out = {&extra, 1, 0};
-        size_t in0 = in.pos;
-        last = ZSTD_decompressStream(d, &out, &in);
-        if (ZSTD_isError(last))
-            rc = sivei_fail(NULL, SIVE_E_FORMAT,
-                           "%s: corrupted checkpoint (zstd: %s)", path,
-                           ZSTD_getErrorName(last));
-        else if (out.pos > 0)
-            rc = sivei_fail(NULL, SIVE_E_FORMAT,
-                           "%s: corrupted checkpoint (data after the "
-                           "parameters)", path);
-        else if (last != 0 && in.pos == in0)
-            rc = sivei_fail(NULL, SIVE_E_FORMAT,
-                           "%s: truncated checkpoint (frame incomplete)", path);
-    }
+    if (!rc)
+        rc = zread_end(path, d, &in, last);
     if (!rc && in.pos != flen)
         rc = sivei_fail(NULL, SIVE_E_FORMAT,
                        "%s: corrupted checkpoint (bytes after the frame)", path);

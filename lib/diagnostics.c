@@ -156,7 +156,9 @@ static int ess(sive_result *r, const tails *t, int32_t ok, double *multi)
 }
 
 /* Mean and spread over finished chains; standard errors of an average
- * over chains combine in quadrature. */
+ * over chains (SIVE_POOL_QUADRATURE in stat_table.h) combine in
+ * quadrature.  The SIVE_POOL_ALL_CHAINS and _SUMMARY_ONLY summaries are
+ * set by sivei_result_summarise(). */
 static void pool(sive_result *r, int32_t ok)
 {
     for (int s = 0; s < SIVEI_N_STATS; s++) {
@@ -175,15 +177,14 @@ static void pool(sive_result *r, int32_t ok)
     }
     if (ok == 0)
         return;
-    const int se_stats[] = {SIVE_STAT_MCSE, SIVE_STAT_NOISE_CORRECTION_STD,
-                            SIVE_STAT_NOISE_CORRECTION_STD_GAUSS,
-                            SIVE_STAT_DLAMBDA_DLOG_H_SE, SIVE_STAT_MCSE_STEP0};
-    for (size_t k = 0; k < sizeof se_stats / sizeof se_stats[0]; k++) {
+    for (int s = 0; s < SIVEI_N_STATS; s++) {
+        if (sive_stat_at((size_t)s)->pool != SIVE_POOL_QUADRATURE)
+            continue;
         double q = 0.0;
         for (int32_t c = r->begin; c < r->end; c++)
             if (sivei_chain(r, c)->status == SIVE_CHAIN_OK)
-                q += sivei_chain(r, c)->stat[se_stats[k]] * sivei_chain(r, c)->stat[se_stats[k]];
-        r->summary[se_stats[k]] = sqrt(q) / ok;
+                q += sivei_chain(r, c)->stat[s] * sivei_chain(r, c)->stat[s];
+        r->summary[s] = sqrt(q) / ok;
     }
 }
 

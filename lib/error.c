@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static _Thread_local char last_error[SIVE_ERRMSG_LEN];
 
@@ -52,3 +53,5 @@ void sive_set_errmsg(const char *msg)
 {
     snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
 }
+
+void sive_free(void *ptr) { free(ptr); }

@@ -1,5 +1,5 @@
 /* SIVE and the baseline estimators of one chain, on its tail window
- * (DESIGN.md §2; definitions in docs/theory.md). */
+ * (definitions: docs/theory.md, "The chain" and "Estimators"). */
 #include "probe_impl.h"
 #include "stats.h"
 

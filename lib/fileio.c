@@ -1,5 +1,5 @@
-/* Atomic file writes shared by the checkpoint and IDX writers and the
- * `sive` program's outputs (see fileio.h).
+/* Atomic file writes shared by the result, checkpoint and IDX writers
+ * (see fileio.h; the `sive` program has its own, tools/outfile.c).
  *
  * A write goes to "<path>.tmp.XXXXXX" in the same directory (a rename is
  * only atomic within one file system), is flushed and fsynced, renamed over

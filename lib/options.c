@@ -19,7 +19,7 @@
      .double_hi = hi_, .lo_open = lo_open_, .hi_open = hi_open_,            \
      .double_default = def_, .doc = doc_}
 
-/* Defaults: the paper's deep-network operating point (DESIGN.md §2). */
+/* Defaults: the paper's deep-network operating point (docs/guide.md §3). */
 static const sive_option_info table[] = {
     D(SIVE_OPT_T, "t", 0.0, 1e12, 1, 0, 1e4,
       "inverse temperature t = n*beta"),

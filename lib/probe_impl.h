@@ -6,14 +6,14 @@
 
 #include "internal.h"
 #include "rng.h"
+#include "stat_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 /* Counts of the public enums (not part of the ABI: the public header has
- * no *_COUNT_ enumerators). */
-#define SIVEI_N_STATS 26
+ * no *_COUNT_ enumerators).  SIVEI_N_STATS counts stat_table.h's rows. */
 #define SIVEI_N_TRACES 5
 
 /* Independent random streams of a chain, one per purpose, so that changing

@@ -126,34 +126,18 @@ int sive_result_option_double(const sive_result *r, sive_option opt, double *val
 
 /* ---- names: the keys of every JSON/CSV output ---- */
 
-static const char *const stat_names[SIVEI_N_STATS] = {
-    [SIVE_STAT_SIVE] = "sive",
-    [SIVE_STAT_SIVE_UNCLIPPED] = "sive_unclipped",
-    [SIVE_STAT_RAW_VARIANCE] = "raw_variance",
-    [SIVE_STAT_ONLINE_MEAN] = "online_mean",
-    [SIVE_STAT_ANCHORED_MEAN] = "anchored_mean",
-    [SIVE_STAT_TAIL_MEAN_LOSS] = "tail_mean_loss",
-    [SIVE_STAT_TAIL_MIN_LOSS] = "tail_min_loss",
-    [SIVE_STAT_NOISE_CORRECTION] = "noise_correction",
-    [SIVE_STAT_NOISE_CORRECTION_STD] = "noise_correction_std",
-    [SIVE_STAT_NOISE_CORRECTION_STD_GAUSS] = "noise_correction_std_gauss",
-    [SIVE_STAT_MCSE] = "mcse",
-    [SIVE_STAT_ESS] = "ess",
-    [SIVE_STAT_RHAT] = "rhat",
-    [SIVE_STAT_H] = "h",
-    [SIVE_STAT_TETHER_STEP] = "tether_step",
-    [SIVE_STAT_GRAD_NORM2_START] = "grad_norm2_start",
-    [SIVE_STAT_SLOPE_PROXY] = "slope_proxy",
-    [SIVE_STAT_RMS_DISP_REL_H] = "rms_disp_rel_h",
-    [SIVE_STAT_TAIL_LENGTH] = "tail_length",
-    [SIVE_STAT_SIVE_ESS] = "sive_ess",
-    [SIVE_STAT_HALVES_Z] = "halves_z",
-    [SIVE_STAT_DLAMBDA_DLOG_H] = "dlambda_dlog_h",
-    [SIVE_STAT_DLAMBDA_DLOG_H_SE] = "dlambda_dlog_h_se",
-    [SIVE_STAT_STEP_CURVATURE] = "step_curvature",
-    [SIVE_STAT_SIVE_STEP0] = "sive_step0",
-    [SIVE_STAT_MCSE_STEP0] = "mcse_step0",
-};
+#define STAT_ROW(id_, name_, pool_, scalar_, doc_)                              \
+    {.id = id_, .name = name_, .pool = SIVE_POOL_##pool_, .scalar = scalar_, .doc = doc_},
+static const sive_stat_info stat_table[] = {SIVEI_STATS(STAT_ROW)};
+
+/* Row i describes statistic i: a missing, repeated or misplaced row fails
+ * the build (a new enumerator without a row has no name: test_probe). */
+#define STAT_POS(id_, name_, pool_, scalar_, doc_) STAT_POS_##id_,
+enum { SIVEI_STATS(STAT_POS) STAT_ROWS };
+#define STAT_IN_ORDER(id_, name_, pool_, scalar_, doc_)                         \
+    _Static_assert((int)STAT_POS_##id_ == (int)id_, #id_ " out of order in stat_table.h");
+SIVEI_STATS(STAT_IN_ORDER)
+_Static_assert(STAT_ROWS == SIVEI_N_STATS, "SIVEI_N_STATS counts the rows");
 
 static const char *const trace_names[SIVEI_N_TRACES] = {
     [SIVE_TRACE_LBAR] = "lbar", [SIVE_TRACE_S2] = "s2",
@@ -161,9 +145,20 @@ static const char *const trace_names[SIVEI_N_TRACES] = {
     [SIVE_TRACE_DISP] = "disp",
 };
 
+const sive_stat_info *sive_stat_at(size_t i)
+{
+    return i < (size_t)SIVEI_N_STATS ? &stat_table[i] : NULL;
+}
+
+const sive_stat_info *sive_stat_info_get(sive_stat stat)
+{
+    return (int)stat >= 0 ? sive_stat_at((size_t)stat) : NULL;
+}
+
 const char *sive_stat_name(sive_stat stat)
 {
-    return (int)stat >= 0 && (int)stat < SIVEI_N_STATS ? stat_names[stat] : NULL;
+    const sive_stat_info *in = sive_stat_info_get(stat);
+    return in ? in->name : NULL;
 }
 
 const char *sive_trace_name(sive_trace which)

@@ -138,24 +138,53 @@ static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_
     put_u64(b, sivei_fnv1a64(SIVEI_FNV_OFFSET, b->p, b->len));
 }
 
+/* The encoded result into b; messages name shown (a path or "result
+ * bytes"). */
+static int to_bytes(const sive_result *r, const char *note, const char *shown, wbuf *b)
+{
+    size_t note_len = note ? strlen(note) : 0;
+    if (note_len > NOTE_MAX)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: note of %zu bytes is above 1 MiB",
+                         shown, note_len);
+    encode(b, r, note ? note : "", note_len);
+    if (b->oom) {
+        free(b->p);
+        b->p = NULL;
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", shown);
+    }
+    return SIVE_OK;
+}
+
+int sive_result_to_bytes(const sive_result *r, const char *note, void **bytes, size_t *len)
+{
+    if (bytes)
+        *bytes = NULL;
+    if (len)
+        *len = 0;
+    if (!r || !bytes || !len)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_to_bytes: NULL argument");
+    wbuf b = {0};
+    int rc = to_bytes(r, note, "result bytes", &b);
+    if (rc)
+        return rc;
+    *bytes = b.p;
+    *len = b.len;
+    sivei_clear_error();
+    return SIVE_OK;
+}
+
 int sive_result_save(const sive_result *r, const char *path, const char *note)
 {
     if (!r || !path)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_save: NULL argument");
     char shown[SIVEI_PATH_SHOWN], err[SIVE_ERRMSG_LEN];
     sivei_path_shown(shown, sizeof shown, path);
-    size_t note_len = note ? strlen(note) : 0;
-    if (note_len > NOTE_MAX)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: note of %zu bytes is above 1 MiB",
-                         shown, note_len);
     wbuf b = {0};
-    encode(&b, r, note ? note : "", note_len);
-    if (b.oom) {
-        free(b.p);
-        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", shown);
-    }
+    int rc = to_bytes(r, note, shown, &b);
+    if (rc)
+        return rc;
     sivei_atomic a;
-    int rc = sivei_atomic_open(&a, path, err);
+    rc = sivei_atomic_open(&a, path, err);
     if (!rc) {
         rc = sivei_atomic_write(&a, b.p, b.len, err);
         if (!rc)
@@ -468,6 +497,36 @@ static int check_hash(const unsigned char *p, size_t len, const char *shown)
     return SIVE_OK;
 }
 
+/* A result from len bytes whose header has been checked against len:
+ * the hash, every field, then the statistics recomputed. */
+static int from_bytes(const unsigned char *p, size_t len, const char *shown,
+                      sive_result **out, char **note)
+{
+    int rc = check_hash(p, len, shown);
+    sive_result *r = NULL;
+    if (!rc) {
+        rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};
+        r = decode(&b, note, &rc);
+        if (rc == SIVE_E_FORMAT)
+            sivei_fail(NULL, rc, "%s: a field is out of range: the file is damaged", shown);
+        else if (rc)
+            sivei_fail(NULL, rc, "%s: out of memory", shown);
+    }
+    if (!rc && (rc = sivei_result_summarise(r)))
+        sivei_fail(NULL, rc, "%s: out of memory while summarising", shown);
+    if (rc) {
+        sive_result_free(r);
+        if (note) {
+            free(*note);
+            *note = NULL;
+        }
+        return rc;
+    }
+    *out = r;
+    sivei_clear_error();
+    return SIVE_OK;
+}
+
 int sive_result_load(const char *path, sive_result **out, char **note)
 {
     if (out)
@@ -482,28 +541,20 @@ int sive_result_load(const char *path, sive_result **out, char **note)
     size_t len = 0;
     int rc = slurp(path, shown, &p, &len);
     if (!rc)
-        rc = check_hash(p, len, shown);
-    sive_result *r = NULL;
-    if (!rc) {
-        rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};
-        r = decode(&b, note, &rc);
-        if (rc == SIVE_E_FORMAT)
-            sivei_fail(NULL, rc, "%s: a field is out of range: the file is damaged", shown);
-        else if (rc)
-            sivei_fail(NULL, rc, "%s: out of memory", shown);
-    }
+        rc = from_bytes(p, len, shown, out, note);
     free(p);
-    if (!rc && (rc = sivei_result_summarise(r)))
-        sivei_fail(NULL, rc, "%s: out of memory while summarising", shown);
-    if (rc) {
-        sive_result_free(r);
-        if (note) {
-            free(*note);
-            *note = NULL;
-        }
-        return rc;
-    }
-    *out = r;
-    sivei_clear_error();
-    return SIVE_OK;
+    return rc;
+}
+
+int sive_result_from_bytes(const void *bytes, size_t len, sive_result **out, char **note)
+{
+    if (out)
+        *out = NULL;
+    if (note)
+        *note = NULL;
+    if ((!bytes && len) || !out)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_from_bytes: NULL argument");
+    const char *shown = "result bytes";
+    int rc = check_head(bytes, len, len, shown); /* len 0: too short, as an empty file */
+    return rc ? rc : from_bytes(bytes, len, shown, out, note);
 }

@@ -401,6 +401,110 @@ double sivei_ess_geyer(const double *x, size_t n)
  * rho_t by O(1/n), so the two estimates agree to relative O(lags/(n tau))
  * (and exactly for the same truncation after that rescaling, which
  * test_stats checks). */
+/* The state of sivei_ess_chains: the chains, their moments, scratch, and
+ * what is settled so far (each chain's ESS, the combined one). */
+typedef struct ess_ctx {
+    const double *const *x;
+    size_t m, n;
+    double *acc;            /* sum_c s2_c rho_{t,c}          */
+    double *rho, *rho2, *dev, *means, *s2s;
+    unsigned char *done;    /* chain's own ESS known          */
+    double *ess_each;       /* the caller's, may be NULL      */
+    double W, var_plus, draws, combined;
+    int multi_done;
+    fft_ws w;
+} ess_ctx;
+
+/* Pass 1: short lags directly, for every chain and the combination. */
+static void ess_short_lags(ess_ctx *e)
+{
+    const size_t n = e->n, m = e->m;
+    int truncated;
+    size_t nlag = n < DIRECT_LAGS ? n : DIRECT_LAGS;
+    for (size_t c = 0; c < m; c++) {
+        if (!(e->s2s[c] > 0.0)) { /* constant chain */
+            if (e->ess_each)
+                e->ess_each[c] = (double)n;
+            e->done[c] = 1;
+            continue;
+        }
+        autocorr_direct(e->x[c], n, e->rho, nlag, e->dev);
+        for (size_t t = 0; t < nlag; t++)
+            e->acc[t] += e->s2s[c] * e->rho[t];
+        double tau = geyer_tau(e->rho, nlag, &truncated);
+        if (truncated || nlag == n) {
+            if (e->ess_each)
+                e->ess_each[c] = ess_from_tau((double)n, tau);
+            e->done[c] = 1;
+        }
+    }
+    if (!(e->var_plus > 0.0)) {
+        e->combined = e->draws; /* every chain constant and all equal */
+        e->multi_done = 1;
+    } else {
+        for (size_t t = 0; t < nlag; t++)
+            e->rho[t] = 1.0 - (e->W - e->acc[t] / (double)m) / e->var_plus;
+        double tau = geyer_tau(e->rho, nlag, &truncated);
+        if (truncated || nlag == n) {
+            e->combined = ess_from_tau(e->draws, tau);
+            e->multi_done = 1;
+        }
+    }
+}
+
+/* Chains id[0] (and id[1] when < m) have their full autocorrelations in
+ * rs: settle their own ESS and add them to the combination. */
+static void ess_take_pair(ess_ctx *e, const size_t ids[2], double *const rs[2])
+{
+    int truncated;
+    for (int k = 0; k < 2 && ids[k] < e->m; k++) {
+        size_t id = ids[k];
+        if (!e->done[id]) {
+            double tau = geyer_tau(rs[k], e->n, &truncated);
+            if (e->ess_each)
+                e->ess_each[id] = ess_from_tau((double)e->n, tau);
+            e->done[id] = 1;
+        }
+        if (!e->multi_done)
+            for (size_t t = 0; t < e->n; t++)
+                e->acc[t] += e->s2s[id] * rs[k][t];
+    }
+}
+
+/* Pass 2: full autocorrelations by FFT, two chains per transform, for
+ * whatever the short lags did not settle. */
+static int ess_fft(ess_ctx *e)
+{
+    const size_t n = e->n, m = e->m;
+    if (fft_ws_init(&e->w, n))
+        return SIVE_E_NOMEM;
+    memset(e->acc, 0, n * sizeof *e->acc);
+    size_t pend = m; /* a chain waiting for its partner */
+    for (size_t c = 0; c <= m; c++) {
+        if (c < m && !(e->s2s[c] > 0.0 && (!e->multi_done || !e->done[c])))
+            continue; /* this chain needs no transform */
+        if (c < m && pend == m) {
+            pend = c;
+            continue;
+        }
+        if (pend == m)
+            continue; /* end, nothing pending */
+        size_t c2 = c;    /* c == m: the last chain goes alone */
+        autocorr_pair(&e->w, e->x[pend], c2 < m ? e->x[c2] : NULL, n, e->rho, e->rho2);
+        const size_t ids[2] = {pend, c2};
+        double *const rs[2] = {e->rho, e->rho2};
+        ess_take_pair(e, ids, rs);
+        pend = m;
+    }
+    if (!e->multi_done) {
+        int truncated;
+        for (size_t t = 0; t < n; t++)
+            e->rho[t] = 1.0 - (e->W - e->acc[t] / (double)m) / e->var_plus;
+        e->combined = ess_from_tau(e->draws, geyer_tau(e->rho, n, &truncated));
+    }
+    return SIVE_OK;
+}
+
 int sivei_ess_chains(const double *const *x, size_t m, size_t n, double *ess_each,
                     double *ess_multi)
 {
@@ -416,118 +520,48 @@ int sivei_ess_chains(const double *const *x, size_t m, size_t n, double *ess_eac
             return SIVE_E_INVALID_ARG;
 
     int rc = SIVE_E_NOMEM;
-    double *acc = calloc(n, sizeof *acc);  /* sum_c s2_c rho_{t,c} */
-    double *rho = malloc(n * sizeof *rho), *rho2 = malloc(n * sizeof *rho2);
-    double *dev = malloc(n * sizeof *dev);
-    double *means = malloc(m * sizeof *means), *s2s = malloc(m * sizeof *s2s);
-    unsigned char *done = calloc(m, 1); /* chain's own ESS known */
-    fft_ws w = {0, NULL, NULL, NULL, NULL};
-    if (!acc || !rho || !rho2 || !dev || !means || !s2s || !done)
+    ess_ctx e = {.x = x, .m = m, .n = n, .ess_each = ess_each, .combined = NAN,
+                 .w = {0, NULL, NULL, NULL, NULL}};
+    e.acc = calloc(n, sizeof *e.acc);
+    e.rho = malloc(n * sizeof *e.rho);
+    e.rho2 = malloc(n * sizeof *e.rho2);
+    e.dev = malloc(n * sizeof *e.dev);
+    e.means = malloc(m * sizeof *e.means);
+    e.s2s = malloc(m * sizeof *e.s2s);
+    e.done = calloc(m, 1);
+    if (!e.acc || !e.rho || !e.rho2 || !e.dev || !e.means || !e.s2s || !e.done)
         goto out;
 
     double wsum = 0.0;
     for (size_t c = 0; c < m; c++) {
-        sivei_mean_var(x[c], n, &means[c], &s2s[c]);
-        wsum += s2s[c];
+        sivei_mean_var(x[c], n, &e.means[c], &e.s2s[c]);
+        wsum += e.s2s[c];
     }
-    double W = wsum / (double)m;
+    e.W = wsum / (double)m;
     double b_over_n = 0.0;
     if (m > 1)
-        sivei_mean_var(means, m, NULL, &b_over_n);
-    double var_plus = (double)(n - 1) / (double)n * W + b_over_n;
-    double draws = (double)m * (double)n;
-    int truncated;
-
-    /* Pass 1: short lags directly, for every chain and the combination. */
-    size_t nlag = n < DIRECT_LAGS ? n : DIRECT_LAGS;
-    for (size_t c = 0; c < m; c++) {
-        if (!(s2s[c] > 0.0)) { /* constant chain */
-            if (ess_each)
-                ess_each[c] = (double)n;
-            done[c] = 1;
-            continue;
-        }
-        autocorr_direct(x[c], n, rho, nlag, dev);
-        for (size_t t = 0; t < nlag; t++)
-            acc[t] += s2s[c] * rho[t];
-        double tau = geyer_tau(rho, nlag, &truncated);
-        if (truncated || nlag == n) {
-            if (ess_each)
-                ess_each[c] = ess_from_tau((double)n, tau);
-            done[c] = 1;
-        }
-    }
-    double combined = NAN;
-    int multi_done = 0;
-    if (!(var_plus > 0.0)) {
-        combined = draws; /* every chain constant and all equal */
-        multi_done = 1;
-    } else {
-        for (size_t t = 0; t < nlag; t++)
-            rho[t] = 1.0 - (W - acc[t] / (double)m) / var_plus;
-        double tau = geyer_tau(rho, nlag, &truncated);
-        if (truncated || nlag == n) {
-            combined = ess_from_tau(draws, tau);
-            multi_done = 1;
-        }
-    }
-
-    /* Pass 2: full autocorrelations by FFT, two chains per transform, for
-     * whatever the short lags did not settle. */
-    int need = !multi_done;
+        sivei_mean_var(e.means, m, NULL, &b_over_n);
+    e.var_plus = (double)(n - 1) / (double)n * e.W + b_over_n;
+    e.draws = (double)m * (double)n;
+    ess_short_lags(&e);
+    int need = !e.multi_done;
     for (size_t c = 0; c < m && !need; c++)
-        need = !done[c];
-    if (need) {
-        if (fft_ws_init(&w, n))
-            goto out;
-        memset(acc, 0, n * sizeof *acc);
-        size_t pend = m; /* a chain waiting for its partner */
-        for (size_t c = 0; c <= m; c++) {
-            if (c < m && !(s2s[c] > 0.0 && (!multi_done || !done[c])))
-                continue; /* this chain needs no transform */
-            if (c < m && pend == m) {
-                pend = c;
-                continue;
-            }
-            if (pend == m)
-                continue; /* end, nothing pending */
-            size_t c2 = c;    /* c == m: the last chain goes alone */
-            autocorr_pair(&w, x[pend], c2 < m ? x[c2] : NULL, n, rho, rho2);
-            const size_t ids[2] = {pend, c2};
-            double *const rs[2] = {rho, rho2};
-            for (int k = 0; k < 2 && ids[k] < m; k++) {
-                size_t id = ids[k];
-                if (!done[id]) {
-                    double tau = geyer_tau(rs[k], n, &truncated);
-                    if (ess_each)
-                        ess_each[id] = ess_from_tau((double)n, tau);
-                    done[id] = 1;
-                }
-                if (!multi_done)
-                    for (size_t t = 0; t < n; t++)
-                        acc[t] += s2s[id] * rs[k][t];
-            }
-            pend = m;
-        }
-        if (!multi_done) {
-            for (size_t t = 0; t < n; t++)
-                rho[t] = 1.0 - (W - acc[t] / (double)m) / var_plus;
-            combined = ess_from_tau(draws, geyer_tau(rho, n, &truncated));
-        }
-    }
+        need = !e.done[c];
+    if (need && ess_fft(&e))
+        goto out;
     if (ess_multi)
-        *ess_multi = combined;
+        *ess_multi = e.combined;
     rc = SIVE_OK;
 
 out:
-    fft_ws_free(&w);
-    free(acc);
-    free(rho);
-    free(rho2);
-    free(dev);
-    free(means);
-    free(s2s);
-    free(done);
+    fft_ws_free(&e.w);
+    free(e.acc);
+    free(e.rho);
+    free(e.rho2);
+    free(e.dev);
+    free(e.means);
+    free(e.s2s);
+    free(e.done);
     return rc;
 }
 

@@ -89,9 +89,11 @@ static void *slot_main(void *arg)
     return NULL;
 }
 
-int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
-                     sive_option opt, const double *values, size_t n, int32_t parallel,
-                     sive_result **out)
+/* The arguments a sweep refuses before allocating anything; the option's
+ * table row into *in. */
+static int sweep_check(sive_probe *p, const sive_model *m, const void *theta_star,
+                       sive_option opt, const double *values, size_t n, int32_t parallel,
+                       sive_result **out, const sive_option_info **in)
 {
     if (!p)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_probe_sweep: probe handle is NULL");
@@ -103,8 +105,7 @@ int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
     if (parallel < 1)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                           "sive_probe_sweep: parallel %d < 1", (int)parallel);
-    const sive_option_info *in = sive_option_info_get(opt);
-    if (!in)
+    if (!(*in = sive_option_info_get(opt)))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "sive_probe_sweep: unknown option %d",
                           (int)opt);
     if (opt == SIVE_OPT_SEED)
@@ -115,15 +116,13 @@ int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
         (!m->loss && !m->group_loss))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                           "sive_probe_sweep: bad model description (struct_size or callbacks)");
+    return SIVE_OK;
+}
 
-    sive_probe *probes = malloc(n * sizeof *probes);
-    int *status = calloc(n, sizeof *status);
-    char(*msg)[SIVE_ERRMSG_LEN] = calloc(n, sizeof *msg);
-    if (!probes || !status || !msg) {
-        free(probes), free(status), free(msg);
-        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
-    }
-    /* every value's probe first: a bad value fails before anything runs */
+/* Every value's probe, before anything runs: a bad value fails first. */
+static int sweep_probes(sive_probe *p, const sive_option_info *in, const double *values,
+                        size_t n, sive_probe *probes)
+{
     int rc = SIVE_OK;
     for (size_t i = 0; i < n && rc == SIVE_OK; i++) {
         probes[i] = *p;
@@ -134,37 +133,29 @@ int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
                 rc = sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                                 "sive_probe_sweep: value %zu (%g) of integer option %s is not "
                                 "an integer", i, v, in->name);
-            else if ((rc = sive_probe_set_int(&probes[i], opt, (int64_t)v)))
+            else if ((rc = sive_probe_set_int(&probes[i], in->id, (int64_t)v)))
                 sivei_fail(p->errmsg, rc, "sive_probe_sweep: value %zu: %s", i,
                            probes[i].errmsg);
-        } else if ((rc = sive_probe_set_double(&probes[i], opt, v))) {
+        } else if ((rc = sive_probe_set_double(&probes[i], in->id, v))) {
             sivei_fail(p->errmsg, rc, "sive_probe_sweep: value %zu: %s", i, probes[i].errmsg);
         }
     }
-    if (rc) {
-        free(probes), free(status), free(msg);
-        return rc;
-    }
+    return rc;
+}
 
-    size_t nslots = (size_t)parallel < n ? (size_t)parallel : n;
-    int64_t threads = p->opt.threads < p->opt.chains ? p->opt.threads : p->opt.chains;
-    if (opt == SIVE_OPT_THREADS || opt == SIVE_OPT_CHAINS)
-        for (size_t i = 0; i < n; i++)
-            if (values[i] > (double)threads)
-                threads = (int64_t)values[i];
-    sweep_job job = {.probes = probes, .m = m, .theta = theta_star, .n = n, .out = out,
-                     .status = status, .msg = msg};
-    atomic_init(&job.next, 0);
-    atomic_init(&job.stop, 0);
+/* Run the job on nslots slots, slot s's worker ids offset by s * threads;
+ * SIVE_E_NOMEM when the slots cannot be allocated. */
+static int sweep_run(sweep_job *job, const sive_model *m, size_t nslots, int64_t threads)
+{
     sweep_slot *slots = calloc(nslots, sizeof *slots);
     pthread_t *tid = calloc(nslots, sizeof *tid);
     int *started = calloc(nslots, sizeof *started);
     if (!slots || !tid || !started) {
-        free(probes), free(status), free(msg), free(slots), free(tid), free(started);
-        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
+        free(slots), free(tid), free(started);
+        return SIVE_E_NOMEM;
     }
     for (size_t s = 0; s < nslots; s++) {
-        slots[s].job = &job;
+        slots[s].job = job;
         slots[s].model = *m;
         if (s > 0) { /* slot 0 uses the model as it is */
             slots[s].wrap.inner = m;
@@ -184,8 +175,43 @@ int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
     for (size_t s = 1; s < nslots; s++)
         if (started[s])
             pthread_join(tid[s], NULL);
+    free(slots), free(tid), free(started);
+    return SIVE_OK;
+}
 
-    rc = SIVE_OK;
+int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
+                     sive_option opt, const double *values, size_t n, int32_t parallel,
+                     sive_result **out)
+{
+    const sive_option_info *in = NULL;
+    int rc = sweep_check(p, m, theta_star, opt, values, n, parallel, out, &in);
+    if (rc)
+        return rc;
+    sive_probe *probes = malloc(n * sizeof *probes);
+    int *status = calloc(n, sizeof *status);
+    char(*msg)[SIVE_ERRMSG_LEN] = calloc(n, sizeof *msg);
+    if (!probes || !status || !msg) {
+        free(probes), free(status), free(msg);
+        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
+    }
+    if ((rc = sweep_probes(p, in, values, n, probes))) {
+        free(probes), free(status), free(msg);
+        return rc;
+    }
+    size_t nslots = (size_t)parallel < n ? (size_t)parallel : n;
+    int64_t threads = p->opt.threads < p->opt.chains ? p->opt.threads : p->opt.chains;
+    if (opt == SIVE_OPT_THREADS || opt == SIVE_OPT_CHAINS)
+        for (size_t i = 0; i < n; i++)
+            if (values[i] > (double)threads)
+                threads = (int64_t)values[i];
+    sweep_job job = {.probes = probes, .m = m, .theta = theta_star, .n = n, .out = out,
+                     .status = status, .msg = msg};
+    atomic_init(&job.next, 0);
+    atomic_init(&job.stop, 0);
+    if (sweep_run(&job, m, nslots, threads)) {
+        free(probes), free(status), free(msg);
+        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
+    }
     for (size_t i = 0; i < n; i++)
         if (status[i] != SIVE_OK) {
             rc = status[i];
@@ -200,6 +226,6 @@ int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
         }
     else
         p->errmsg[0] = '\0';
-    free(probes), free(status), free(msg), free(slots), free(tid), free(started);
+    free(probes), free(status), free(msg);
     return rc;
 }

@@ -13,6 +13,7 @@
  *    (test_stats checks the same on AR(1) series in the unit suite).
  * Tolerances are multiples of standard errors computed from the runs. */
 #include "exact_ula.h"
+#include "quad.h"
 
 #include <sive/sive.h>
 
@@ -24,35 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* K = x^2 (H = 2) around theta*, with Gaussian evaluation noise sigma. */
-typedef struct quad {
-    double sigma;
-} quad;
-
-static int q_grad(const void *th, size_t d, const sive_batch *b, void *g, double *loss,
-                  void *user)
-{
-    const double *x = th;
-    (void)d;
-    (void)b;
-    (void)user;
-    ((double *)g)[0] = 2.0 * x[0];
-    *loss = x[0] * x[0];
-    return 0;
-}
-
-static int q_group(const void *th, size_t d, const sive_batch *b, double *out, void *user)
-{
-    const quad *q = user;
-    const double *x = th;
-    (void)d;
-    sive_rng r;
-    sive_rng_seed(&r, b->seed, 0);
-    sive_rng_normals(&r, out, b->n_groups);
-    for (size_t i = 0; i < b->n_groups; i++)
-        out[i] = 1.0 + x[0] * x[0] + q->sigma * out[i];
-    return 0;
-}
+/* K = 1 + x^2 (H = 2) around theta*, with Gaussian evaluation noise sigma
+ * (test/quad.h). */
 
 typedef struct setting {
     double centre, h, a, sigma;
@@ -62,15 +36,9 @@ typedef struct setting {
 
 static sive_result *run(const setting *s)
 {
-    static quad q;
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0};
     q.sigma = s->sigma;
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dtype = SIVE_F64;
-    m.dim = 1;
-    m.grad = q_grad;
-    m.group_loss = q_group;
-    m.user = &q;
+    sive_model m = quad_fixture_model(&q, 1);
     sive_probe *p = NULL;
     sive_result *r = NULL;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);

@@ -1392,6 +1392,59 @@ START_TEST(enum_names)
 }
 END_TEST
 
+/* The public statistics table: row i is statistic i, its name is
+ * sive_stat_name()'s, and each summary pools the chains as its row says. */
+START_TEST(stat_table)
+{
+    size_t n = 0;
+    for (; sive_stat_at(n); n++) {
+        const sive_stat_info *in = sive_stat_at(n);
+        ck_assert_int_eq((int)in->id, (int)n);
+        ck_assert_ptr_eq(sive_stat_info_get((sive_stat)n), in);
+        ck_assert_str_eq(in->name, sive_stat_name((sive_stat)n));
+        ck_assert_uint_gt(strlen(in->doc), 10);
+        ck_assert(in->pool >= SIVE_POOL_MEAN && in->pool <= SIVE_POOL_SUMMARY_ONLY);
+        ck_assert(in->scalar == 0 || in->scalar == 1);
+    }
+    ck_assert_ptr_null(sive_stat_name((sive_stat)n)); /* every name has a row */
+    ck_assert_ptr_null(sive_stat_info_get((sive_stat)-1));
+    ck_assert_ptr_null(sive_stat_info_get((sive_stat)n));
+    ck_assert_int_eq(sive_stat_info_get(SIVE_STAT_MCSE)->pool, SIVE_POOL_QUADRATURE);
+    ck_assert_int_eq(sive_stat_info_get(SIVE_STAT_RHAT)->pool, SIVE_POOL_SUMMARY_ONLY);
+    ck_assert_int_eq(sive_stat_info_get(SIVE_STAT_SIVE)->scalar, 0);
+
+    quad q = quad_default();
+    sive_model m = quad_model(2, &q);
+    sive_probe *p = new_quad_probe();
+    double theta[2] = {0.5, 0.25};
+    sive_result *r = run_status(p, &m, theta, SIVE_OK);
+    const int32_t k = sive_result_chains(r);
+    for (size_t s = 0; s < n; s++) {
+        const sive_stat_info *in = sive_stat_at(s);
+        double sum = 0.0, q2 = 0.0, v;
+        for (int32_t c = 0; c < k; c++) {
+            v = sive_result_stat(r, in->id, c);
+            sum += v;
+            q2 += v * v;
+        }
+        double got = sive_result_stat(r, in->id, SIVE_SUMMARY);
+        if (in->pool == SIVE_POOL_SUMMARY_ONLY) {
+            ck_assert_msg(isnan(sum) && isfinite(got), "%s", in->name);
+        } else if (isnan(sum)) {
+            continue; /* not estimated in this run (anchor, step0) */
+        } else if (in->pool == SIVE_POOL_MEAN) {
+            ck_assert_msg(fabs(got - sum / k) <= 1e-12 * fabs(got), "%s", in->name);
+        } else if (in->pool == SIVE_POOL_QUADRATURE) {
+            ck_assert_msg(fabs(got - sqrt(q2) / k) <= 1e-12 * fabs(got), "%s", in->name);
+        } else { /* ALL_CHAINS: the multi-chain ESS is not the mean */
+            ck_assert_msg(isfinite(got), "%s", in->name);
+        }
+    }
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 START_TEST(flag_names)
 {
     const uint32_t pinned[] = {SIVE_FLAG_DIVERGED, SIVE_FLAG_NEGATIVE_SIVE,
@@ -1831,6 +1884,7 @@ int main(void)
     tcase_add_test(tc, options_copied_at_start);
     tcase_add_loop_test(tc, worker_numbers, 0, 3);
     tcase_add_test(tc, enum_names);
+    tcase_add_test(tc, stat_table);
     tcase_add_test(tc, flag_names);
     tcase_add_test(tc, sampling_indices);
     tcase_add_loop_test(tc, per_example_equals_group, 0, 2);

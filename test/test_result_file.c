@@ -6,6 +6,7 @@
 #include <sive/sive.h>
 
 #include "check_run.h"
+#include "quad.h"
 
 #include <check.h>
 #include <math.h>
@@ -19,48 +20,15 @@
 
 #define D 3
 
-/* K = 0.5|x|^2 with Gaussian evaluation noise from the call's seed. */
-static int grad_fn(const void *theta, size_t d, const sive_batch *b, void *grad,
-                   double *loss, void *user)
-{
-    (void)b;
-    (void)user;
-    const double *th = theta;
-    double *g = grad, k = 0.0;
-    for (size_t i = 0; i < d; i++) {
-        g[i] = th[i];
-        k += 0.5 * th[i] * th[i];
-    }
-    *loss = k;
-    return 0;
-}
-
-static int group_fn(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
-{
-    (void)user;
-    const double *th = theta;
-    double k = 0.0;
-    for (size_t i = 0; i < d; i++)
-        k += 0.5 * th[i] * th[i];
-    sive_rng g;
-    sive_rng_seed(&g, b->seed, 0);
-    sive_rng_normals(&g, gl, b->n_groups);
-    for (size_t i = 0; i < b->n_groups; i++)
-        gl[i] = 1.0 + k + 0.01 * gl[i];
-    return 0;
-}
+/* K = 1 + 0.5|x|^2 with Gaussian evaluation noise from the call's seed. */
+static quad_fixture qf = {.k = 1.0, .l0 = 1.0, .sigma = 0.01};
 
 static const double theta_star[D] = {0.5, -0.25, 1.0};
 
 /* A run of chains [begin, end) of a 4-chain probe (end 0: all). */
 static sive_result *run_range(int64_t begin, int64_t end, uint64_t seed, const double *theta)
 {
-    sive_model m;
-    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
-    m.dtype = SIVE_F64;
-    m.dim = D;
-    m.grad = grad_fn;
-    m.group_loss = group_fn;
+    sive_model m = quad_fixture_model(&qf, D);
     sive_probe *p = NULL;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
     const struct { sive_option o; int64_t v; } iv[] = {
@@ -163,12 +131,7 @@ END_TEST
 
 START_TEST(bad_range_is_refused)
 {
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dtype = SIVE_F64;
-    m.dim = D;
-    m.grad = grad_fn;
-    m.group_loss = group_fn;
+    sive_model m = quad_fixture_model(&qf, D);
     sive_probe *p = NULL;
     sive_probe_new(&p);
     sive_probe_set_int(p, SIVE_OPT_STEPS, 60);
@@ -249,6 +212,54 @@ START_TEST(file_round_trip)
 }
 END_TEST
 
+/* In memory: to_bytes gives the file's bytes, from_bytes reads the file's
+ * bytes to the same result, and a damaged or short buffer is refused as
+ * the file is. */
+START_TEST(bytes_round_trip)
+{
+    sive_result *r = run_range(1, 3, 11, theta_star);
+    const char *path = tmp_path("mem.sres");
+    ck_assert_int_eq(sive_result_save(r, path, "in memory"), SIVE_OK);
+    size_t n, len = 1;
+    unsigned char *file = read_all(path, &n);
+    void *mem = (void *)1;
+    ck_assert_int_eq(sive_result_to_bytes(r, "in memory", &mem, &len), SIVE_OK);
+    ck_assert_uint_eq(len, n);
+    ck_assert_mem_eq(mem, file, n);
+    sive_result *back = NULL, *x = (sive_result *)1;
+    char *note = NULL;
+    ck_assert_msg(sive_result_from_bytes(file, n, &back, &note) == SIVE_OK, "%s",
+                  sive_last_errmsg());
+    ck_assert_str_eq(note, "in memory");
+    assert_same(r, back);
+    /* the loaded result goes back to the same bytes */
+    void *again = NULL;
+    size_t len2 = 0;
+    ck_assert_int_eq(sive_result_to_bytes(back, note, &again, &len2), SIVE_OK);
+    ck_assert_uint_eq(len2, n);
+    ck_assert_mem_eq(again, file, n);
+    /* damage, truncation, NULL */
+    ((unsigned char *)mem)[n / 2] ^= 4;
+    ck_assert_int_eq(sive_result_from_bytes(mem, n, &x, NULL), SIVE_E_FORMAT);
+    ck_assert_ptr_null(x);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "result bytes"));
+    for (size_t k = 0; k < 40; k++)
+        ck_assert_int_eq(sive_result_from_bytes(file, k, &x, NULL), SIVE_E_FORMAT);
+    ck_assert_int_eq(sive_result_from_bytes(NULL, n, &x, NULL), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_result_from_bytes(NULL, 0, &x, NULL), SIVE_E_FORMAT); /* empty */
+    sive_free(mem);
+    ck_assert_int_eq(sive_result_to_bytes(NULL, NULL, &mem, &len), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(mem);
+    ck_assert_uint_eq(len, 0);
+    sive_free(again);
+    sive_free(note);
+    free(file);
+    unlink(path);
+    sive_result_free(back);
+    sive_result_free(r);
+}
+END_TEST
+
 /* Every single-byte change and every truncation of a small file is
  * refused with SIVE_E_FORMAT (the hash covers every byte). */
 START_TEST(damage_is_refused)
@@ -287,11 +298,11 @@ END_TEST
 /* ---- forged files: fields changed and the hash recomputed, as an
  * attacker would (FNV-1a is a checksum, not a signature) ---- */
 
-/* Offsets in a version-2 file (lib/result_file.c's layout). */
+/* Offsets in a version-3 file (lib/result_file.c's layout: 0.3 added
+ * grad_control_variate and precondition after control_variate). */
 enum { OFF_VERSION = 8, OFF_PLEN = 16, OFF_STEPS = 80, OFF_CHAINS = 112, OFF_BEGIN_OPT = 144,
-       OFF_END_OPT = 152, OFF_CV = 168, OFF_SAMPLER = 176 /* 2 words, format 3 */,
-       OFF_BEGIN = 208, OFF_END = 216, OFF_DTYPE = 224, OFF_IDENTITY = 256,
-       OFF_STATUS = 264, OFF_ERRLEN = 280 };
+       OFF_END_OPT = 152, OFF_CV = 168, OFF_BEGIN = 208, OFF_END = 216, OFF_DTYPE = 224,
+       OFF_IDENTITY = 256, OFF_STATUS = 264, OFF_ERRLEN = 280 };
 
 static uint64_t get64(const unsigned char *p, size_t off)
 {
@@ -511,17 +522,22 @@ START_TEST(identity_is_checked_old_files_load)
     ck_assert_int_eq(load_forged(p, n, &r), SIVE_OK);
     expect_refused((const sive_result *[]){a, r, b}, 3, "another model or data set");
     sive_result_free(r);
-    /* version 2: the same bytes without the identity word and the two
-     * sampler words (grad_control_variate, precondition: 0 here) */
+    /* version 2: the same bytes without the identity word and the sampler
+     * options (grad_control_variate, precondition: they were 0) */
     for (uint64_t v = 2; v >= 1; v--) {
-        size_t at = OFF_IDENTITY, cut = 24 + (v == 1 ? 8 : 0);
+        size_t len = n;
         unsigned char *q = malloc(n);
         memcpy(q, p, n);
         put64(q, OFF_VERSION, v);
-        memmove(q + at, q + at + 8, n - at - 8);
-        memmove(q + OFF_SAMPLER, q + OFF_SAMPLER + 16, n - 8 - OFF_SAMPLER - 16);
-        if (v == 1) /* nor the control_variate word (it was 0) */
-            memmove(q + OFF_CV, q + OFF_CV + 8, n - 24 - OFF_CV - 8);
+        memmove(q + OFF_IDENTITY, q + OFF_IDENTITY + 8, len - OFF_IDENTITY - 8);
+        len -= 8;
+        memmove(q + OFF_CV + 8, q + OFF_CV + 24, len - OFF_CV - 24);
+        len -= 16;
+        if (v == 1) { /* nor the control_variate word (it was 0) */
+            memmove(q + OFF_CV, q + OFF_CV + 8, len - OFF_CV - 8);
+            len -= 8;
+        }
+        size_t cut = n - len;
         ck_assert_msg(load_forged(q, n - cut, &r) == SIVE_OK, "version %d: %s", (int)v,
                       sive_last_errmsg());
         ck_assert_msg(sive_result_merge(&m, (const sive_result *[]){a, r, b}, 3) == SIVE_OK,
@@ -546,6 +562,7 @@ int main(void)
     tcase_add_test(tc, merge_refuses_misfits);
     tcase_add_test(tc, bad_range_is_refused);
     tcase_add_test(tc, file_round_trip);
+    tcase_add_test(tc, bytes_round_trip);
     tcase_add_test(tc, damage_is_refused);
     tcase_add_test(tc, header_sizes_are_checked_first);
     tcase_add_test(tc, status_agrees_with_chains);

@@ -2,6 +2,7 @@
  * that option (common random numbers), independent of `parallel`, and the
  * error paths leave every out[i] NULL. */
 #include "check_run.h"
+#include "quad.h"
 
 #include <check.h>
 #include <math.h>
@@ -10,43 +11,9 @@
 #include <string.h>
 
 /* L(theta) = |theta|^2 with Gaussian evaluation noise (per group) */
-static int q_grad(const void *theta, size_t d, const sive_batch *b, void *grad, double *loss,
-                  void *user)
-{
-    const double *th = theta;
-    double *g = grad, s = 0;
-    (void)b, (void)user;
-    for (size_t i = 0; i < d; i++)
-        g[i] = 2 * th[i], s += th[i] * th[i];
-    *loss = s;
-    return 0;
-}
+static quad_fixture qf = {.k = 2.0, .l0 = 0.0, .sigma = 0.01};
 
-static int q_group(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
-{
-    const double *th = theta;
-    double s = 0;
-    (void)user;
-    for (size_t i = 0; i < d; i++)
-        s += th[i] * th[i];
-    sive_rng g;
-    sive_rng_seed(&g, b->seed, 0);
-    sive_rng_normals(&g, gl, b->n_groups);
-    for (size_t i = 0; i < b->n_groups; i++)
-        gl[i] = s + 0.01 * gl[i];
-    return 0;
-}
-
-static sive_model qmodel(void)
-{
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dtype = SIVE_F64;
-    m.dim = 3;
-    m.grad = q_grad;
-    m.group_loss = q_group;
-    return m;
-}
+static sive_model qmodel(void) { return quad_fixture_model(&qf, 3); }
 
 static sive_probe *qprobe(void)
 {

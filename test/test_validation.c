@@ -1,7 +1,8 @@
-/* Validation against exact targets (DESIGN.md §2): K1's ULA formulas, the
- * Gaussian ULA law of a tethered quadratic with slopes and flat directions,
- * the noise correction and its reported uncertainty.  Tolerances are
- * multiples of Monte Carlo standard errors computed from the runs. */
+/* Validation against exact targets (docs/theory.md, "Exact targets used by
+ * the tests"): K1's ULA formulas, the Gaussian ULA law of a tethered
+ * quadratic with slopes and flat directions, the noise correction and its
+ * reported uncertainty.  Tolerances are multiples of Monte Carlo standard
+ * errors computed from the runs. */
 #include "toy.h"
 
 #include <sive/sive.h>

@@ -1,6 +1,5 @@
 /* Argument parsing and printing helpers for the `sive` program. */
 #include "cli.h"
-#include "fileio.h"
 
 #include <errno.h>
 #include <math.h>
@@ -289,47 +288,6 @@ struct option *cli_opts_cat(struct option *dst, size_t cap, const struct option 
             dst[n++] = *o;
     memset(&dst[n], 0, sizeof dst[n]);
     return dst;
-}
-
-struct cli_out {
-    sivei_atomic a;
-    const char *prefix;
-};
-
-FILE *cli_out_open(cli_out **o, const char *prefix, const char *path)
-{
-    char err[SIVE_ERRMSG_LEN];
-    *o = malloc(sizeof **o);
-    if (!*o) {
-        fprintf(stderr, "%s: %s: out of memory\n", prefix, path);
-        return NULL;
-    }
-    (*o)->prefix = prefix;
-    if (sivei_atomic_open(&(*o)->a, path, err) != SIVE_OK) {
-        fprintf(stderr, "%s: %s\n", prefix, err);
-        free(*o);
-        *o = NULL;
-        return NULL;
-    }
-    return (*o)->a.f;
-}
-
-int cli_out_commit(cli_out *o)
-{
-    char err[SIVE_ERRMSG_LEN];
-    int rc = sivei_atomic_commit(&o->a, err);
-    if (rc)
-        fprintf(stderr, "%s: %s\n", o->prefix, err);
-    free(o);
-    return rc ? -1 : 0;
-}
-
-void cli_out_abort(cli_out *o)
-{
-    if (!o)
-        return;
-    sivei_atomic_abort(&o->a);
-    free(o);
 }
 
 int cli_out_check(const char *path)
@@ -700,26 +658,22 @@ const char *cli_key_name(cli_key k)
 int cli_stat_count(void)
 {
     int n = 0;
-    while (sive_stat_name((sive_stat)n))
+    while (sive_stat_at((size_t)n))
         n++;
     return n;
 }
 
 int cli_stat_pooled(sive_stat s)
 {
-    switch (s) {
-    case SIVE_STAT_NOISE_CORRECTION:
-    case SIVE_STAT_NOISE_CORRECTION_STD:
-    case SIVE_STAT_NOISE_CORRECTION_STD_GAUSS:
-    case SIVE_STAT_MCSE:
-    case SIVE_STAT_ESS:
-    case SIVE_STAT_SIVE_ESS:
-    case SIVE_STAT_RHAT: return 1;
-    default: return 0;
-    }
+    const sive_stat_info *in = sive_stat_info_get(s);
+    return in && in->scalar;
 }
 
-int cli_stat_summary_only(sive_stat s) { return s == SIVE_STAT_RHAT; }
+int cli_stat_summary_only(sive_stat s)
+{
+    const sive_stat_info *in = sive_stat_info_get(s);
+    return in && in->pool == SIVE_POOL_SUMMARY_ONLY;
+}
 
 void cli_json_member(FILE *f, const char *key, double v)
 {

@@ -89,13 +89,12 @@ typedef enum cli_key {
     CLI_KEY_ORACLE_MCSE, CLI_KEY_NOISE_CORRECTION_THEORY
 } cli_key;
 const char *cli_key_name(cli_key k);
-/* Number of statistics the library names (sive_stat_name() until NULL). */
+/* Number of statistics in the library's table (sive_stat_at()). */
 int cli_stat_count(void);
-/* 1 for a pooled statistic: an error or diagnostic whose spread over
- * chains means nothing, shown as the library's one summary number rather
- * than mean ± std over chains. */
+/* 1 for a statistic written as the library's one summary number rather
+ * than mean ± std over chains (sive_stat_info's scalar). */
 int cli_stat_pooled(sive_stat s);
-/* 1 for a statistic without per-chain values (split-Rhat). */
+/* 1 for a statistic without per-chain values (SIVE_POOL_SUMMARY_ONLY). */
 int cli_stat_summary_only(sive_stat s);
 
 /* ---- probe options: the library's table (sive_option_at()) is the one
@@ -153,14 +152,14 @@ void cli_wrap_end(cli_wrap *w);
 int64_t cli_opt_int(const sive_probe *p, sive_option opt);
 double cli_opt_double(const sive_probe *p, sive_option opt);
 
-/* Output files, written atomically with the library's own code (lib/fileio.c
- * is compiled into the program): cli_out_open() creates path.tmp.XXXXXX
- * beside path and returns a stream on it, or prints "prefix: <why>" and
- * returns NULL.  cli_out_commit() flushes and fsyncs the file, renames it
- * over path and fsyncs the directory; cli_out_abort() removes it.  Readers
- * never see a partial file, a failed write leaves the old one in place, and
- * a temporary left by a kill is removed by a later write of the same path
- * once it is 10 minutes old.  path must stay valid until the commit or the
+/* Output files, written atomically (tools/outfile.c): cli_out_open()
+ * creates an unnamed file in path's directory (a named, locked
+ * path.tmp.XXXXXX where the file system has no O_TMPFILE) and returns a
+ * stream on it, or prints "prefix: <why>" and returns NULL.
+ * cli_out_commit() flushes and fsyncs the file, renames it over path and
+ * fsyncs the directory; cli_out_abort() removes it.  Readers never see a
+ * partial file, a failed write leaves the old one in place, and a killed
+ * run leaves nothing behind.  path must stay valid until the commit or the
  * abort; both free o (the stream included). */
 typedef struct cli_out cli_out;
 FILE *cli_out_open(cli_out **o, const char *prefix, const char *path);
@@ -323,8 +322,9 @@ uint64_t cli_hash_options(uint64_t h, const sive_probe *p);
  * rank calls it in the same order.  0 (a one-rank world: a no-op). */
 int cli_mpi_bcast(char **buf, int64_t *len, int *is_error);
 /* The bytes of a file (*buf NUL-terminated, free()), and back: a result
- * as the bytes of its result file (sive_result_save()) and those bytes,
- * or a checkpoint file's, loaded through a private temporary file.  Each
+ * as the bytes of its result file (sive_result_to_bytes(); *buf free()),
+ * a result from those bytes (sive_result_from_bytes()), or a checkpoint
+ * from a checkpoint file's bytes, loaded through a memory file.  Each
  * returns a libsive status; err receives the message. */
 int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t errlen);
 int cli_mpi_pack(const sive_result *r, const char *note, char **buf, int64_t *len, char *err,

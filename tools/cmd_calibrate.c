@@ -121,6 +121,34 @@ static void default_values(cal_args *a, sive_option opt)
     a->n_values = n;
 }
 
+/* --model: 0, or 1 after a message. */
+static int parse_model(const char *s, cal_args *a)
+{
+    if (!strcmp(s, "mlp"))
+        a->model = CAL_MODEL_MLP;
+    else if (!strcmp(s, "k1"))
+        a->model = CAL_MODEL_K1;
+    else if (!strcmp(s, "k2"))
+        a->model = CAL_MODEL_K2;
+    else
+        return fprintf(stderr, "sive calibrate: --model expects mlp, k1 or k2, got '%s'\n", s),
+               1;
+    return 0;
+}
+
+/* --param: 0, or 1 after a message. */
+static int parse_param(const char *s, cal_args *a)
+{
+    a->param = s;
+    if (strcmp(s, "c_h") && strcmp(s, "h") && strcmp(s, "base_lr") && strcmp(s, "groups"))
+        return fprintf(stderr, "sive calibrate: --param expects c_h, h, base_lr or groups, "
+                               "got '%s'\n", s),
+               1;
+    return 0;
+}
+
+static int check_positional(cal_args *a, int argc, char **argv, int model_set);
+
 static int parse_args(cal_args *a, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -142,25 +170,9 @@ static int parse_args(cal_args *a, int argc, char **argv)
         switch (o) {
         case CO_MODEL:
             model_set = 1;
-            if (!strcmp(optarg, "mlp"))
-                a->model = CAL_MODEL_MLP;
-            else if (!strcmp(optarg, "k1"))
-                a->model = CAL_MODEL_K1;
-            else if (!strcmp(optarg, "k2"))
-                a->model = CAL_MODEL_K2;
-            else
-                fprintf(stderr, "sive calibrate: --model expects mlp, k1 or k2, got '%s'\n",
-                        optarg),
-                    bad = 1;
+            bad = parse_model(optarg, a);
             break;
-        case CO_PARAM:
-            if (strcmp(optarg, "c_h") && strcmp(optarg, "h") && strcmp(optarg, "base_lr") &&
-                strcmp(optarg, "groups"))
-                fprintf(stderr, "sive calibrate: --param expects c_h, h, base_lr or groups, "
-                                "got '%s'\n", optarg),
-                    bad = 1;
-            a->param = optarg;
-            break;
+        case CO_PARAM: bad = parse_param(optarg, a); break;
         case CO_VALUES: bad = parse_values(optarg, a); break;
         case CO_STEPS: bad = cli_int("--steps", optarg, 10, INT64_C(1) << 40, &a->steps); break;
         case CO_CHAINS: bad = cli_int("--chains", optarg, 1, 4096, &a->chains); break;
@@ -187,6 +199,13 @@ static int parse_args(cal_args *a, int argc, char **argv)
         if (bad)
             return EXIT_USAGE;
     }
+    return check_positional(a, argc, argv, model_set);
+}
+
+/* The checkpoint operand and its agreement with --model: -1 (go on) or
+ * EXIT_USAGE after a message. */
+static int check_positional(cal_args *a, int argc, char **argv, int model_set)
+{
     if (optind < argc)
         a->ckpt = argv[optind++];
     if (optind < argc) {
@@ -443,41 +462,23 @@ static int have_gnuplot(void)
 }
 
 /* calibrate.gp in dir, then gnuplot; 0 PNG written, 1 no gnuplot, -1 failed. */
-static int plot_calibrate(const char *dir, const char *pname_raw, const char *title,
-                          const cal_out_row *rows, size_t n_rows, const cal_verdict *v,
-                          const size_t cols[3], int quiet)
+/* src into dst (cap bytes) safe inside a gnuplot string: '_' is a
+ * subscript in enhanced text ("\\_" in the script), '"' becomes '\''. */
+static void gp_safe(char *dst, size_t cap, const char *src)
 {
-    char path[4096], pname[64];
-    /* '_' is a subscript in gnuplot's enhanced text: "\\_" in the script */
     size_t k = 0;
-    for (const char *c = pname_raw; *c && k + 3 < sizeof pname; c++) {
+    for (const char *c = src; *c && k + 3 < cap; c++) {
         if (*c == '_')
-            pname[k++] = '\\', pname[k++] = '\\';
-        pname[k++] = *c;
+            dst[k++] = '\\', dst[k++] = '\\';
+        dst[k++] = *c == '"' ? '\'' : *c;
     }
-    pname[k] = '\0';
-    snprintf(path, sizeof path, "%s/calibrate.gp", dir);
-    cli_out *o;
-    FILE *f = cli_out_open(&o, "sive calibrate", path);
-    if (!f)
-        return -1;
-    fprintf(f,
-            "# `sive calibrate` figure, from calibrate.csv and traces.csv.\n"
-            "# Re-render in this directory with: gnuplot calibrate.gp\n"
-            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-            "    set terminal pngcairo size 1000,1100 font \"sans,11\"\n"
-            "} else {\n"
-            "    set terminal png size 1000,1100\n"
-            "}\n"
-            "set output \"calibrate.png\"\n"
-            "set datafile separator \",\"\n"
-            "set datafile missing \"nan\"\n"
-            "set multiplot layout 3,1 title \"%s\"\n"
-            "set grid\nset logscale x\nset format x \"%%g\"\n"
-            "set xlabel \"%s\"\nset ylabel \"LLC estimate λ̂ (± SE)\"\n"
-            "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n"
-            "set key top right\n",
-            title, pname);
+    dst[k] = '\0';
+}
+
+/* The first panel: lambda-hat against the value, the pick and the flags. */
+static void gp_lambda_panel(FILE *f, const cal_out_row *rows, size_t n_rows,
+                            const cal_verdict *v, const char *pname)
+{
     /* a log y axis when the estimates span more than a factor 20 */
     double lmin = INFINITY, lmax = -INFINITY;
     for (size_t i = 0; i < n_rows; i++)
@@ -503,6 +504,55 @@ static int plot_calibrate(const char *dir, const char *pname_raw, const char *ti
                 pname, rows[v->pick].r.value);
     fprintf(f, ", \\\n     \"\" skip 1 using 1:($14 > 0 ? $2 : NaN) with points pt 2 ps 2 "
                "lw 2 lc rgb \"orange\" title \"health flag raised\"\n");
+}
+
+/* Render calibrate.gp in dir: 0, 1 without gnuplot, -1 when it failed. */
+static int run_gnuplot(const char *dir, const char *path, int quiet)
+{
+    if (!have_gnuplot()) {
+        if (!quiet)
+            fprintf(stderr, "sive calibrate: gnuplot not found: wrote %s only\n", path);
+        return 1;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot calibrate.gp 2>gnuplot.log", dir);
+    int rc = system(cmd);
+    if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc)) {
+        fprintf(stderr, "sive calibrate: gnuplot failed (see %s/gnuplot.log)\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static int plot_calibrate(const char *dir, const char *pname_raw, const char *title,
+                          const cal_out_row *rows, size_t n_rows, const cal_verdict *v,
+                          const size_t cols[3], int quiet)
+{
+    char path[4096], pname[64];
+    gp_safe(pname, sizeof pname, pname_raw);
+    snprintf(path, sizeof path, "%s/calibrate.gp", dir);
+    cli_out *o;
+    FILE *f = cli_out_open(&o, "sive calibrate", path);
+    if (!f)
+        return -1;
+    fprintf(f,
+            "# `sive calibrate` figure, from calibrate.csv and traces.csv.\n"
+            "# Re-render in this directory with: gnuplot calibrate.gp\n"
+            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "    set terminal pngcairo size 1000,1100 font \"sans,11\"\n"
+            "} else {\n"
+            "    set terminal png size 1000,1100\n"
+            "}\n"
+            "set output \"calibrate.png\"\n"
+            "set datafile separator \",\"\n"
+            "set datafile missing \"nan\"\n"
+            "set multiplot layout 3,1 title \"%s\"\n"
+            "set grid\nset logscale x\nset format x \"%%g\"\n"
+            "set xlabel \"%s\"\nset ylabel \"LLC estimate λ̂ (± SE)\"\n"
+            "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n"
+            "set key top right\n",
+            title, pname);
+    gp_lambda_panel(f, rows, n_rows, v, pname);
     fputs("unset logscale\nset offsets 0, 0, graph 0.05, graph 0.05\nset autoscale xfix\nset format x \"%g\"\nset format y \"%.7g\"\nset xlabel \"Langevin step (chain 0)\"\n"
           "set ylabel \"L̄ (mean of the N group losses)\"\nset key top right\n", f);
     const char *what[3] = {"smallest", v->found ? "recommended" : "middle", "largest"};
@@ -517,19 +567,7 @@ static int plot_calibrate(const char *dir, const char *pname_raw, const char *ti
     fputs("\nunset multiplot\n", f);
     if (cli_out_commit(o))
         return -1;
-    if (!have_gnuplot()) {
-        if (!quiet)
-            fprintf(stderr, "sive calibrate: gnuplot not found: wrote %s only\n", path);
-        return 1;
-    }
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot calibrate.gp 2>gnuplot.log", dir);
-    int rc = system(cmd);
-    if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc)) {
-        fprintf(stderr, "sive calibrate: gnuplot failed (see %s/gnuplot.log)\n", dir);
-        return -1;
-    }
-    return 0;
+    return run_gnuplot(dir, path, quiet);
 }
 
 static int write_file(const char *dir, const char *name, int which, const cal_args *a,
@@ -559,6 +597,242 @@ static int cal_progress(int32_t chain, int64_t step, int64_t total, void *user)
 
 /* ---- the command ---- */
 
+/* What a calibration holds while it runs (freed by cal_free). */
+typedef struct cal_run {
+    sive_probe *p;
+    sive_mlp *mlp;
+    float *theta_f;
+    sive_dataset *train, *test;
+    sive_model model;
+    toy_model_ctx tctx;
+    double centre[2];
+    const void *theta;
+    sive_result **res;
+    cal_out_row *rows;
+    double *chain_buf;
+    size_t n;
+} cal_run;
+
+/* The toys' operating point (toy_defaults), with the command's overrides. */
+static void setup_toy(cal_args *a, cal_run *c, sive_option opt, int64_t cpus)
+{
+    toy_config d;
+    toy_defaults(&d, c->tctx.model);
+    c->tctx.l0 = d.floor_l0;
+    c->tctx.sigma = d.sigma;
+    sive_probe_set_double(c->p, SIVE_OPT_T, d.t);
+    sive_probe_set_double(c->p, SIVE_OPT_H, d.h);
+    sive_probe_set_double(c->p, SIVE_OPT_BASE_LR, d.base_lr);
+    sive_probe_set_double(c->p, SIVE_OPT_BURN_IN, d.burn_in);
+    sive_probe_set_int(c->p, SIVE_OPT_GROUPS, d.groups);
+    sive_probe_set_int(c->p, SIVE_OPT_STEPS, a->steps > 0 ? a->steps : d.steps);
+    /* the h rule is an equivalence test: 5 chains (the paper's) leave the
+     * paired SE too wide to show flatness within 10 % reliably, 20 do */
+    int64_t k = opt == SIVE_OPT_H ? CAL_TOY_H_CHAINS : d.chains;
+    sive_probe_set_int(c->p, SIVE_OPT_CHAINS, a->chains > 0 ? a->chains : k);
+    sive_probe_set_int(c->p, SIVE_OPT_THREADS, 1);
+    toy_model(&c->model, &c->tctx);
+    c->theta = c->centre;
+    if (a->parallel < 0)
+        a->parallel = cpus;
+}
+
+/* The checkpoint, the data and the MLP model; -1 after a message. */
+static int setup_mlp(cal_args *a, cal_run *c, int64_t cpus)
+{
+    sive_checkpoint_meta meta;
+    int rc;
+    if (cli_in_check(a->ckpt))
+        return -1;
+    if ((rc = sive_checkpoint_load(a->ckpt, &c->mlp, &c->theta_f, &meta))) {
+        fprintf(stderr, "sive calibrate: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
+        return -1;
+    }
+    if (cli_open_data("sive calibrate", a->data_dir, &c->train, &c->test, a->quiet))
+        return -1;
+    int64_t k = a->chains > 0 ? a->chains : 2;
+    sive_probe_set_int(c->p, SIVE_OPT_STEPS, a->steps > 0 ? a->steps : 1000);
+    sive_probe_set_int(c->p, SIVE_OPT_CHAINS, k);
+    sive_probe_set_int(c->p, SIVE_OPT_THREADS, k < cpus ? k : cpus);
+    /* L-bar every 5th step: the N x B_eval evaluations dominate the cost */
+    sive_probe_set_int(c->p, SIVE_OPT_EVAL_STRIDE, 5);
+    if (a->parallel < 0)
+        a->parallel = 1;
+    int64_t per = (k < cpus ? k : cpus) * a->parallel;
+    int64_t blis = a->blis > 0 ? a->blis : cpus / (per > 0 ? per : 1);
+    if ((rc = sive_mlp_model(&c->model, c->mlp, c->train, (int)(blis < 1 ? 1 : blis)))) {
+        fprintf(stderr, "sive calibrate: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
+        return -1;
+    }
+    c->theta = c->theta_f;
+    return 0;
+}
+
+/* The seed and every --set; 0, or EXIT_USAGE after a message. */
+static int apply_sets(const cal_args *a, sive_probe *p)
+{
+    sive_probe_set_int(p, SIVE_OPT_SEED, a->seed > 0 ? a->seed : 0);
+    for (int i = 0; i < a->n_sets; i++) {
+        char name[128];
+        const char *eq = strchr(a->sets[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - a->sets[i]), a->sets[i]);
+        if (sive_probe_set_text(p, name, eq + 1)) {
+            fprintf(stderr, "sive calibrate: --set %s: %s\n", a->sets[i], sive_probe_errmsg(p));
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* The output directory into dir, and every output file checked before the
+ * sweep, so that it cannot end in a failed write; -1 after a message. */
+static int prepare_dir(const cal_args *a, const char *pname, char *dir, size_t cap)
+{
+    char path[3200];
+    if (a->out_dir)
+        snprintf(dir, cap, "%s", a->out_dir);
+    else
+        snprintf(dir, cap, "calibrate-%s-%s", model_name(a->model), pname);
+    if (cli_mkdirs(dir))
+        return -1;
+    static const char *const outs[] = {"calibrate.csv", "calibrate.json", "traces.csv"};
+    for (int i = 0; i < 3; i++)
+        if (snprintf(path, sizeof path, "%s/%s", dir, outs[i]), cli_out_check(path))
+            return -1;
+    return 0;
+}
+
+/* Each value's row; 0, or an exit status after a message when a value's
+ * run was interrupted or failed. */
+static int fill_rows(cal_run *c, const cal_args *a, const char *pname)
+{
+    size_t kmax = (size_t)cli_opt_int(c->p, SIVE_OPT_CHAINS);
+    if (!(c->chain_buf = calloc(a->n_values * kmax, sizeof *c->chain_buf))) {
+        fprintf(stderr, "sive calibrate: out of memory\n");
+        return EXIT_RUN;
+    }
+    for (size_t i = 0; i < a->n_values; i++) {
+        fill_row(&c->rows[i], a->values[i], c->res[i], c->chain_buf + i * kmax);
+        if (c->rows[i].status == SIVE_E_CANCELLED || c->rows[i].status == SIVE_E_CALLBACK) {
+            fprintf(stderr, "sive calibrate: %s = %g: %s\n", pname, a->values[i],
+                    progress_interrupted() ? "interrupted" : sive_result_errmsg(c->res[i]));
+            return progress_interrupted() ? EXIT_INTERRUPTED : EXIT_RUN;
+        }
+    }
+    return 0;
+}
+
+/* The plateau rule of the swept option. */
+static void verdict_of(sive_option opt, const cal_args *a, const cal_out_row *rows,
+                       cal_verdict *v)
+{
+    cal_row cr[CAL_MAX_VALUES];
+    for (size_t i = 0; i < a->n_values; i++)
+        cr[i] = rows[i].r;
+    if (opt == SIVE_OPT_BASE_LR)
+        cal_rule_step(cr, a->n_values, v);
+    else if (opt == SIVE_OPT_GROUPS)
+        cal_rule_groups(cr, a->n_values, a->nc_frac, v);
+    else
+        cal_rule_h(cr, a->n_values, a->h_tol > 0 ? a->h_tol : CAL_H_TOL, v);
+}
+
+/* calibrate.gp/.png with a gnuplot-safe title; 0 or EXIT_RUN. */
+static int plot(const cal_args *a, const cal_run *c, const char *pname, const char *dir,
+                const cal_verdict *v, const size_t *cols)
+{
+    char title[512];
+    snprintf(title, sizeof title, "sive calibrate: %s on %s%s%s\\nM = %lld, %lld chains, seed %lld",
+             pname, model_name(a->model), a->ckpt ? " " : "", a->ckpt ? a->ckpt : "",
+             (long long)cli_opt_int(c->p, SIVE_OPT_STEPS),
+             (long long)cli_opt_int(c->p, SIVE_OPT_CHAINS),
+             (long long)cli_opt_int(c->p, SIVE_OPT_SEED));
+    char safe[1100];
+    gp_safe(safe, sizeof safe, title); /* no '"', '_' not a subscript */
+    return plot_calibrate(dir, pname, safe, c->rows, a->n_values, v, cols, a->quiet) < 0
+               ? EXIT_RUN : 0;
+}
+
+/* The result on stdout in the chosen format. */
+static void print_result(const cal_args *a, const cal_run *c, const cal_verdict *v,
+                         const char *pname, double secs, const char *dir)
+{
+    if (a->fmt == FMT_JSON) {
+        print_json(stdout, a, c->rows, v, pname, c->p, secs);
+    } else if (a->fmt == FMT_CSV) {
+        print_csv(stdout, c->rows, a->n_values, v, pname);
+    } else {
+        printf("sive calibrate: %s%s%s, sweep of %s (common random numbers: seed %lld)\n",
+               model_name(a->model), a->ckpt ? " " : "", a->ckpt ? a->ckpt : "", pname,
+               (long long)cli_opt_int(c->p, SIVE_OPT_SEED));
+        fputs("operating point: ", stdout);
+        cli_opts_print(stdout, c->p, NULL, 0);
+        printf("\n\n");
+        print_table(stdout, a, c->rows, v, pname);
+        printf("\n%zu values in %.1f s; files in %s/ (calibrate.csv, calibrate.json, "
+               "traces.csv%s)\n",
+               a->n_values, secs, dir, a->plot ? ", calibrate.gp, calibrate.png" : "");
+    }
+}
+
+static void cal_free(cal_run *c)
+{
+    if (c->res)
+        for (size_t i = 0; i < c->n; i++)
+            sive_result_free(c->res[i]);
+    free(c->res);
+    free(c->rows);
+    free(c->chain_buf);
+    sive_model_destroy(&c->model);
+    sive_mlp_free(c->mlp);
+    sive_free(c->theta_f);
+    sive_dataset_free(c->train);
+    sive_dataset_free(c->test);
+    sive_probe_free(c->p);
+}
+
+/* The sweep and everything after it: rows, verdict, files, plot, output. */
+static int sweep_and_report(cal_args *a, cal_run *c, sive_option opt, const char *pname,
+                            const char *dir)
+{
+    progress_catch_sigint();
+    sive_probe_set_progress(c->p, cal_progress, NULL);
+    if (!a->quiet)
+        fprintf(stderr, "sive calibrate: %s, %s over %zu values, %lld chains x %lld steps each, "
+                        "%lld at a time...\n",
+                model_name(a->model), pname, a->n_values,
+                (long long)cli_opt_int(c->p, SIVE_OPT_CHAINS),
+                (long long)cli_opt_int(c->p, SIVE_OPT_STEPS), (long long)a->parallel);
+    double t0 = cli_now();
+    int rc = sive_probe_sweep(c->p, &c->model, c->theta, opt, a->values, a->n_values,
+                              (int32_t)a->parallel, c->res);
+    double secs = cli_now() - t0;
+    if (rc == SIVE_E_CANCELLED && progress_interrupted()) {
+        fprintf(stderr, "sive calibrate: interrupted\n");
+        return EXIT_INTERRUPTED;
+    }
+    if (rc) {
+        fprintf(stderr, "sive calibrate: %s (%s)\n", sive_probe_errmsg(c->p), sive_strerror(rc));
+        return rc == SIVE_E_INVALID_ARG ? EXIT_USAGE : EXIT_RUN;
+    }
+    int status = fill_rows(c, a, pname);
+    if (status)
+        return status;
+    cal_verdict v;
+    verdict_of(opt, a, c->rows, &v);
+    /* files (the directory was checked before the sweep) */
+    size_t cols[3];
+    if (cli_mkdirs(dir) ||
+        write_file(dir, "calibrate.csv", 0, a, c->rows, &v, pname, c->p, secs, c->res, cols) ||
+        write_file(dir, "calibrate.json", 1, a, c->rows, &v, pname, c->p, secs, c->res, cols) ||
+        write_file(dir, "traces.csv", 2, a, c->rows, &v, pname, c->p, secs, c->res, cols))
+        return EXIT_RUN;
+    if (a->plot)
+        status = plot(a, c, pname, dir, &v, cols);
+    print_result(a, c, &v, pname, secs, dir);
+    return status;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     cal_args a;
@@ -582,198 +856,32 @@ int cmd_calibrate(int argc, char **argv)
         default_values(&a, opt);
     qsort(a.values, a.n_values, sizeof a.values[0], cmp_d);
 
-    sive_probe *p = NULL;
-    sive_mlp *mlp = NULL;
-    float *theta_f = NULL;
-    sive_dataset *train = NULL, *test = NULL;
-    sive_model model;
-    sive_model_init(&model, sizeof model);
-    sive_result **res = calloc(a.n_values, sizeof *res);
-    cal_out_row *rows = calloc(a.n_values, sizeof *rows);
-    double *chain_buf = NULL;
-    toy_model_ctx tctx = {.model = a.model == CAL_MODEL_K1 ? 1 : 2};
-    double centre[2] = {0.2, 0.2};
-    const void *theta = centre;
+    cal_run c = {.tctx = {.model = a.model == CAL_MODEL_K1 ? 1 : 2}, .centre = {0.2, 0.2},
+                 .n = a.n_values};
+    sive_model_init(&c.model, sizeof c.model);
+    c.res = calloc(a.n_values, sizeof *c.res);
+    c.rows = calloc(a.n_values, sizeof *c.rows);
     status = EXIT_RUN;
-    int rc = sive_probe_new(&p);
-    if (rc || !res || !rows) {
+    int rc = sive_probe_new(&c.p);
+    if (rc || !c.res || !c.rows) {
         fprintf(stderr, "sive calibrate: cannot create a probe: %s\n", sive_strerror(rc));
         goto out;
     }
     int64_t cpus = cli_cpus();
-    if (toy) {
-        toy_config d;
-        toy_defaults(&d, tctx.model);
-        tctx.l0 = d.floor_l0;
-        tctx.sigma = d.sigma;
-        sive_probe_set_double(p, SIVE_OPT_T, d.t);
-        sive_probe_set_double(p, SIVE_OPT_H, d.h);
-        sive_probe_set_double(p, SIVE_OPT_BASE_LR, d.base_lr);
-        sive_probe_set_double(p, SIVE_OPT_BURN_IN, d.burn_in);
-        sive_probe_set_int(p, SIVE_OPT_GROUPS, d.groups);
-        sive_probe_set_int(p, SIVE_OPT_STEPS, a.steps > 0 ? a.steps : d.steps);
-        /* the h rule is an equivalence test: 5 chains (the paper's) leave the
-         * paired SE too wide to show flatness within 10 % reliably, 20 do */
-        int64_t k = opt == SIVE_OPT_H ? CAL_TOY_H_CHAINS : d.chains;
-        sive_probe_set_int(p, SIVE_OPT_CHAINS, a.chains > 0 ? a.chains : k);
-        sive_probe_set_int(p, SIVE_OPT_THREADS, 1);
-        toy_model(&model, &tctx);
-        if (a.parallel < 0)
-            a.parallel = cpus;
-    } else {
-        sive_checkpoint_meta meta;
-        if (cli_in_check(a.ckpt))
-            goto out;
-        if ((rc = sive_checkpoint_load(a.ckpt, &mlp, &theta_f, &meta))) {
-            fprintf(stderr, "sive calibrate: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
-            goto out;
-        }
-        if (cli_open_data("sive calibrate", a.data_dir, &train, &test, a.quiet))
-            goto out;
-        int64_t k = a.chains > 0 ? a.chains : 2;
-        sive_probe_set_int(p, SIVE_OPT_STEPS, a.steps > 0 ? a.steps : 1000);
-        sive_probe_set_int(p, SIVE_OPT_CHAINS, k);
-        sive_probe_set_int(p, SIVE_OPT_THREADS, k < cpus ? k : cpus);
-        /* L-bar every 5th step: the N x B_eval evaluations dominate the cost */
-        sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, 5);
-        if (a.parallel < 0)
-            a.parallel = 1;
-        int64_t per = (k < cpus ? k : cpus) * a.parallel;
-        int64_t blis = a.blis > 0 ? a.blis : cpus / (per > 0 ? per : 1);
-        if ((rc = sive_mlp_model(&model, mlp, train, (int)(blis < 1 ? 1 : blis)))) {
-            fprintf(stderr, "sive calibrate: %s (%s)\n", sive_last_errmsg(), sive_strerror(rc));
-            goto out;
-        }
-        theta = theta_f;
-    }
-    sive_probe_set_int(p, SIVE_OPT_SEED, a.seed > 0 ? a.seed : 0);
-    for (int i = 0; i < a.n_sets; i++) {
-        char name[128];
-        const char *eq = strchr(a.sets[i], '=');
-        snprintf(name, sizeof name, "%.*s", (int)(eq - a.sets[i]), a.sets[i]);
-        if ((rc = sive_probe_set_text(p, name, eq + 1))) {
-            fprintf(stderr, "sive calibrate: --set %s: %s\n", a.sets[i], sive_probe_errmsg(p));
-            status = EXIT_USAGE;
-            goto out;
-        }
-    }
+    if (toy)
+        setup_toy(&a, &c, opt, cpus);
+    else if (setup_mlp(&a, &c, cpus))
+        goto out;
+    if ((status = apply_sets(&a, c.p)))
+        goto out;
+    status = EXIT_RUN;
     if (a.nc_frac <= 0)
         a.nc_frac = CAL_NC_FRAC;
-    /* the output files before the sweep: it must not end in a failed write */
-    char dir[3072], path[3200];
-    if (a.out_dir)
-        snprintf(dir, sizeof dir, "%s", a.out_dir);
-    else
-        snprintf(dir, sizeof dir, "calibrate-%s-%s", model_name(a.model), pname);
-    if (cli_mkdirs(dir))
+    char dir[3072];
+    if (prepare_dir(&a, pname, dir, sizeof dir))
         goto out;
-    static const char *const outs[] = {"calibrate.csv", "calibrate.json", "traces.csv"};
-    for (int i = 0; i < 3; i++)
-        if (snprintf(path, sizeof path, "%s/%s", dir, outs[i]), cli_out_check(path))
-            goto out;
-    progress_catch_sigint();
-    sive_probe_set_progress(p, cal_progress, NULL);
-    if (!a.quiet)
-        fprintf(stderr, "sive calibrate: %s, %s over %zu values, %lld chains x %lld steps each, "
-                        "%lld at a time...\n",
-                model_name(a.model), pname, a.n_values,
-                (long long)cli_opt_int(p, SIVE_OPT_CHAINS),
-                (long long)cli_opt_int(p, SIVE_OPT_STEPS), (long long)a.parallel);
-    double t0 = cli_now();
-    rc = sive_probe_sweep(p, &model, theta, opt, a.values, a.n_values, (int32_t)a.parallel, res);
-    double secs = cli_now() - t0;
-    if (rc == SIVE_E_CANCELLED && progress_interrupted()) {
-        fprintf(stderr, "sive calibrate: interrupted\n");
-        status = EXIT_INTERRUPTED;
-        goto out;
-    }
-    if (rc) {
-        fprintf(stderr, "sive calibrate: %s (%s)\n", sive_probe_errmsg(p), sive_strerror(rc));
-        status = rc == SIVE_E_INVALID_ARG ? EXIT_USAGE : EXIT_RUN;
-        goto out;
-    }
-    size_t kmax = (size_t)cli_opt_int(p, SIVE_OPT_CHAINS);
-    chain_buf = calloc(a.n_values * kmax, sizeof *chain_buf);
-    if (!chain_buf) {
-        fprintf(stderr, "sive calibrate: out of memory\n");
-        goto out;
-    }
-    for (size_t i = 0; i < a.n_values; i++) {
-        fill_row(&rows[i], a.values[i], res[i], chain_buf + i * kmax);
-        if (rows[i].status == SIVE_E_CANCELLED || rows[i].status == SIVE_E_CALLBACK) {
-            fprintf(stderr, "sive calibrate: %s = %g: %s\n", pname, a.values[i],
-                    progress_interrupted() ? "interrupted" : sive_result_errmsg(res[i]));
-            status = progress_interrupted() ? EXIT_INTERRUPTED : EXIT_RUN;
-            goto out;
-        }
-    }
-    cal_row cr[CAL_MAX_VALUES];
-    for (size_t i = 0; i < a.n_values; i++)
-        cr[i] = rows[i].r;
-    cal_verdict v;
-    if (opt == SIVE_OPT_BASE_LR)
-        cal_rule_step(cr, a.n_values, &v);
-    else if (opt == SIVE_OPT_GROUPS)
-        cal_rule_groups(cr, a.n_values, a.nc_frac, &v);
-    else
-        cal_rule_h(cr, a.n_values, a.h_tol > 0 ? a.h_tol : CAL_H_TOL, &v);
-
-    /* files (the directory was checked before the sweep) */
-    size_t cols[3];
-    status = 0;
-    if (cli_mkdirs(dir) || write_file(dir, "calibrate.csv", 0, &a, rows, &v, pname, p, secs, res, cols) ||
-        write_file(dir, "calibrate.json", 1, &a, rows, &v, pname, p, secs, res, cols) ||
-        write_file(dir, "traces.csv", 2, &a, rows, &v, pname, p, secs, res, cols)) {
-        status = EXIT_RUN;
-        goto out;
-    }
-    if (a.plot) {
-        char title[512];
-        snprintf(title, sizeof title, "sive calibrate: %s on %s%s%s\\nM = %lld, %lld chains, seed %lld",
-                 pname, model_name(a.model), a.ckpt ? " " : "", a.ckpt ? a.ckpt : "",
-                 (long long)cli_opt_int(p, SIVE_OPT_STEPS),
-                 (long long)cli_opt_int(p, SIVE_OPT_CHAINS),
-                 (long long)cli_opt_int(p, SIVE_OPT_SEED));
-        /* keep the title gnuplot-safe: no '"', '_' not a subscript */
-        char safe[1100];
-        size_t k = 0;
-        for (const char *c = title; *c && k + 3 < sizeof safe; c++) {
-            if (*c == '_')
-                safe[k++] = '\\', safe[k++] = '\\';
-            safe[k++] = *c == '"' ? '\'' : *c;
-        }
-        safe[k] = '\0';
-        if (plot_calibrate(dir, pname, safe, rows, a.n_values, &v, cols, a.quiet) < 0)
-            status = EXIT_RUN;
-    }
-    if (a.fmt == FMT_JSON) {
-        print_json(stdout, &a, rows, &v, pname, p, secs);
-    } else if (a.fmt == FMT_CSV) {
-        print_csv(stdout, rows, a.n_values, &v, pname);
-    } else {
-        printf("sive calibrate: %s%s%s, sweep of %s (common random numbers: seed %lld)\n",
-               model_name(a.model), a.ckpt ? " " : "", a.ckpt ? a.ckpt : "", pname,
-               (long long)cli_opt_int(p, SIVE_OPT_SEED));
-        fputs("operating point: ", stdout);
-        cli_opts_print(stdout, p, NULL, 0);
-        printf("\n\n");
-        print_table(stdout, &a, rows, &v, pname);
-        printf("\n%zu values in %.1f s; files in %s/ (calibrate.csv, calibrate.json, "
-               "traces.csv%s)\n",
-               a.n_values, secs, dir, a.plot ? ", calibrate.gp, calibrate.png" : "");
-    }
+    status = sweep_and_report(&a, &c, opt, pname, dir);
 out:
-    if (res)
-        for (size_t i = 0; i < a.n_values; i++)
-            sive_result_free(res[i]);
-    free(res);
-    free(rows);
-    free(chain_buf);
-    sive_model_destroy(&model);
-    sive_mlp_free(mlp);
-    sive_free(theta_f);
-    sive_dataset_free(train);
-    sive_dataset_free(test);
-    sive_probe_free(p);
+    cal_free(&c);
     return status;
 }

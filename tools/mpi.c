@@ -2,150 +2,23 @@
  * auto-detected): start/stop, byte messages from a rank to rank 0 and from
  * rank 0 to all, and the files those bytes stand for (result files,
  * checkpoints).  Without MPI every function behaves as a one-rank world,
- * so callers need no #ifdef.  The messages are files in the library's
- * checksummed formats: the checksum guards the transfer as it guards a
- * disk.  What a rank receives stays in memory (memfd); what it sends goes
- * through a locked private directory that signals and the next run clean
- * up. */
+ * so callers need no #ifdef.  The messages are the bytes of the library's
+ * checksummed file formats: the checksum guards the transfer as it guards
+ * a disk.  Results go to and from bytes in memory (sive_result_to_bytes,
+ * _from_bytes); a received checkpoint is loaded from a memory file
+ * (memfd).  Nothing touches the disk. */
 #include "cli.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Bytes and files (both builds)                                       */
 /* ------------------------------------------------------------------ */
-
-/* A private directory under $TMPDIR holding one file: sive_result_save()
- * writes to a path (atomically, through a temporary beside it).  The
- * directory is locked (flock) while in use; one left behind by a killed
- * rank (SIGKILL; a SIGTERM or SIGINT is cleaned up at once) is removed by
- * the next stage_open of any `sive` run of the same user once it is
- * STAGE_STALE seconds old and unlocked. */
-#define STAGE_PREFIX "sive-mpi-"
-#define STAGE_STALE 60
-typedef struct stage {
-    char dir[512], path[600];
-    int fd; /* the locked directory */
-} stage;
-
-/* The stage in use, for the signal handler (one at a time per process). */
-static char live_dir[512], live_path[600];
-static volatile sig_atomic_t live;
-
-static void on_fatal_signal(int sig)
-{
-    if (live) {
-        unlink(live_path);
-        rmdir(live_dir); /* fails if a save's temporary is there: swept later */
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void catch_fatal_signals(void)
-{
-    static int done;
-    if (done)
-        return;
-    done = 1;
-    const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction sa, old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        /* keep a handler someone else installed (the progress bar's) */
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-            sigaction(sigs[i], &sa, NULL);
-    }
-}
-
-/* Remove the stage directory name under tmp when it is ours, old and not
- * locked by a live rank: its files (the part and a save's temporaries),
- * then itself. */
-static void sweep_one(int tfd, const char *name, time_t now)
-{
-    struct stat st;
-    if (fstatat(tfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid() || difftime(now, st.st_mtime) < STAGE_STALE)
-        return;
-    int dfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return;
-    if (flock(dfd, LOCK_EX | LOCK_NB) == 0) {
-        int d2 = dup(dfd);
-        DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (strcmp(e->d_name, "part") == 0 || strncmp(e->d_name, "part.tmp.", 9) == 0)
-                unlinkat(dfd, e->d_name, 0);
-        if (d)
-            closedir(d);
-        else if (d2 >= 0)
-            close(d2);
-        unlinkat(tfd, name, AT_REMOVEDIR);
-    }
-    close(dfd);
-}
-
-static void sweep_stages(const char *tmp)
-{
-    int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = tfd >= 0 ? fdopendir(tfd) : NULL;
-    if (!d) {
-        if (tfd >= 0)
-            close(tfd);
-        return;
-    }
-    const time_t now = time(NULL);
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)) == 0 &&
-            strlen(e->d_name) == strlen(STAGE_PREFIX) + 6)
-            sweep_one(dirfd(d), e->d_name, now);
-    closedir(d);
-}
-
-static int stage_open(stage *s, char *err, size_t errlen)
-{
-    const char *tmp = getenv("TMPDIR");
-    tmp = tmp && *tmp ? tmp : "/tmp";
-    catch_fatal_signals();
-    sweep_stages(tmp);
-    snprintf(s->dir, sizeof s->dir, "%s/" STAGE_PREFIX "XXXXXX", tmp);
-    if (!mkdtemp(s->dir)) {
-        snprintf(err, errlen, "cannot create a temporary directory %s: %s", s->dir,
-                 strerror(errno));
-        return SIVE_E_IO;
-    }
-    s->fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (s->fd >= 0)
-        flock(s->fd, LOCK_EX); /* ours, fresh: never contended */
-    snprintf(s->path, sizeof s->path, "%s/part", s->dir);
-    memcpy(live_dir, s->dir, sizeof live_dir);
-    memcpy(live_path, s->path, sizeof live_path);
-    live = 1;
-    return SIVE_OK;
-}
-
-static void stage_close(stage *s)
-{
-    unlink(s->path);
-    rmdir(s->dir);
-    live = 0;
-    if (s->fd >= 0)
-        close(s->fd);
-}
 
 /* A memory file holding the len bytes of buf, opened by its /proc path:
  * what a rank receives is never written to disk, so nothing of it is left
@@ -198,30 +71,35 @@ int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t 
 int cli_mpi_pack(const sive_result *r, const char *note, char **buf, int64_t *len, char *err,
                  size_t errlen)
 {
-    stage s;
-    int rc = stage_open(&s, err, errlen);
-    if (rc)
-        return rc;
-    if ((rc = sive_result_save(r, s.path, note)))
+    void *bytes = NULL;
+    size_t n = 0;
+    *buf = NULL;
+    *len = 0;
+    int rc = sive_result_to_bytes(r, note, &bytes, &n);
+    if (rc) {
         snprintf(err, errlen, "%s", sive_last_errmsg());
-    else
-        rc = cli_file_read(s.path, buf, len, err, errlen);
-    stage_close(&s);
+        return rc;
+    }
+    /* a copy the caller frees with free(), like every message buffer
+     * (received ones are the transport's) */
+    if ((*buf = malloc(n + 1))) {
+        memcpy(*buf, bytes, n);
+        (*buf)[n] = '\0';
+        *len = (int64_t)n;
+    } else {
+        rc = SIVE_E_NOMEM;
+        snprintf(err, errlen, "out of memory for a message of %zu bytes", n);
+    }
+    sive_free(bytes);
     return rc;
 }
 
 int cli_mpi_unpack(const char *buf, int64_t len, sive_result **r, char **note, char *err,
                    size_t errlen)
 {
-    char path[64];
-    *r = NULL;
-    int fd = mem_file(buf, len, path, sizeof path, err, errlen);
-    if (fd < 0)
-        return SIVE_E_IO;
-    int rc = sive_result_load(path, r, note);
+    int rc = sive_result_from_bytes(buf, (size_t)len, r, note);
     if (rc)
         snprintf(err, errlen, "%s", sive_last_errmsg());
-    close(fd);
     return rc;
 }
 

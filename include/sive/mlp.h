@@ -344,9 +344,8 @@ SIVE_API int sive_checkpoint_load(const char *path, sive_mlp **mlp_out,
                                   float **theta_out,
                                   sive_checkpoint_meta *meta_out);
 
-/** Free memory that the library allocated for the caller (for example
- *  sive_checkpoint_load()'s parameters).  NULL is a no-op. */
-SIVE_API void sive_free(void *ptr);
+/* sive_free(), which frees sive_checkpoint_load()'s parameters, is declared
+ * in sive.h (included above). */
 
 #ifdef __cplusplus
 }

@@ -99,6 +99,14 @@ SIVE_API const char *sive_last_errmsg(void);
  */
 SIVE_API void sive_set_errmsg(const char *msg);
 
+/**
+ * Free memory that the library allocated for the caller with malloc (for
+ * example sive_result_note()'s string, sive_result_to_bytes()'s buffer or
+ * sive_checkpoint_load()'s parameters).  NULL is a no-op.  Thread-safe.
+ * Declared here since 0.3 (mlp.h before; mlp.h includes this header).
+ */
+SIVE_API void sive_free(void *ptr);
+
 /* ------------------------------------------------------------------ */
 /* The model                                                          */
 /* ------------------------------------------------------------------ */
@@ -560,6 +568,45 @@ typedef enum sive_stat {
  *  JSON/CSV key by every tool; NULL for an unknown value. */
 SIVE_API const char *sive_stat_name(sive_stat stat);
 
+/** How a statistic's summary (SIVE_SUMMARY) combines the chains. */
+typedef enum sive_stat_pool {
+    /** The mean over the chains that finished; sive_result_stat_std() is
+     *  their spread. */
+    SIVE_POOL_MEAN = 0,
+    /** A standard error: the standard error of the mean over K chains,
+     *  sqrt(sum se_c^2)/K. */
+    SIVE_POOL_QUADRATURE = 1,
+    /** Computed from every chain's series together (the multi-chain ESS);
+     *  each chain also has its own value. */
+    SIVE_POOL_ALL_CHAINS = 2,
+    /** Exists only as a summary (split-Rhat): per-chain values are NaN. */
+    SIVE_POOL_SUMMARY_ONLY = 3
+} sive_stat_pool;
+
+/**
+ * Everything the library knows about one statistic (static storage, never
+ * modified; members are only appended).  The CLI and the bindings write
+ * each statistic from this table: `scalar` 1 means the summary is written
+ * as one number (a standard error, ESS, Rhat, or a correction whose spread
+ * over chains is not reported), 0 as {mean, std} over chains.
+ */
+typedef struct sive_stat_info {
+    sive_stat id;
+    const char *name;    /**< sive_stat_name(id)                         */
+    sive_stat_pool pool; /**< how the summary combines the chains        */
+    int scalar;          /**< 1: tools write the summary alone           */
+    const char *doc;     /**< one line: what it measures                 */
+} sive_stat_info;
+
+/**
+ * Information about a statistic, or NULL for an unknown value.  To list
+ * all statistics, call sive_stat_at(i) for i = 0, 1, ... until it returns
+ * NULL (row i describes statistic i).  Thread-safe; no error message.
+ */
+SIVE_API const sive_stat_info *sive_stat_info_get(sive_stat stat);
+/** The i-th statistic in the table (i from 0), or NULL past the end. */
+SIVE_API const sive_stat_info *sive_stat_at(size_t i);
+
 /**
  * A statistic for one chain (0 .. chains-1) or, with SIVE_SUMMARY, the mean
  * over the chains that finished (for ESS: the multi-chain ESS; for RHAT: the
@@ -827,6 +874,30 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  */
 SIVE_API int sive_result_load(const char *path, sive_result **out,
                               char **note);
+
+/**
+ * The bytes sive_result_save() would write, in memory (for a message
+ * between processes, a database, a socket).  *bytes receives a new buffer
+ * of *len bytes (free with sive_free()); both are NULL/0 on failure.  note
+ * as in sive_result_save().  Thread-safe: r is only read.  Errors
+ * (sive_last_errmsg()): SIVE_E_INVALID_ARG (NULL argument, note above
+ * 1 MiB), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_result_to_bytes(const sive_result *r, const char *note,
+                                  void **bytes, size_t *len);
+
+/**
+ * A result from len bytes written by sive_result_to_bytes() or read from a
+ * result file: the same checks as sive_result_load() (whole-buffer length
+ * and checksum first, then every field), so damaged or foreign bytes are
+ * SIVE_E_FORMAT, never a wrong result (0 bytes too: bytes may then be NULL,
+ * as an empty file).  bytes is only read and may be freed afterwards.
+ * *out and note as in sive_result_load().  Thread-safe.
+ * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_FORMAT,
+ * SIVE_E_NOMEM.
+ */
+SIVE_API int sive_result_from_bytes(const void *bytes, size_t len,
+                                    sive_result **out, char **note);
 
 /* ------------------------------------------------------------------ */
 /* Random numbers for callbacks                                       */

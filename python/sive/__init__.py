@@ -227,6 +227,11 @@ class _OptionInfo(Structure):
                 ("double_default", c_double), ("doc", c_char_p)]
 
 
+class _StatInfo(Structure):
+    _fields_ = [("id", c_int), ("name", c_char_p), ("pool", c_int),
+                ("scalar", c_int), ("doc", c_char_p)]
+
+
 class _Rng(Structure):
     _fields_ = [("state", c_uint64), ("inc", c_uint64)]
 
@@ -263,10 +268,13 @@ _probe_set_progress = _fn("sive_probe_set_progress", c_int, _vp, _PROGRESS, _vp)
 _probe_errmsg = _fn("sive_probe_errmsg", c_char_p, _vp)
 _probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
 _result_free = _fn("sive_result_free", None, _vp)
+_result_to_bytes = _fn("sive_result_to_bytes", c_int, _vp, c_char_p, _pvp, POINTER(c_size_t))
+_result_from_bytes = _fn("sive_result_from_bytes", c_int, c_char_p, c_size_t, _pvp, _pvp)
 _result_status = _fn("sive_result_status", c_int, _vp)
 _result_errmsg = _fn("sive_result_errmsg", c_char_p, _vp)
 _result_callback_code = _fn("sive_result_callback_code", c_int, _vp)
 _stat_name = _fn("sive_stat_name", c_char_p, c_int)
+_stat_at = _fn("sive_stat_at", POINTER(_StatInfo), c_size_t)
 _result_stat = _fn("sive_result_stat", c_double, _vp, c_int, c_int32)
 _result_stat_std = _fn("sive_result_stat_std", c_double, _vp, c_int)
 _result_lambda = _fn("sive_result_lambda", c_double, _vp)
@@ -488,6 +496,40 @@ def _counting(start=0):
 
 
 Stat = enum.IntEnum("Stat", _names(_stat_name, _counting()), module=__name__)
+# How a statistic's summary combines the chains (sive_stat_pool).
+StatPool = enum.IntEnum("StatPool", [("MEAN", 0), ("QUADRATURE", 1),
+                                     ("ALL_CHAINS", 2), ("SUMMARY_ONLY", 3)],
+                        module=__name__)
+
+
+class StatInfo(NamedTuple):
+    """What the library says about one statistic (sive_stat_info): scalar
+    is True when tools write its summary as one number rather than
+    {mean, std} over chains."""
+    id: Stat
+    name: str
+    pool: StatPool
+    scalar: bool
+    doc: str
+
+
+def _read_table(at, convert):
+    """convert(at(i)) for i = 0, 1, ... until at() returns NULL."""
+    out = []
+    while True:
+        c = at(len(out))
+        if not c:
+            return tuple(out)
+        out.append(convert(c))
+
+
+def _stat_info(c):
+    i = c.contents
+    return StatInfo(Stat(i.id), _text(i.name), StatPool(i.pool), bool(i.scalar),
+                    _text(i.doc))
+
+
+STATS = _read_table(_stat_at, _stat_info)  # every statistic, in order
 Trace = enum.IntEnum("Trace", _names(_trace_name, _counting()), module=__name__)
 # -1 is the "invalid" state; the real states count up from 0.
 ChainStatus = enum.IntEnum("ChainStatus", _names(_chain_status_string, [-1])
@@ -523,16 +565,7 @@ def _option_info(c):
                       bool(i.lo_open), bool(i.hi_open), typed[2], _text(i.doc))
 
 
-def _read_options():
-    out = []
-    while True:
-        c = _option_at(len(out))
-        if not c:
-            return tuple(out)
-        out.append(_option_info(c))
-
-
-OPTIONS = _read_options()  # every option, in the library's order
+OPTIONS = _read_table(_option_at, _option_info)  # every option, in the library's order
 _OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
 Option = enum.IntEnum("Option", [(o.name.upper(), o.id) for o in OPTIONS], module=__name__)
 
@@ -1027,17 +1060,35 @@ class Probe(_Handle):
         return result
 
 
-# Statistics the sive tool writes as one pooled number rather than
-# {mean, std} over chains, and the one that exists only as a summary.
-_POOLED = {"NOISE_CORRECTION", "NOISE_CORRECTION_STD", "NOISE_CORRECTION_STD_GAUSS",
-           "MCSE", "ESS", "SIVE_ESS", "RHAT"}
-_SUMMARY_ONLY = {"RHAT"}
-
-
 class Result(_Handle):
     """Estimators, diagnostics and traces of one run (immutable)."""
 
     _destroy = _result_free
+
+    def to_bytes(self, note=""):
+        """The bytes of this result's result file (sive_result_to_bytes),
+        with note: for a queue, a socket or a database.  from_bytes() and
+        the C library's sive_result_load() read them back."""
+        buf, n = c_void_p(), c_size_t()
+        _check(_result_to_bytes(self._p, note.encode(), byref(buf), byref(n)))
+        try:
+            return ctypes.string_at(buf, n.value)
+        finally:
+            _free(buf)  # the library's allocator, not Python's
+
+    @classmethod
+    def from_bytes(cls, data):
+        """(Result, note) from to_bytes()'s bytes or a result file's
+        (sive_result_from_bytes): the statistics are recomputed from the
+        traces; damaged bytes raise SiveError (Status.FORMAT)."""
+        data = bytes(data)
+        out, note = c_void_p(), c_void_p()
+        _check(_result_from_bytes(data, len(data), byref(out), byref(note)))
+        try:
+            text = ctypes.string_at(note).decode()
+        finally:
+            _free(note)
+        return cls(out.value), text
 
     status = property(lambda self: Status(_result_status(self._p)))
     errmsg = property(lambda self: _text(_result_errmsg(self._p)))
@@ -1130,7 +1181,7 @@ class Result(_Handle):
              else f"{self.errmsg} ({strerror(status)})"}
         for s in Stat:
             name = _text(_stat_name(s))
-            if s.name in _POOLED:
+            if STATS[s].scalar:
                 d[name] = num(self.stat(s))
             else:
                 d[name] = {"mean": num(self.stat(s)), "std": num(self.stat_std(s))}
@@ -1142,7 +1193,7 @@ class Result(_Handle):
             st, step = self.chain_status(k)
             c = {"status": st.name.lower(), "stop_step": step}
             for s in Stat:
-                if s.name not in _SUMMARY_ONLY:
+                if STATS[s].pool != StatPool.SUMMARY_ONLY:
                     c[_text(_stat_name(s))] = num(self.stat(s, k))
             per_chain.append(c)
         d["per_chain"] = per_chain

@@ -46,6 +46,32 @@ class Package(unittest.TestCase):
         self.assertEqual(info.type, sive.OptionType.INT)
         self.assertFalse(info.accepts(info.lo - 1))
 
+    def test_bytes_round_trip(self):
+        """to_bytes/from_bytes: the same statistics, the note, and damage refused."""
+        with sive.Probe(steps=200, h=0.1, chains=2) as p, \
+                p.run(quadratic(), np.array([0.5, 0.5])) as r:
+            data = r.to_bytes("note")
+            back, note = sive.Result.from_bytes(data)
+            with back:
+                self.assertEqual(note, "note")
+                self.assertEqual(back.to_dict(), r.to_dict())
+                self.assertEqual(back.to_bytes("note"), data)
+            bad = bytearray(data)
+            bad[len(bad) // 2] ^= 1
+            with self.assertRaises(sive.SiveError) as e:
+                sive.Result.from_bytes(bad)
+            self.assertEqual(e.exception.status, sive.Status.FORMAT)
+
+    def test_stats_from_library(self):
+        """One row per Stat, in order, read from sive_stat_at()."""
+        self.assertEqual([s.id for s in sive.STATS], list(sive.Stat))
+        self.assertEqual([s.name.upper() for s in sive.STATS], [s.name for s in sive.Stat])
+        self.assertEqual(sive.STATS[sive.Stat.RHAT].pool, sive.StatPool.SUMMARY_ONLY)
+        self.assertEqual(sive.STATS[sive.Stat.MCSE].pool, sive.StatPool.QUADRATURE)
+        self.assertTrue(sive.STATS[sive.Stat.MCSE].scalar)
+        self.assertFalse(sive.STATS[sive.Stat.SIVE].scalar)
+        self.assertTrue(all(s.doc for s in sive.STATS))
+
     def test_typed_exceptions(self):
         with self.assertRaises(sive.InvalidArgument) as cm:
             sive.Probe(steps=1)  # below the library's bound

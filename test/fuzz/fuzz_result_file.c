@@ -1,5 +1,5 @@
-/* The result-file loader (sive_result_load) on hostile bytes, with a
- * load/save/merge oracle.
+/* The result-file loader (sive_result_load, and sive_result_from_bytes on
+ * the same bytes) on hostile bytes, with a load/save/merge oracle.
  *
  * Input: a mode byte, then bytes.  Mode bit 2 clear ("framed"): the bytes
  * are a payload, which the target wraps in a frame that passes every frame
@@ -14,6 +14,9 @@
  *    allocate more than the file holds (tools/fuzz.sh also runs every
  *    target with -malloc_limit_mb=256, far above what a 16 KiB input can
  *    legitimately cost, so a header that sets an allocation is a crash);
+ *  - sive_result_from_bytes() on the file's bytes gives the same status and
+ *    the same result as the file loader, and sive_result_to_bytes() the
+ *    bytes sive_result_save() writes;
  *  - an accepted file saves, and the saved file loads to the same result
  *    (every status, flag, health text, statistic and trace bit for bit) and
  *    saves to the same bytes again: load and save are inverse;
@@ -113,6 +116,11 @@ static void check_round_trip(const sive_result *r, const char *note)
     ORACLE(sive_result_save(back, p2, note2) == SIVE_OK, "the reloaded result does not save");
     buf a = slurp(p1), b = slurp(p2);
     ORACLE(a.n == b.n && memcmp(a.p, b.p, a.n) == 0, "save(load(save(r))) != save(r)");
+    void *mem = NULL;
+    size_t len = 0;
+    ORACLE(sive_result_to_bytes(r, note, &mem, &len) == SIVE_OK, "to_bytes refused");
+    ORACLE(len == a.n && memcmp(mem, a.p, len) == 0, "to_bytes(r) != save(r)");
+    sive_free(mem);
     buf_free(&a);
     buf_free(&b);
     sive_free(note2);
@@ -173,7 +181,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ORACLE(rc == SIVE_E_FORMAT, "status %d (only SIVE_E_FORMAT for a damaged file)", rc);
         ORACLE(r == NULL && note == NULL, "outputs not NULL after a failure");
         ORACLE(strstr(sive_last_errmsg(), mf.path) != NULL, "message does not name the file");
-    } else {
+    }
+    /* the bytes loader on the same bytes: the same status and result */
+    sive_result *rm = NULL;
+    ORACLE(sive_result_from_bytes(file.p, file.n, &rm, NULL) == rc,
+           "from_bytes and load disagree on the status");
+    if (rm) {
+        check_same(r, rm, 0);
+        sive_result_free(rm);
+    }
+    if (rc == SIVE_OK) {
         check_shape(r);
         check_round_trip(r, note);
         check_merge_alone(r);

@@ -1,0 +1,68 @@
+/* The isotropic quadratic with noisy evaluations, the toy model that tests
+ * and benchmarks otherwise write by hand:
+ *   L(theta) = l0 + (k/2) |theta|^2,  gradient k theta,
+ * and each evaluation group's loss L(theta) + sigma xi, xi standard normal
+ * from the batch's seed (so a run depends only on the probe's streams).
+ * Every coordinate is then an AR(1) process with exact moments
+ * (test/exact_ula.h).  For least squares with per-example losses see
+ * test/lsq.h. */
+#ifndef SIVE_TEST_QUAD_H
+#define SIVE_TEST_QUAD_H
+
+#include <sive/sive.h>
+#include <stddef.h>
+
+typedef struct quad_fixture {
+    double k;     /* curvature: the Hessian is k I        */
+    double l0;    /* loss at theta = 0                     */
+    double sigma; /* evaluation noise per group            */
+} quad_fixture;
+
+static double quad_fixture_loss(const quad_fixture *q, const double *th, size_t d)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < d; i++)
+        s += th[i] * th[i];
+    return q->l0 + 0.5 * q->k * s;
+}
+
+static int quad_fixture_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                             double *loss, void *user)
+{
+    const quad_fixture *q = user;
+    const double *th = theta;
+    double *g = grad;
+    (void)b;
+    for (size_t i = 0; i < d; i++)
+        g[i] = q->k * th[i];
+    *loss = quad_fixture_loss(q, th, d);
+    return 0;
+}
+
+static int quad_fixture_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                              void *user)
+{
+    const quad_fixture *q = user;
+    double l = quad_fixture_loss(q, theta, d);
+    sive_rng g;
+    sive_rng_seed(&g, b->seed, 0);
+    sive_rng_normals(&g, gl, b->n_groups);
+    for (size_t i = 0; i < b->n_groups; i++)
+        gl[i] = l + q->sigma * gl[i];
+    return 0;
+}
+
+/* A float64 model of dimension dim on q (q must outlive the runs). */
+static inline sive_model quad_fixture_model(quad_fixture *q, size_t dim)
+{
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dtype = SIVE_F64;
+    m.dim = dim;
+    m.grad = quad_fixture_grad;
+    m.group_loss = quad_fixture_group;
+    m.user = q;
+    return m;
+}
+
+#endif
