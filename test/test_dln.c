@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check_run.h"
 
 /* Aoyagi & Watanabe (2005), reduced-rank regression y = B A x with input
  * M, hidden H, output N and true rank r. */
@@ -300,9 +301,5 @@ int main(void)
     tcase_add_test(tc, data_mode_matches_population);
     tcase_add_test(tc, errors_and_monomials);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }

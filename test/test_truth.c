@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check_run.h"
 
 static const truth_case *find(const char *name)
 {
@@ -101,9 +102,5 @@ int main(void)
     tcase_add_test(tc, monomials_exact);
     tcase_add_test(tc, quadrature_and_smoke);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(s);
 }
