@@ -21,13 +21,9 @@
 
 static const truth_case *find(const char *name)
 {
-    size_t n;
-    const truth_case *cs = truth_cases(&n);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(cs[i].name, name))
-            return &cs[i];
-    ck_abort_msg("no case %s", name);
-    return NULL;
+    const truth_case *c = truth_case_named(name);
+    ck_assert_msg(c != NULL, "no case %s", name);
+    return c;
 }
 
 static truth_row run(const char *name, const char *base_lr, const char *steps)

@@ -62,6 +62,14 @@ const truth_case *truth_cases(size_t *n)
     return cases;
 }
 
+const truth_case *truth_case_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, name))
+            return &cases[i];
+    return NULL;
+}
+
 void truth_settings_default(truth_settings *s)
 {
     memset(s, 0, sizeof *s);

@@ -51,6 +51,8 @@ typedef struct truth_row {
 
 /* The suite's cases (static) and their number. */
 const truth_case *truth_cases(size_t *n);
+/* The case of that exact name, or NULL. */
+const truth_case *truth_case_named(const char *name);
 /* Default settings: t per case, h_zero 1, seed 1, 1 thread, no options. */
 void truth_settings_default(truth_settings *s);
 /* t for a case from the theory (docs/validation.md): 10^4, raised for a
