@@ -49,7 +49,7 @@ static const flag_desc flags[] = {
      STR(NONSTATIONARY_Z) " standard errors apart (raise the burn-in or the steps, or lower h)"},
     {SIVE_FLAG_LOW_ESS, "low_ess",
      "the tail effective sample size is below " STR(LOW_ESS)
-     " on some chain: the estimate is noisy (more steps, or a larger base_lr)"},
+     " on some chain: the estimate is noisy (more steps; a larger base_lr only when step_bias is not raised)"},
     {SIVE_FLAG_HIGH_RHAT, "high_rhat",
      "split-Rhat above " STR(HIGH_RHAT) ": the chains disagree with each other"},
     {SIVE_FLAG_NOISY_CORRECTION, "noisy_correction",
