@@ -295,3 +295,91 @@ int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta, double lr
                  : full_loss(m, w, theta, loss);
     return rc;
 }
+
+/* ------------------------------------------------------------------ */
+/* Per-example pieces at a fixed theta (dln_impl.h)                   */
+/* ------------------------------------------------------------------ */
+
+/* Row layout: A_1 .. A_{L-1}, then D_1 .. D_L, then the loss. */
+static size_t act_off(const sive_dln *m, size_t s)
+{
+    size_t o = 0;
+    for (size_t k = 1; k < s; k++)
+        o += m->width[k];
+    return o;
+}
+
+static size_t del_off(const sive_dln *m, size_t s)
+{
+    return act_off(m, m->layers) + act_off(m, s);
+}
+
+size_t sivei_dln_piece_width(const sive_dln *m)
+{
+    return del_off(m, m->layers + 1) + 1;
+}
+
+void sivei_dln_pieces(const sive_dln *m, sive_dln_work *w, const double *theta,
+                      const uint64_t *idx, size_t n, double *cache)
+{
+    const size_t L = m->layers, P = sivei_dln_piece_width(m);
+    for (size_t b0 = 0; b0 < n; b0 += w->rows) {
+        const size_t R = n - b0 < w->rows ? n - b0 : w->rows;
+        forward(m, w, theta, idx, b0, R);
+        double *d = w->d0, *dn = w->d1;
+        memcpy(d, w->act[L], R * m->width[L] * sizeof *d);
+        for (size_t i = 0; i < R; i++) {
+            const double *e = w->act[L] + i * m->width[L];
+            double s2 = 0.0;
+            for (size_t o = 0; o < m->width[L]; o++)
+                s2 += e[o] * e[o];
+            cache[idx[b0 + i] * P + P - 1] = 0.5 * s2; /* as block_losses */
+            for (size_t s = 1; s < L; s++)
+                memcpy(cache + idx[b0 + i] * P + act_off(m, s), w->act[s] + i * m->width[s],
+                       m->width[s] * sizeof *cache);
+        }
+        for (size_t s = L; s >= 1; s--) {
+            for (size_t i = 0; i < R; i++)
+                memcpy(cache + idx[b0 + i] * P + del_off(m, s), d + i * m->width[s],
+                       m->width[s] * sizeof *cache);
+            if (s == 1)
+                break;
+            gemm(w, R, m->width[s - 1], m->width[s], 1.0, d, m->width[s], 1,
+                 theta + m->offset[s], m->width[s - 1], 1, 0.0, dn, m->width[s - 1]);
+            double *t = d;
+            d = dn;
+            dn = t;
+        }
+    }
+}
+
+/* The batch gradient from the pieces: grad W_s = (1/n) sum_i D_s,i^T A_{s-1},i
+ * over gathered rows (A_0: the examples' inputs), one product per layer
+ * and block, as backward() accumulates it. */
+void sivei_dln_pieces_grad(const sive_dln *m, sive_dln_work *w, const double *cache,
+                           const uint64_t *idx, size_t n, double *buf, double *grad,
+                           double *loss)
+{
+    const size_t L = m->layers, P = sivei_dln_piece_width(m), hi = m->width[0];
+    const double c = 1.0 / (double)n;
+    memset(grad, 0, m->dim * sizeof *grad);
+    double sum = 0.0;
+    for (size_t b0 = 0; b0 < n; b0 += w->rows) {
+        const size_t R = n - b0 < w->rows ? n - b0 : w->rows;
+        for (size_t i = 0; i < R; i++) {
+            memcpy(buf + i * P, cache + idx[b0 + i] * P, P * sizeof *buf);
+            memcpy(w->act[0] + i * hi, m->x + idx[b0 + i] * hi, hi * sizeof *buf);
+            sum += buf[i * P + P - 1];
+        }
+        for (size_t s = 1; s <= L; s++) {
+            const int first = s == 1;
+            gemm(w, m->width[s], m->width[s - 1], R, c, buf + del_off(m, s), 1, P,
+                 first ? w->act[0] : buf + act_off(m, s - 1), first ? hi : P, 1, 1.0,
+                 grad + m->offset[s], m->width[s - 1]);
+        }
+    }
+    if (loss)
+        *loss = sum * c;
+}
+
+size_t sivei_dln_work_rows(const sive_dln_work *w) { return w->rows; }

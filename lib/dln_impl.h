@@ -22,4 +22,21 @@ struct sive_dln {
 SIVE_HIDDEN void sivei_dln_frame(double *q, size_t rows, size_t cols,
                                  uint64_t seed, uint64_t purpose);
 
+/* Per-example pieces at a fixed theta, for the gradient control variates'
+ * batch gradient at theta* (lib/dln_model.c caches them): a row of
+ * sivei_dln_piece_width(m) doubles per example, the activations A_1 ..
+ * A_{L-1}, the unscaled deltas D_1 .. D_L of its loss and the loss.
+ * Data mode only; arguments are not checked. */
+SIVE_HIDDEN size_t sivei_dln_piece_width(const sive_dln *m);
+/* Rows idx[0 .. n-1] of cache at theta. */
+SIVE_HIDDEN void sivei_dln_pieces(const sive_dln *m, sive_dln_work *w, const double *theta,
+                                  const uint64_t *idx, size_t n, double *cache);
+/* The mean loss over idx[0 .. n-1] and its gradient at the pieces' theta;
+ * buf: scratch of the workspace's block rows x piece width doubles. */
+SIVE_HIDDEN void sivei_dln_pieces_grad(const sive_dln *m, sive_dln_work *w,
+                                       const double *cache, const uint64_t *idx, size_t n,
+                                       double *buf, double *grad, double *loss);
+/* Block rows of a workspace. */
+SIVE_HIDDEN size_t sivei_dln_work_rows(const sive_dln_work *w);
+
 #endif

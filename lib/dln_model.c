@@ -1,20 +1,43 @@
 /* The deep linear network and the normal-crossing monomials as probe
  * models (sive.h's sive_model), through the public APIs only. */
-#include "internal.h"
-#include "sive/dln.h"
+#include "dln_impl.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_WORKERS 1024
+/* Largest cache of per-example pieces at theta* (bytes); above it the
+ * gradient at theta* is computed like any other. */
+#define STAR_CACHE_MAX ((size_t)1 << 30)
+
+/* The gradient control variates' pieces at theta* (SIVE_OPT_GRAD_
+ * CONTROL_VARIATE; docs/performance.md): the library's pass at theta*
+ * (chain and step -1) calls the gradient on every example once; the model
+ * keeps each example's activations and deltas there, and later gradient
+ * calls at exactly that theta (bitwise) on a batch sum the cached pieces:
+ * one product per layer instead of a forward and a backward pass.  The
+ * pass writes under the write lock (a pass at another theta* starts over),
+ * the chains read under the read lock. */
+typedef struct star_cache {
+    pthread_rwlock_t lock;
+    double *theta; /* the theta* of the pieces, d values, or NULL */
+    double *rows;  /* n x piece width                             */
+    uint8_t *have; /* rows filled                                 */
+    uint64_t filled;
+    int off;       /* too large for STAR_CACHE_MAX, or out of memory */
+} star_cache;
 
 typedef struct dln_model {
     const sive_dln *m;
     int blis_threads;
-    /* one workspace per worker, made by its first callback; slot w is only
-     * touched by worker w, whose calls never overlap: no lock. */
+    /* one workspace (and gather buffer of the cache) per worker, made by
+     * its first callback; slot w is only touched by worker w, whose calls
+     * never overlap: no lock. */
     sive_dln_work *work[MAX_WORKERS];
+    double *buf[MAX_WORKERS];
+    star_cache star;
 } dln_model;
 
 static int worker_work(dln_model *dm, const void *theta, size_t dim,
@@ -37,6 +60,74 @@ static int worker_work(dln_model *dm, const void *theta, size_t dim,
     return SIVE_OK;
 }
 
+/* In the pass at theta*: start the cache over at a new theta*, then fill
+ * the batch's rows (memory permitting). */
+static void star_fill(dln_model *dm, sive_dln_work *w, const double *theta,
+                      const sive_batch *b)
+{
+    star_cache *c = &dm->star;
+    const sive_dln *m = dm->m;
+    const size_t d = sive_dln_dim(m), P = sivei_dln_piece_width(m);
+    const uint64_t n = sive_dln_examples(m);
+    const size_t n_b = b->n_groups * b->group_size;
+    pthread_rwlock_wrlock(&c->lock);
+    if (!c->off && !c->theta) {
+        if (n > STAR_CACHE_MAX / sizeof(double) / P) {
+            c->off = 1;
+        } else {
+            c->theta = malloc(d * sizeof *c->theta);
+            c->rows = malloc((size_t)n * P * sizeof *c->rows);
+            c->have = malloc((size_t)n);
+            c->off = !c->theta || !c->rows || !c->have;
+            c->filled = UINT64_MAX; /* no theta* yet */
+        }
+    }
+    if (!c->off) {
+        if (c->filled == UINT64_MAX || memcmp(c->theta, theta, d * sizeof *theta)) {
+            memcpy(c->theta, theta, d * sizeof *theta);
+            memset(c->have, 0, (size_t)n);
+            c->filled = 0;
+        }
+        if (c->filled < n) {
+            sivei_dln_pieces(m, w, theta, b->index, n_b, c->rows);
+            for (size_t i = 0; i < n_b; i++)
+                if (!c->have[b->index[i]]) {
+                    c->have[b->index[i]] = 1;
+                    c->filled++;
+                }
+        }
+    }
+    pthread_rwlock_unlock(&c->lock);
+}
+
+/* The gradient from the cache when theta is its complete theta*; returns
+ * 1 when it did, 0 to compute it plainly (or on no memory for the
+ * worker's buffer). */
+static int star_grad(dln_model *dm, sive_dln_work *w, const double *theta,
+                     const sive_batch *b, double *grad, double *loss)
+{
+    star_cache *c = &dm->star;
+    const sive_dln *m = dm->m;
+    const size_t d = sive_dln_dim(m), n = b->n_groups * b->group_size;
+    double **buf = &dm->buf[b->worker];
+    int done = 0;
+    pthread_rwlock_rdlock(&c->lock);
+    int ok = !c->off && c->theta && c->filled == sive_dln_examples(m) && n > 0 &&
+             !memcmp(c->theta, theta, d * sizeof *theta);
+    for (size_t i = 0; ok && i < n; i++) /* else the plain path says which */
+        ok = b->index[i] < c->filled; /* = n */
+    if (ok) {
+        if (!*buf)
+            *buf = malloc(sivei_dln_work_rows(w) * sivei_dln_piece_width(m) * sizeof **buf);
+        if (*buf) {
+            sivei_dln_pieces_grad(m, w, c->rows, b->index, n, *buf, grad, loss);
+            done = 1;
+        }
+    }
+    pthread_rwlock_unlock(&c->lock);
+    return done;
+}
+
 static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
                    void *grad, double *loss, void *user)
 {
@@ -46,9 +137,14 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
     if (rc)
         return rc;
     const int pop = sive_dln_examples(dm->m) == 0;
-    return sive_dln_loss_grad(dm->m, w, theta, pop ? NULL : batch->index,
-                              pop ? 0 : batch->n_groups * batch->group_size, grad,
-                              loss);
+    const int pass = batch->chain == -1 && batch->step == -1;
+    if (!pop && !pass && grad && batch->index && star_grad(dm, w, theta, batch, grad, loss))
+        return SIVE_OK;
+    rc = sive_dln_loss_grad(dm->m, w, theta, pop ? NULL : batch->index,
+                            pop ? 0 : batch->n_groups * batch->group_size, grad, loss);
+    if (!rc && !pop && pass)
+        star_fill(dm, w, theta, batch);
+    return rc;
 }
 
 static int loss_cb(const void *theta, size_t dim, const sive_batch *batch,
@@ -83,8 +179,14 @@ static void destroy_cb(void *user)
     dln_model *dm = user;
     if (!dm)
         return;
-    for (int i = 0; i < MAX_WORKERS; i++)
+    for (int i = 0; i < MAX_WORKERS; i++) {
         sive_dln_work_free(dm->work[i]);
+        free(dm->buf[i]);
+    }
+    pthread_rwlock_destroy(&dm->star.lock);
+    free(dm->star.theta);
+    free(dm->star.rows);
+    free(dm->star.have);
     free(dm);
 }
 
@@ -111,6 +213,10 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
     dln_model *dm = calloc(1, sizeof *dm);
     if (!dm)
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
+    if (pthread_rwlock_init(&dm->star.lock, NULL)) {
+        free(dm);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: no lock for the cache", fn);
+    }
     dm->m = m;
     dm->blis_threads = blis_threads;
     const int pop = sive_dln_examples(m) == 0;
