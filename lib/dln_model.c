@@ -1,33 +1,15 @@
 /* The deep linear network and the normal-crossing monomials as probe
- * models (sive.h's sive_model), through the public APIs only. */
+ * models (sive.h's sive_model), through the public APIs, except for the
+ * gradient at theta* of gradient control variates, summed from per-example
+ * pieces cached in the pass at theta* (lib/star_cache.h). */
 #include "dln_impl.h"
+#include "star_cache.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_WORKERS 1024
-/* Largest cache of per-example pieces at theta* (bytes); above it the
- * gradient at theta* is computed like any other. */
-#define STAR_CACHE_MAX ((size_t)1 << 30)
-
-/* The gradient control variates' pieces at theta* (SIVE_OPT_GRAD_
- * CONTROL_VARIATE; docs/performance.md): the library's pass at theta*
- * (chain and step -1) calls the gradient on every example once; the model
- * keeps each example's activations and deltas there, and later gradient
- * calls at exactly that theta (bitwise) on a batch sum the cached pieces:
- * one product per layer instead of a forward and a backward pass.  The
- * pass writes under the write lock (a pass at another theta* starts over),
- * the chains read under the read lock. */
-typedef struct star_cache {
-    pthread_rwlock_t lock;
-    double *theta; /* the theta* of the pieces, d values, or NULL */
-    double *rows;  /* n x piece width                             */
-    uint8_t *have; /* rows filled                                 */
-    uint64_t filled;
-    int off;       /* too large for STAR_CACHE_MAX, or out of memory */
-} star_cache;
 
 typedef struct dln_model {
     const sive_dln *m;
@@ -37,7 +19,7 @@ typedef struct dln_model {
      * never overlap: no lock. */
     sive_dln_work *work[MAX_WORKERS];
     double *buf[MAX_WORKERS];
-    star_cache star;
+    sivei_star_cache star; /* pieces at theta* (lib/star_cache.h) */
 } dln_model;
 
 static int worker_work(dln_model *dm, const void *theta, size_t dim,
@@ -60,72 +42,35 @@ static int worker_work(dln_model *dm, const void *theta, size_t dim,
     return SIVE_OK;
 }
 
-/* In the pass at theta*: start the cache over at a new theta*, then fill
- * the batch's rows (memory permitting). */
-static void star_fill(dln_model *dm, sive_dln_work *w, const double *theta,
-                      const sive_batch *b)
+typedef struct fill_ctx {
+    const sive_dln *m;
+    sive_dln_work *w;
+    const double *theta;
+} fill_ctx;
+
+static void fill_rows(void *ctx, const uint64_t *idx, size_t k, void *rows)
 {
-    star_cache *c = &dm->star;
-    const sive_dln *m = dm->m;
-    const size_t d = sive_dln_dim(m), P = sivei_dln_piece_width(m);
-    const uint64_t n = sive_dln_examples(m);
-    const size_t n_b = b->n_groups * b->group_size;
-    pthread_rwlock_wrlock(&c->lock);
-    if (!c->off && !c->theta) {
-        if (n > STAR_CACHE_MAX / sizeof(double) / P) {
-            c->off = 1;
-        } else {
-            c->theta = malloc(d * sizeof *c->theta);
-            c->rows = malloc((size_t)n * P * sizeof *c->rows);
-            c->have = malloc((size_t)n);
-            c->off = !c->theta || !c->rows || !c->have;
-            c->filled = UINT64_MAX; /* no theta* yet */
-        }
-    }
-    if (!c->off) {
-        if (c->filled == UINT64_MAX || memcmp(c->theta, theta, d * sizeof *theta)) {
-            memcpy(c->theta, theta, d * sizeof *theta);
-            memset(c->have, 0, (size_t)n);
-            c->filled = 0;
-        }
-        if (c->filled < n) {
-            sivei_dln_pieces(m, w, theta, b->index, n_b, c->rows);
-            for (size_t i = 0; i < n_b; i++)
-                if (!c->have[b->index[i]]) {
-                    c->have[b->index[i]] = 1;
-                    c->filled++;
-                }
-        }
-    }
-    pthread_rwlock_unlock(&c->lock);
+    const fill_ctx *f = ctx;
+    sivei_dln_pieces(f->m, f->w, f->theta, idx, k, rows);
 }
 
-/* The gradient from the cache when theta is its complete theta*; returns
- * 1 when it did, 0 to compute it plainly (or on no memory for the
- * worker's buffer). */
+/* The gradient from the pieces when theta is their complete theta*;
+ * returns 1 when it did, 0 to compute it plainly. */
 static int star_grad(dln_model *dm, sive_dln_work *w, const double *theta,
                      const sive_batch *b, double *grad, double *loss)
 {
-    star_cache *c = &dm->star;
-    const sive_dln *m = dm->m;
-    const size_t d = sive_dln_dim(m), n = b->n_groups * b->group_size;
+    const size_t n = b->n_groups * b->group_size;
+    const double *rows = sivei_star_acquire(&dm->star, theta, b->index, n);
     double **buf = &dm->buf[b->worker];
-    int done = 0;
-    pthread_rwlock_rdlock(&c->lock);
-    int ok = !c->off && c->theta && c->filled == sive_dln_examples(m) && n > 0 &&
-             !memcmp(c->theta, theta, d * sizeof *theta);
-    for (size_t i = 0; ok && i < n; i++) /* else the plain path says which */
-        ok = b->index[i] < c->filled; /* = n */
-    if (ok) {
-        if (!*buf)
-            *buf = malloc(sivei_dln_work_rows(w) * sivei_dln_piece_width(m) * sizeof **buf);
-        if (*buf) {
-            sivei_dln_pieces_grad(m, w, c->rows, b->index, n, *buf, grad, loss);
-            done = 1;
-        }
-    }
-    pthread_rwlock_unlock(&c->lock);
-    return done;
+    if (rows && !*buf)
+        *buf = malloc(sivei_dln_work_rows(w) * sivei_dln_piece_width(dm->m) * sizeof **buf);
+    if (rows && !*buf)
+        sivei_star_release(&dm->star);
+    if (!rows || !*buf)
+        return 0;
+    sivei_dln_pieces_grad(dm->m, w, rows, b->index, n, *buf, grad, loss);
+    sivei_star_release(&dm->star);
+    return 1;
 }
 
 static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
@@ -142,8 +87,11 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
         return SIVE_OK;
     rc = sive_dln_loss_grad(dm->m, w, theta, pop ? NULL : batch->index,
                             pop ? 0 : batch->n_groups * batch->group_size, grad, loss);
-    if (!rc && !pop && pass)
-        star_fill(dm, w, theta, batch);
+    if (!rc && !pop && pass) {
+        fill_ctx f = {dm->m, w, theta};
+        sivei_star_fill(&dm->star, theta, batch->index, batch->n_groups * batch->group_size,
+                        fill_rows, &f);
+    }
     return rc;
 }
 
@@ -183,10 +131,7 @@ static void destroy_cb(void *user)
         sive_dln_work_free(dm->work[i]);
         free(dm->buf[i]);
     }
-    pthread_rwlock_destroy(&dm->star.lock);
-    free(dm->star.theta);
-    free(dm->star.rows);
-    free(dm->star.have);
+    sivei_star_free(&dm->star);
     free(dm);
 }
 
@@ -213,7 +158,8 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
     dln_model *dm = calloc(1, sizeof *dm);
     if (!dm)
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
-    if (pthread_rwlock_init(&dm->star.lock, NULL)) {
+    if (sivei_star_init(&dm->star, sive_dln_dim(m) * sizeof(double), sive_dln_examples(m),
+                        sivei_dln_piece_width(m) * sizeof(double))) {
         free(dm);
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: no lock for the cache", fn);
     }

@@ -28,5 +28,22 @@ SIVE_HIDDEN int sivei_model_size_ok(size_t size);
  * results do not depend on it (lib/mlp.c). */
 typedef struct sive_mlp_work sive_mlp_work;
 SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
+SIVE_HIDDEN size_t sivei_mlp_work_rows(const sive_mlp_work *w);
+/* Per-example pieces of the MLP's gradient at a fixed theta, for the
+ * gradient control variates' gradient at theta* (lib/star_cache.h): a row
+ * of sivei_mlp_piece_width() floats per example (activations, deltas, the
+ * loss), written at row idx[i] for idx[0 .. n-1] (indices checked like
+ * sive_mlp_loss_grad()'s); and the mean loss and gradient over idx[0 ..
+ * n-1] summed from them (buf: the workspace's block rows x piece width
+ * floats). */
+typedef struct sive_mlp sive_mlp;
+typedef struct sive_dataset sive_dataset;
+SIVE_HIDDEN size_t sivei_mlp_piece_width(const sive_mlp *m);
+SIVE_HIDDEN int sivei_mlp_pieces(const sive_mlp *m, sive_mlp_work *w, const float *theta,
+                                 const sive_dataset *ds, const uint64_t *idx, size_t n,
+                                 float *rows);
+SIVE_HIDDEN int sivei_mlp_pieces_grad(const sive_mlp *m, sive_mlp_work *w, const float *rows,
+                                      const sive_dataset *ds, const uint64_t *idx, size_t n,
+                                      float *buf, float *grad, double *mean_loss);
 
 #endif

@@ -748,3 +748,101 @@ int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w, float *theta,
         *mean_train_loss = total / (double)n;
     return rc;
 }
+
+/* ------------------------------------------------------------------ */
+/* Per-example pieces at a fixed theta (internal.h)                   */
+/* ------------------------------------------------------------------ */
+
+/* Row layout (floats): A1, A2, D1, D2 (after the ReLU masks), dZ3 =
+ * softmax - onehot (unscaled), then the loss as a double in two floats. */
+size_t sivei_mlp_piece_width(const sive_mlp *m)
+{
+    return 2 * m->h1 + 2 * m->h2 + m->out + 2;
+}
+
+int sivei_mlp_pieces(const sive_mlp *m, sive_mlp_work *w, const float *theta,
+                     const sive_dataset *ds, const uint64_t *idx, size_t n, float *rows)
+{
+    static const char fn[] = "sive_mlp_loss_grad";
+    const size_t h1 = m->h1, h2 = m->h2, k = m->out, P = sivei_mlp_piece_width(m);
+    rows_src src = make_src(ds, idx);
+    int rc = SIVE_OK;
+    for (size_t s = 0; s < n && !rc; s += w->rows) {
+        size_t r = n - s < w->rows ? n - s : w->rows;
+        if ((rc = gather(fn, m, w, &src, s, r)))
+            break;
+        forward_block(m, w, theta, r);
+        for (size_t i = 0; i < r; i++) {
+            double l = row_loss_grad(w->z3 + i * k, k, w->y[i], 1.0f);
+            memcpy(rows + idx[s + i] * P + P - 2, &l, sizeof l);
+        }
+        gemm(w, r, h2, k, 1.0f, w->z3, k, 1, theta + m->w3, h2, 1, 0.0f, w->d2);
+        relu_back(w->d2, w->a2, w->gb, r, h2); /* w->gb: unused sums */
+        gemm(w, r, h1, h2, 1.0f, w->d2, h2, 1, theta + m->w2, h1, 1, 0.0f, w->d1);
+        relu_back(w->d1, w->a1, w->gb, r, h1);
+        for (size_t i = 0; i < r; i++) {
+            float *row = rows + idx[s + i] * P;
+            memcpy(row, w->a1 + i * h1, h1 * sizeof *row);
+            memcpy(row + h1, w->a2 + i * h2, h2 * sizeof *row);
+            memcpy(row + h1 + h2, w->d1 + i * h1, h1 * sizeof *row);
+            memcpy(row + 2 * h1 + h2, w->d2 + i * h2, h2 * sizeof *row);
+            memcpy(row + 2 * h1 + 2 * h2, w->z3 + i * k, k * sizeof *row);
+        }
+    }
+    return rc;
+}
+
+/* acc[j] += sum_i d[i*ld + j], j < n (in row order, in double). */
+static void col_sums_strided(const float *d, size_t ld, double *acc, size_t r, size_t n)
+{
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < n; j++)
+            acc[j] += d[i * ld + j];
+}
+
+/* The batch gradient from the pieces: per block the three weight products
+ * of sive_mlp_loss_grad() on gathered rows (no forward pass, no deltas). */
+int sivei_mlp_pieces_grad(const sive_mlp *m, sive_mlp_work *w, const float *rows,
+                          const sive_dataset *ds, const uint64_t *idx, size_t n,
+                          float *buf, float *grad, double *mean_loss)
+{
+    static const char fn[] = "sive_mlp_loss_grad";
+    const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
+    const size_t P = sivei_mlp_piece_width(m);
+    const float scale = (float)(1.0 / (double)n);
+    double *gb1 = w->gb, *gb2 = gb1 + h1, *gb3 = gb2 + h2, sum = 0.0;
+    memset(w->gb, 0, (h1 + h2 + k) * sizeof(double));
+    rows_src src = make_src(ds, idx);
+    for (size_t s = 0; s < n; s += w->rows) {
+        size_t r = n - s < w->rows ? n - s : w->rows;
+        float beta = s == 0 ? 0.0f : 1.0f;
+        int rc = gather(fn, m, w, &src, s, r);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < r; i++) {
+            double l;
+            memcpy(buf + i * P, rows + idx[s + i] * P, P * sizeof *buf);
+            memcpy(&l, buf + i * P + P - 2, sizeof l);
+            sum += l;
+        }
+        const float *a1 = buf, *a2 = buf + h1, *d1 = buf + h1 + h2,
+                    *d2 = buf + 2 * h1 + h2, *z3 = buf + 2 * h1 + 2 * h2;
+        col_sums_strided(z3, P, gb3, r, k);
+        col_sums_strided(d2, P, gb2, r, h2);
+        col_sums_strided(d1, P, gb1, r, h1);
+        gemm(w, k, h2, r, scale, z3, 1, P, a2, P, 1, beta, grad + m->w3);
+        gemm(w, h2, h1, r, scale, d2, 1, P, a1, P, 1, beta, grad + m->w2);
+        gemm(w, h1, in, r, scale * INPUT_SCALE, d1, 1, P, w->x, in, 1, beta, grad + m->w1);
+    }
+    for (size_t j = 0; j < h1; j++)
+        grad[m->b1 + j] = (float)(gb1[j] * scale);
+    for (size_t j = 0; j < h2; j++)
+        grad[m->b2 + j] = (float)(gb2[j] * scale);
+    for (size_t j = 0; j < k; j++)
+        grad[m->b3 + j] = (float)(gb3[j] * scale);
+    if (mean_loss)
+        *mean_loss = sum / (double)n;
+    return SIVE_OK;
+}
+
+size_t sivei_mlp_work_rows(const sive_mlp_work *w) { return w->rows; }

@@ -17,6 +17,7 @@
  * blis_threads throughout. */
 #include "internal.h"
 #include "sive/mlp.h"
+#include "star_cache.h"
 #include "thread_adapt.h"
 
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 typedef struct slot {
     sive_mlp_work *w;
     sivei_adapt a;
+    float *buf; /* gather buffer of the cache at theta*, made on first use */
 } slot;
 
 typedef struct mlp_model {
@@ -42,6 +44,7 @@ typedef struct mlp_model {
     /* slot w is only touched by worker w, whose calls never overlap: no
      * lock. */
     slot *slots[MAX_WORKERS];
+    sivei_star_cache star; /* pieces at theta* (lib/star_cache.h) */
 } mlp_model;
 
 static double now(void)
@@ -87,6 +90,38 @@ static void use_threads(const mlp_model *mm, slot *s, int set)
     sivei_mlp_work_set_blis_threads(s->w, set ? mm->blis_threads : 1);
 }
 
+typedef struct fill_ctx {
+    const mlp_model *mm;
+    sive_mlp_work *w;
+    const float *theta;
+} fill_ctx;
+
+static void fill_rows(void *ctx, const uint64_t *idx, size_t k, void *rows)
+{
+    const fill_ctx *f = ctx;
+    sivei_mlp_pieces(f->mm->m, f->w, f->theta, f->mm->data, idx, k, rows);
+}
+
+/* The gradient from the pieces when theta is their complete theta*
+ * (gradient control variates); 1 when it did, 0 to compute it plainly. */
+static int star_grad(mlp_model *mm, slot *s, const float *theta, const sive_batch *b,
+                     float *grad, double *loss, int *rc)
+{
+    const size_t n = b->n_groups * b->group_size;
+    const float *rows = sivei_star_acquire(&mm->star, theta, b->index, n);
+    if (rows && !s->buf)
+        s->buf = malloc(sivei_mlp_work_rows(s->w) * sivei_mlp_piece_width(mm->m) *
+                        sizeof *s->buf);
+    if (rows && !s->buf)
+        sivei_star_release(&mm->star);
+    if (!rows || !s->buf)
+        return 0;
+    *rc = sivei_mlp_pieces_grad(mm->m, s->w, rows, mm->data, b->index, n, s->buf, grad,
+                                loss);
+    sivei_star_release(&mm->star);
+    return 1;
+}
+
 static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
                    void *grad, double *loss, void *user)
 {
@@ -96,6 +131,9 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
     if (rc)
         return rc;
     size_t rows = batch->n_groups * batch->group_size;
+    const int pass = batch->chain == -1 && batch->step == -1;
+    if (!pass && grad && star_grad(mm, s, theta, batch, grad, loss, &rc))
+        return rc;
     int set = mm->adapt ? sivei_adapt_next(&s->a) : 1;
     if (mm->adapt)
         use_threads(mm, s, set);
@@ -103,6 +141,10 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
     rc = sive_mlp_loss_grad(mm->m, s->w, theta, mm->data, batch->index, rows, grad, loss);
     if (mm->adapt && rc == SIVE_OK && rows > 0)
         sivei_adapt_record(&s->a, set, (now() - t0) / (double)rows);
+    if (rc == SIVE_OK && pass) {
+        fill_ctx f = {mm, s->w, theta};
+        sivei_star_fill(&mm->star, theta, batch->index, rows, fill_rows, &f);
+    }
     return rc;
 }
 
@@ -128,8 +170,10 @@ static void destroy_cb(void *user)
     for (int i = 0; i < MAX_WORKERS; i++)
         if (mm->slots[i]) {
             sive_mlp_work_free(mm->slots[i]->w);
+            free(mm->slots[i]->buf);
             free(mm->slots[i]);
         }
+    sivei_star_free(&mm->star);
     sive_mlp_free(mm->m);
     free(mm);
 }
@@ -188,6 +232,12 @@ int sive_mlp_model(sive_model *out, const sive_mlp *m, const sive_dataset *train
     if ((rc = sive_mlp_new(&mm->m, in, h1, h2, classes))) {
         free(mm);
         return rc;
+    }
+    if (sivei_star_init(&mm->star, sive_mlp_dim(m) * sizeof(float), sive_dataset_count(train),
+                        sivei_mlp_piece_width(m) * sizeof(float))) {
+        sive_mlp_free(mm->m);
+        free(mm);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: no lock for the cache", fn);
     }
     mm->data = train;
     mm->blis_threads = blis_threads;

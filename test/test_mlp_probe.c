@@ -207,6 +207,63 @@ START_TEST(test_callback_message)
 }
 END_TEST
 
+/* Gradient control variates' gradient at theta*: after the pass at theta*
+ * (chain and step -1, two chunks) the model sums cached per-example pieces;
+ * that gradient equals sive_mlp_loss_grad() on the same batch (300 draws
+ * with repeats, two blocks) to float rounding; before the pass is complete
+ * and at another theta it is the plain path, bit for bit. */
+START_TEST(test_star_cache_matches_plain_gradient)
+{
+    fixture f = make_fixture();
+    const size_t d = sive_mlp_dim(f.m);
+    float *g0 = malloc(d * sizeof *g0), *g1 = malloc(d * sizeof *g1),
+          *other = malloc(d * sizeof *other);
+    for (size_t i = 0; i < d; i++)
+        other[i] = f.theta[i] + 1e-3f;
+    sive_model model;
+    sive_mlp_work *w = NULL;
+    ck_assert_int_eq(sive_model_init(&model, sizeof model), SIVE_OK);
+    ck_assert_int_eq(sive_mlp_model(&model, f.m, f.ds, 1), SIVE_OK);
+    ck_assert_int_eq(sive_mlp_work_new(&w, f.m, 0, 1), SIVE_OK);
+    uint64_t idx[200], bidx[300];
+    for (uint64_t j = 0; j < 200; j++)
+        idx[j] = j;
+    for (uint64_t j = 0; j < 300; j++)
+        bidx[j] = (j * 37 + 11) % 200;
+    sive_batch b = {.index = bidx, .n_groups = 1, .group_size = 300, .chain = 1,
+                    .worker = 0, .step = 9};
+    sive_batch pass = {.index = idx, .n_groups = 1, .group_size = 120, .chain = -1,
+                       .worker = 0, .step = -1};
+    double l0, l1;
+    ck_assert_int_eq(sive_mlp_loss_grad(f.m, w, f.theta, f.ds, bidx, 300, g0, &l0), SIVE_OK);
+    ck_assert_int_eq(model.grad(f.theta, d, &pass, g1, &l1, model.user), SIVE_OK);
+    ck_assert_int_eq(model.grad(f.theta, d, &b, g1, &l1, model.user), SIVE_OK);
+    ck_assert_mem_eq(g1, g0, d * sizeof *g0); /* half the pass: plain */
+    pass.index = idx + 120;
+    pass.group_size = 80;
+    ck_assert_int_eq(model.grad(f.theta, d, &pass, g1, &l1, model.user), SIVE_OK);
+    ck_assert_int_eq(model.grad(f.theta, d, &b, g1, &l1, model.user), SIVE_OK);
+    float diff = 0.0f, norm = 0.0f;
+    for (size_t i = 0; i < d; i++) {
+        diff = fmaxf(diff, fabsf(g1[i] - g0[i]));
+        norm = fmaxf(norm, fabsf(g0[i]));
+    }
+    ck_assert_msg(diff <= 1e-5f * norm, "cached gradient off by %g (max |g| %g)", diff, norm);
+    ck_assert_double_eq_tol(l1, l0, 1e-6 * l0);
+    ck_assert_int_eq(sive_mlp_loss_grad(f.m, w, other, f.ds, bidx, 300, g0, &l0), SIVE_OK);
+    ck_assert_int_eq(model.grad(other, d, &b, g1, &l1, model.user), SIVE_OK);
+    ck_assert_mem_eq(g1, g0, d * sizeof *g0);
+    bidx[5] = 200;
+    ck_assert_int_eq(model.grad(f.theta, d, &b, g1, &l1, model.user), SIVE_E_INVALID_ARG);
+    sive_mlp_work_free(w);
+    sive_model_destroy(&model);
+    free(g0);
+    free(g1);
+    free(other);
+    free_fixture(&f);
+}
+END_TEST
+
 /* The model keeps its own architecture: freeing m after the constructor
  * leaves nothing dangling (0.1's binding pointed into the caller's). */
 START_TEST(test_model_outlives_architecture)
@@ -332,6 +389,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_model_errors);
     tcase_add_test(tc, test_callback_message);
     tcase_add_test(tc, test_model_outlives_architecture);
+    tcase_add_test(tc, test_star_cache_matches_plain_gradient);
     tcase_add_test(tc, test_model_repeated_draws);
     suite_add_tcase(s, tc);
     return s;
