@@ -5,7 +5,7 @@
  *
  *   bench_gradbatch [--widths 10,10,10,10] [--rank 3] [--n 2048]
  *                   [--noise 0.5] [--batch 64] [--train-steps 2000]
- *                   [--seed S] [--OPTION VALUE]...
+ *                   [--seed S] [--runs fgp] [--OPTION VALUE]...
  *
  * The data: n examples x ~ N(0, I), y = W_T x + noise * eps (sive_dln_set_data
  * with noise > 0, so the per-example gradients at theta* do not vanish and
@@ -18,8 +18,9 @@
  * Langevin noise: the per-chain paired difference is printed too.
  *
  * Rows: f = full batch, g = B_grad `batch` with gradient control variates,
- * p = B_grad `batch` plain; then g - f and p - f with the combined MCSE
- * sqrt(MCSE_a^2 + MCSE_b^2), z and the relative difference. */
+ * p = B_grad `batch` plain (--runs: which of them); then g - f and p - f
+ * with the combined MCSE sqrt(MCSE_a^2 + MCSE_b^2), z and the relative
+ * difference. */
 #include "bench_common.h"
 
 #include <sive/dln.h>
@@ -133,6 +134,7 @@ int main(int argc, char **argv)
     uint64_t n = 2048, train_steps = 2000, seed = 1;
     double noise = 0.5;
     int64_t batch = 64;
+    const char *runs = "fgp";
     char *sets[MAX_SETS];
     int nsets = 0;
     for (int i = 1; i < argc; i += 2) {
@@ -154,6 +156,8 @@ int main(int argc, char **argv)
             train_steps = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--runs"))
+            runs = v;
         else if (sive_option_by_name(a + 2, &opt) == SIVE_OK && nsets < MAX_SETS) {
             sets[nsets] = malloc(strlen(a) + strlen(v) + 2);
             sprintf(sets[nsets++], "%s=%s", a + 2, v);
@@ -189,19 +193,29 @@ int main(int argc, char **argv)
         printf(" %s", sets[i]);
     printf("\n\nrun B_grad repl gcv lambda-hat     mcse      sec\n");
     run_out f, g, pl;
-    run(&model, theta, sets, nsets, (int64_t)n, 0, 0, &f);
-    print_run("f", (int64_t)n, 0, 0, &f);
-    run(&model, theta, sets, nsets, batch, 1, 1, &g);
-    print_run("g", batch, 1, 1, &g);
-    run(&model, theta, sets, nsets, batch, 1, 0, &pl);
-    print_run("p", batch, 1, 0, &pl);
-    compare("g - f", &g, &f);
-    compare("p - f", &pl, &f);
-    printf("acceptance (|g - f| <= 2 combined MCSE and <= 2%% of f): %s\n",
-           fabs(g.est - f.est) <= 2 * hypot(g.mcse, f.mcse) &&
-                   fabs(g.est - f.est) <= 0.02 * fabs(f.est)
-               ? "pass"
-               : "FAIL");
+    const int rf = !!strchr(runs, 'f'), rg = !!strchr(runs, 'g'), rp = !!strchr(runs, 'p');
+    if (rf) {
+        run(&model, theta, sets, nsets, (int64_t)n, 0, 0, &f);
+        print_run("f", (int64_t)n, 0, 0, &f);
+    }
+    if (rg) {
+        run(&model, theta, sets, nsets, batch, 1, 1, &g);
+        print_run("g", batch, 1, 1, &g);
+    }
+    if (rp) {
+        run(&model, theta, sets, nsets, batch, 1, 0, &pl);
+        print_run("p", batch, 1, 0, &pl);
+    }
+    if (rf && rg)
+        compare("g - f", &g, &f);
+    if (rf && rp)
+        compare("p - f", &pl, &f);
+    if (rf && rg)
+        printf("acceptance (|g - f| <= 2 combined MCSE and <= 2%% of f): %s\n",
+               fabs(g.est - f.est) <= 2 * hypot(g.mcse, f.mcse) &&
+                       fabs(g.est - f.est) <= 0.02 * fabs(f.est)
+                   ? "pass"
+                   : "FAIL");
     sive_model_destroy(&model);
     sive_dln_work_free(w);
     sive_dln_free(dln);
