@@ -4,7 +4,7 @@
  *
  *   bench_efficiency [epochs (12)] [steps (4000)] [n: 0 = bundled, or
  *                    60000] [chains (2)] [stride (4)] [groups for c (64)]
- *                    [seed (1)]
+ *                    [seed (1)] [configurations (a,b,c)]
  *
  * The target is the paper's (t 1e4, base_lr 0.05, c_h 1, burn-in 0.3,
  * B_grad 1024) around a checkpoint trained for `epochs` epochs on the
@@ -15,11 +15,14 @@
  *   (a) N 512, B_eval 64, stride 1          (the paper's)
  *   (b) N 512, B_eval 64, stride k          (stride only)
  *   (c) N G,   B_eval 64, stride k, control variates
+ *   (gB) as (c), with gradient control variates at B_grad B (issue 19:
+ *        near the full-batch target, where (a)-(c) sample B_grad 1024's)
  * For each: lambda-hat with its MCSE, the noise correction and its std,
  * wall seconds, and the work-normalised variance
  *     W = (per-chain MCSE of lambda-hat)^2 x wall seconds per chain
  * (mean squared per-chain MCSE; wall per chain = wall x workers / chains),
- * then W / W(a).  Chains run on 2 probe threads x 1 BLIS thread. */
+ * then W / W(first configuration).  Chains run on 2 probe threads x 1 BLIS
+ * thread. */
 #include "bench_common.h"
 
 #include <math.h>
@@ -63,8 +66,8 @@ static sive_dataset *shifted_copies(const sive_dataset *train, size_t n)
 }
 
 typedef struct config {
-    const char *name;
-    int64_t groups, stride, cv;
+    char name[16];
+    int64_t groups, stride, cv, grad_batch, gcv;
 } config;
 
 /* One configuration: prints its row, returns W. */
@@ -78,7 +81,9 @@ static double run_config(const config *cf, const sive_model *model, const float 
         sive_probe_set_int(p, SIVE_OPT_SEED, seed) ||
         sive_probe_set_int(p, SIVE_OPT_GROUPS, cf->groups) ||
         sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cf->stride) ||
-        sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, cf->cv)) {
+        sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, cf->cv) ||
+        sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, cf->grad_batch) ||
+        sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, cf->gcv)) {
         fprintf(stderr, "setup: %s\n", sive_last_errmsg());
         exit(1);
     }
@@ -93,7 +98,7 @@ static double run_config(const config *cf, const sive_model *model, const float 
     int64_t workers = chains < 2 ? chains : 2;
     double wall_chain = wall * (double)workers / (double)chains;
     double W = mse * wall_chain;
-    printf("%-3s %5lld %6lld %3lld %9.1f %7.1f %9.1f %8.1f %7.1f %7.1f %9.3g  flags 0x%02x\n",
+    printf("%-5s %5lld %6lld %3lld %9.1f %7.1f %9.1f %8.1f %7.1f %7.1f %9.3g  flags 0x%02x\n",
            cf->name, (long long)cf->groups, (long long)cf->stride, (long long)cf->cv,
            sive_result_lambda(r), sive_result_mcse(r), sive_result_noise_correction(r),
            sive_result_noise_correction_std(r), sqrt(mse), wall_chain, W,
@@ -102,6 +107,30 @@ static double run_config(const config *cf, const sive_model *model, const float 
     sive_result_free(r);
     sive_probe_free(p);
     return W;
+}
+
+/* "a,b,c,g256,...": the configurations in that order. */
+static int parse_configs(const char *list, config *cf, int64_t stride, int64_t groups_c)
+{
+    int n = 0;
+    for (const char *p = list; *p && n < 16; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0)) {
+        config c = {.groups = 512, .stride = 1, .grad_batch = 1024};
+        snprintf(c.name, sizeof c.name, "%.*s", (int)strcspn(p, ","), p);
+        if (p[0] == 'b')
+            c.stride = stride;
+        else if (p[0] == 'c' || p[0] == 'g') {
+            c.groups = groups_c;
+            c.stride = stride;
+            c.cv = 1;
+            c.gcv = p[0] == 'g';
+            c.grad_batch = p[0] == 'g' ? atoll(p + 1) : 1024;
+        } else if (p[0] != 'a') {
+            fprintf(stderr, "configuration '%s' is not a, b, c or gB\n", c.name);
+            exit(2);
+        }
+        cf[n++] = c;
+    }
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -113,6 +142,7 @@ int main(int argc, char **argv)
     int64_t stride = argc > 5 ? atoll(argv[5]) : 4;
     int64_t groups_c = argc > 6 ? atoll(argv[6]) : 64;
     int64_t seed = argc > 7 ? atoll(argv[7]) : 1;
+    const char *list = argc > 8 ? argv[8] : "a,b,c";
     bench_machine();
     sive_dataset *train = bench_train_set(), *probe_set = train;
     sive_mlp *m = NULL;
@@ -122,16 +152,20 @@ int main(int argc, char **argv)
     sive_model model;
     bench_mlp_model(&model, m, probe_set, 1);
     printf("checkpoint: epoch %d; probe data n = %zu; M %lld, %lld chains, seed %lld; "
-           "t 1e4, base_lr 0.05, c_h 1, burn-in 0.3, B_grad 1024, B_eval 64\n", epochs,
+           "t 1e4, base_lr 0.05, c_h 1, burn-in 0.3, B_grad 1024 (gB: B), B_eval 64\n", epochs,
            sive_dataset_count(probe_set), (long long)steps, (long long)chains,
            (long long)seed);
-    printf("cfg     N stride  cv    lambda    MCSE         C    C std  MCSE/c  wall/c"
+    printf("cfg       N stride  cv    lambda    MCSE         C    C std  MCSE/c  wall/c"
            "         W\n");
-    const config cf[] = {{"a", 512, 1, 0}, {"b", 512, stride, 0}, {"c", groups_c, stride, 1}};
-    double W[3];
-    for (int i = 0; i < 3; i++)
+    config cf[16];
+    double W[16];
+    int nc = parse_configs(list, cf, stride, groups_c);
+    for (int i = 0; i < nc; i++)
         W[i] = run_config(&cf[i], &model, theta, steps, chains, seed);
-    printf("W / W(a): b %.3f, c %.3f\n", W[1] / W[0], W[2] / W[0]);
+    printf("W / W(%s):", cf[0].name);
+    for (int i = 1; i < nc; i++)
+        printf(" %s %.3f", cf[i].name, W[i] / W[0]);
+    printf("\n");
     sive_model_destroy(&model);
     if (probe_set != train)
         sive_dataset_free(probe_set);
