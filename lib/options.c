@@ -203,6 +203,18 @@ int sivei_options_get(const sivei_options *o, sive_option opt,
     return SIVE_OK;
 }
 
+int sivei_options_put(sivei_options *o, sive_option opt, int64_t iv, double dv)
+{
+    const sive_option_info *in = sive_option_info_get(opt);
+    if (!in)
+        return SIVE_E_INVALID_ARG;
+    if (in->type == SIVE_TYPE_INT)
+        memcpy(field(o, opt), &iv, sizeof iv); /* seed is uint64_t: same bits */
+    else
+        *(double *)field(o, opt) = dv;
+    return SIVE_OK;
+}
+
 int sive_probe_set_int(sive_probe *p, sive_option opt, int64_t value)
 {
     if (!p)
