@@ -297,36 +297,63 @@ static void get_options_fixed(rbuf *b, sivei_options *o)
     o->precondition = b->version >= 3 ? get_i64(b) : 0;
 }
 
-/* One version-4 record into o; prev is the previous record's id (ids
- * ascend, so none repeats and a file has one encoding).  An unknown id
- * is dropped when flagged ignorable and refused otherwise. */
+/* A version-4 record as stored. */
+typedef struct rec {
+    uint64_t id, type, flags, bits;
+} rec;
+
+/* The next record, its shape checked: ids ascend from 1 (so none repeats
+ * and a file has one encoding) and fit an int, the type is int or double,
+ * no flag but REC_IGNORABLE.  prev is the previous record's id. */
+static int read_rec(rbuf *b, uint64_t *prev, rec *r)
+{
+    const uint64_t key = get_u64(b);
+    r->bits = get_u64(b);
+    r->id = key & 0xffffffffu;
+    r->type = (key >> 32) & 0xffu;
+    r->flags = key >> 40;
+    if (b->bad || r->id <= *prev || r->id > INT32_MAX ||
+        (r->type != SIVE_TYPE_INT && r->type != SIVE_TYPE_DOUBLE) ||
+        (r->flags & ~(uint64_t)REC_IGNORABLE))
+        return b->bad = 1, -1;
+    *prev = r->id;
+    return 0;
+}
+
+/* One version-4 record into o.  An unknown id is dropped when flagged
+ * ignorable and refused otherwise. */
 static void get_record(rbuf *b, sivei_options *o, uint64_t *prev)
 {
-    const uint64_t key = get_u64(b), bits = get_u64(b);
-    const uint64_t id = key & 0xffffffffu, type = (key >> 32) & 0xffu, flags = key >> 40;
-    if (b->bad || id <= *prev || (type != SIVE_TYPE_INT && type != SIVE_TYPE_DOUBLE) ||
-        (flags & ~(uint64_t)REC_IGNORABLE)) {
-        b->bad = 1;
+    rec r;
+    if (read_rec(b, prev, &r))
         return;
-    }
-    *prev = id;
-    const sive_option_info *in = sive_option_info_get((sive_option)id);
+    const sive_option_info *in = sive_option_info_get((sive_option)r.id);
     if (!in) {
-        if (!(flags & REC_IGNORABLE)) {
+        if (!(r.flags & REC_IGNORABLE)) {
             b->bad = 1;
             snprintf(b->why, sizeof b->why,
                      "option id %llu is set to a value other than its default, and this "
                      "libsive (%s) does not know that option: read the file with the "
-                     "version that wrote it", (unsigned long long)id, sive_version_string());
+                     "version that wrote it", (unsigned long long)r.id,
+                     sive_version_string());
         }
         return;
     }
     double dv;
-    memcpy(&dv, &bits, sizeof dv);
-    if (in->type != (sive_option_type)type)
+    memcpy(&dv, &r.bits, sizeof dv);
+    if (in->type != (sive_option_type)r.type)
         b->bad = 1;
     else
-        sivei_options_put(o, in->id, (int64_t)bits, dv);
+        sivei_options_put(o, in->id, (int64_t)r.bits, dv);
+}
+
+/* The number of version-4 records, checked against the bytes left. */
+static uint64_t get_rec_count(rbuf *b)
+{
+    const uint64_t n = get_u64(b);
+    if (b->bad || n > REC_MAX || n * 16u > b->len - b->at)
+        return b->bad = 1, 0;
+    return n;
 }
 
 /* Version 4: n records after the defaults (a known option without a
@@ -335,11 +362,7 @@ static void get_record(rbuf *b, sivei_options *o, uint64_t *prev)
 static void get_options_records(rbuf *b, sivei_options *o)
 {
     sivei_options_default(o);
-    const uint64_t n = get_u64(b);
-    if (b->bad || n > REC_MAX || n * 16u > b->len - b->at) {
-        b->bad = 1;
-        return;
-    }
+    const uint64_t n = get_rec_count(b);
     uint64_t prev = 0;
     for (uint64_t i = 0; i < n && !b->bad; i++)
         get_record(b, o, &prev);
@@ -650,4 +673,76 @@ int sive_result_from_bytes(const void *bytes, size_t len, sive_result **out, cha
     const char *shown = "result bytes";
     int rc = check_head(bytes, len, len, shown); /* len 0: too short, as an empty file */
     return rc ? rc : from_bytes(bytes, len, shown, out, note);
+}
+
+/* ---- the records of a file, unloaded (sive/experimental.h) ---- */
+
+static void to_public(const rec *r, sive_option_record *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = (int32_t)r->id;
+    out->type = (sive_option_type)r->type;
+    out->ignorable = (r->flags & REC_IGNORABLE) != 0;
+    out->known = sive_option_info_get((sive_option)r->id) != NULL;
+    if (r->type == SIVE_TYPE_INT)
+        out->int_value = (int64_t)r->bits;
+    else
+        memcpy(&out->double_value, &r->bits, sizeof out->double_value);
+}
+
+/* Formats 1-3: one record per option of the table, from the fixed
+ * fields. */
+static uint64_t list_fixed(rbuf *b, sive_option_record *out, size_t cap)
+{
+    sivei_options o;
+    memset(&o, 0, sizeof o);
+    get_options_fixed(b, &o);
+    const sive_option_info *in;
+    size_t i = 0;
+    for (; (in = sive_option_at(i)); i++) {
+        int64_t iv = 0;
+        double dv = 0.0;
+        sivei_options_get(&o, in->id, in->type, &iv, &dv, NULL);
+        rec r = {.id = (uint64_t)in->id, .type = in->type, .bits = (uint64_t)iv};
+        if (in->type == SIVE_TYPE_DOUBLE)
+            memcpy(&r.bits, &dv, sizeof r.bits);
+        int dflt = in->type == SIVE_TYPE_INT ? iv == in->int_default
+                                             : same_bits(dv, in->double_default);
+        r.flags = dflt ? REC_IGNORABLE : 0u;
+        if (i < cap)
+            to_public(&r, &out[i]);
+    }
+    return i;
+}
+
+int sive_result_bytes_options(const void *bytes, size_t len, sive_option_record *out,
+                              size_t cap, size_t *n)
+{
+    if (n)
+        *n = 0;
+    if (!n || (!bytes && len) || (!out && cap))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_bytes_options: NULL argument");
+    const char *shown = "result bytes";
+    const unsigned char *p = bytes;
+    int rc = check_head(p, len, len, shown);
+    if (!rc)
+        rc = check_hash(p, len, shown);
+    if (rc)
+        return rc;
+    rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};
+    uint64_t count = 0, prev = 0;
+    if (b.version < VERSION_RECORDS) {
+        count = list_fixed(&b, out, cap);
+    } else {
+        count = get_rec_count(&b);
+        rec r;
+        for (uint64_t i = 0; i < count && !read_rec(&b, &prev, &r); i++)
+            if (i < cap)
+                to_public(&r, &out[i]);
+    }
+    if (b.bad)
+        return sivei_fail(NULL, SIVE_E_FORMAT, "%s: the option records are damaged", shown);
+    *n = (size_t)count;
+    sivei_clear_error();
+    return SIVE_OK;
 }

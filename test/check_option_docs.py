@@ -6,7 +6,8 @@ the one source of every option's name, type, bounds and default.  Where
 the docs and bindings list options by hand, this test checks them:
 
   docs/guide.md     the option table (name, type, default, bounds) and
-                    the experimental table (ids >= 1000)
+                    the experimental table (tier SIVE_TIER_EXPERIMENTAL,
+                    ids >= 1000; graduated options keep their id)
   docs/python.md    the keyword arguments listed by name
   examples/rust/src/ffi.rs   the SIVE_OPT_* constants and their ids
   docs/*.md, README.md       every SIVE_OPT_* named exists
@@ -22,6 +23,7 @@ import sys
 
 EXPERIMENTAL_FIRST = 1000   # docs/abi.md, "Experimental tier"
 RETIRED = {"DATA_SIZE"}     # SIVE_OPT_DATA_SIZE, 10 in 0.1, never reused
+NOT_OPTIONS = {"EXPERIMENTAL_FIRST"}  # sive/experimental.h: the tier's first id
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 SUPER = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
@@ -36,11 +38,14 @@ def library_table(exe):
     out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
     table = {}
     for line in out.splitlines():
-        oid, name, typ, lo, hi, lo_open, hi_open, dflt = line.split()
+        oid, name, typ, lo, hi, lo_open, hi_open, dflt, tier = line.split()
         num = int if typ == "int" else float
         table[name] = {"id": int(oid), "type": typ, "lo": num(lo), "hi": num(hi),
                        "lo_open": lo_open == "1", "hi_open": hi_open == "1",
-                       "default": num(dflt)}
+                       "default": num(dflt), "experimental": tier == "1"}
+        if tier == "1" and int(oid) < EXPERIMENTAL_FIRST:
+            fail("option %s is experimental with id %s: the tier's ids start at %d" %
+                 (name, oid, EXPERIMENTAL_FIRST))
     return table
 
 
@@ -168,15 +173,15 @@ def check_names(paths, table):
     for path in paths:
         text = open(path, encoding="utf-8").read()
         for name in sorted(set(re.findall(r"\bSIVE_OPT_([A-Z][A-Z_0-9]*)", text))):
-            if name.lower() not in table and name not in RETIRED:
+            if name.lower() not in table and name not in RETIRED | NOT_OPTIONS:
                 fail("%s: SIVE_OPT_%s is not an option of the library" % (path, name))
 
 
 def main():
     exe, root = sys.argv[1], sys.argv[2]
     table = library_table(exe)
-    stable = {n: i for n, i in table.items() if i["id"] < EXPERIMENTAL_FIRST}
-    experimental = {n: i for n, i in table.items() if i["id"] >= EXPERIMENTAL_FIRST}
+    stable = {n: i for n, i in table.items() if not i["experimental"]}
+    experimental = {n: i for n, i in table.items() if i["experimental"]}
     guide = os.path.join(root, "docs", "guide.md")
     rows = guide_rows(guide, "| option | type | default | bounds | meaning |")
     if rows is None:

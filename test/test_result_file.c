@@ -2,6 +2,7 @@
  * run merges into the whole run bit for bit; parts that do not fit are
  * refused; a saved result loads back identical; every damaged or
  * truncated file is refused. */
+#define SIVE_EXPERIMENTAL /* sive_result_bytes_options() */
 #include <sive/mlp.h>
 #include <sive/sive.h>
 
@@ -735,6 +736,88 @@ START_TEST(unknown_option_rule)
 }
 END_TEST
 
+/* sive_result_bytes_options() (experimental) lists a file's option
+ * records without loading it: this library's own (every option of the
+ * table, flagged ignorable at its default), an unknown one that makes the
+ * load fail, and a format-3 file's options by position. */
+START_TEST(bytes_options_lists_records)
+{
+    sive_result *r = run_range(2, 3, 11, theta_star);
+    void *bytes = NULL;
+    size_t n = 0, cnt = 0, k = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &n), SIVE_OK);
+    while (sive_option_at(k))
+        k++;
+    sive_option_record rec[64];
+    ck_assert_uint_lt(k + 1, 64);
+    ck_assert_int_eq(sive_result_bytes_options(bytes, n, NULL, 0, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k);
+    ck_assert_int_eq(sive_result_bytes_options(bytes, n, rec, 64, &cnt), SIVE_OK);
+    for (size_t i = 0; i < k; i++) {
+        const sive_option_info *in = sive_option_at(i);
+        ck_assert_int_eq(rec[i].id, in->id);
+        ck_assert_int_eq(rec[i].type, in->type);
+        ck_assert_int_eq(rec[i].known, 1);
+        int64_t iv = 0;
+        double dv = 0.0;
+        if (in->type == SIVE_TYPE_INT) {
+            sive_result_option_int(r, in->id, &iv);
+            ck_assert_int_eq(rec[i].int_value, iv);
+            ck_assert_int_eq(rec[i].ignorable, iv == in->int_default);
+        } else {
+            sive_result_option_double(r, in->id, &dv);
+            ck_assert((isnan(dv) && isnan(rec[i].double_value)) || same(dv, rec[i].double_value));
+        }
+    }
+    /* an unknown option set away from its default: the load refuses, the
+     * listing names it; a short out[] gets the first cap records */
+    unsigned char *q = with_record(bytes, n, 999, SIVE_TYPE_INT, 0, 7);
+    sive_result *x = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(q, n + 16, &x, NULL), SIVE_E_FORMAT);
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 64, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k + 1);
+    ck_assert_int_eq(rec[k].id, 999);
+    ck_assert_int_eq(rec[k].known, 0);
+    ck_assert_int_eq(rec[k].ignorable, 0);
+    ck_assert_int_eq(rec[k].int_value, 7);
+    rec[2].id = -1;
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 2, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k + 1);
+    ck_assert_int_eq(rec[2].id, -1);
+    /* errors: NULL, damage, a malformed record */
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 2, NULL), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, NULL, 2, &cnt), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_result_bytes_options(NULL, 5, rec, 2, &cnt), SIVE_E_INVALID_ARG);
+    q[n / 2] ^= 1;
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 64, &cnt), SIVE_E_FORMAT);
+    ck_assert_uint_eq(cnt, 0);
+    q[n / 2] ^= 1;
+    put64(q, sres_record(q, SIVE_OPT_STEPS), SIVE_OPT_T | (uint64_t)SIVE_TYPE_DOUBLE << 32);
+    ck_assert_int_eq(from_forged(q, n + 16, &x), SIVE_E_FORMAT);
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 64, &cnt), SIVE_E_FORMAT);
+    free(q);
+    /* format 3: the options by position */
+    size_t n3;
+    unsigned char *p3 = read_all(SIVE_TEST_DATA_DIR "/result_v3.sres", &n3);
+    ck_assert_int_eq(sive_result_bytes_options(p3, n3, rec, 64, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k);
+    for (size_t i = 0; i < k; i++) {
+        ck_assert_int_eq(rec[i].id, sive_option_at(i)->id);
+        if (rec[i].id == SIVE_OPT_STEPS)
+            ck_assert_int_eq(rec[i].int_value, 60);
+        if (rec[i].id == SIVE_OPT_SEED)
+            ck_assert_int_eq(rec[i].int_value, 11);
+        if (rec[i].id == SIVE_OPT_T)
+            ck_assert(rec[i].double_value == 10.0 && !rec[i].ignorable);
+        if (rec[i].id == SIVE_OPT_CONTROL_VARIATE)
+            ck_assert(rec[i].int_value == 0 && rec[i].ignorable);
+    }
+    free(p3);
+    sive_free(bytes);
+    sive_result_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("result_file");
@@ -755,6 +838,7 @@ int main(void)
     tcase_add_test(tc, old_formats_load);
     tcase_add_test(tc, options_round_trip);
     tcase_add_test(tc, unknown_option_rule);
+    tcase_add_test(tc, bytes_options_lists_records);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
