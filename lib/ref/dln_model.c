@@ -1,7 +1,7 @@
 /* The deep linear network and the normal-crossing monomials as probe
  * models (sive.h's sive_model), through the public APIs, except for the
  * gradient at theta* of gradient control variates, summed from per-example
- * pieces cached in the pass at theta* (lib/star_cache.h). */
+ * pieces cached in the pass at theta* (lib/ref/star_cache.h). */
 #include "dln_impl.h"
 #include "star_cache.h"
 
@@ -19,7 +19,7 @@ typedef struct dln_model {
      * never overlap: no lock. */
     sive_dln_work *work[MAX_WORKERS];
     double *buf[MAX_WORKERS];
-    sivei_star_cache star; /* pieces at theta* (lib/star_cache.h) */
+    sivei_star_cache star; /* pieces at theta* (lib/ref/star_cache.h) */
 } dln_model;
 
 static int worker_work(dln_model *dm, const void *theta, size_t dim,

@@ -2,7 +2,12 @@
 #ifndef SIVE_INTERNAL_H
 #define SIVE_INTERNAL_H
 
+/* The library implements the experimental tier too (sive/experimental.h). */
+#ifndef SIVE_EXPERIMENTAL
+#define SIVE_EXPERIMENTAL
+#endif
 #include "sive/sive.h"
+#include "sive/experimental.h"
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -30,7 +35,7 @@ typedef struct sive_mlp_work sive_mlp_work;
 SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
 SIVE_HIDDEN size_t sivei_mlp_work_rows(const sive_mlp_work *w);
 /* Per-example pieces of the MLP's gradient at a fixed theta, for the
- * gradient control variates' gradient at theta* (lib/star_cache.h): a row
+ * gradient control variates' gradient at theta* (lib/ref/star_cache.h): a row
  * of sivei_mlp_piece_width() floats per example (activations, deltas, the
  * loss), written at row idx[i] for idx[0 .. n-1] (indices checked like
  * sive_mlp_loss_grad()'s); and the mean loss and gradient over idx[0 ..

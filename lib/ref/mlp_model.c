@@ -44,7 +44,7 @@ typedef struct mlp_model {
     /* slot w is only touched by worker w, whose calls never overlap: no
      * lock. */
     slot *slots[MAX_WORKERS];
-    sivei_star_cache star; /* pieces at theta* (lib/star_cache.h) */
+    sivei_star_cache star; /* pieces at theta* (lib/ref/star_cache.h) */
 } mlp_model;
 
 static double now(void)

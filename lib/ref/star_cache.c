@@ -1,4 +1,4 @@
-/* The cache of per-example pieces at theta* (lib/star_cache.h). */
+/* The cache of per-example pieces at theta* (lib/ref/star_cache.h). */
 #include "star_cache.h"
 
 #include <stdlib.h>
