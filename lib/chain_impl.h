@@ -24,8 +24,7 @@ static int CAT(measure_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
         return 1;
     }
     sivei_mean_var(w->group_loss, (size_t)run->opt.groups, &lbar[m], &s2[m]);
-    if (run->opt.control_variate)
-        lbar[m] += run->cv_base; /* E[Lbar | theta] = L_n(theta) again */
+    sivei_evaluators_offset(run, &lbar[m]); /* E[Lbar | theta] = L_n(theta) */
     if (!isfinite(lbar[m]) || !isfinite(s2[m])) {
         out->status = SIVE_CHAIN_DIVERGED;
         out->trace[SIVE_TRACE_DISP][m] = out->trace[SIVE_TRACE_GRAD_NORM][m] =

@@ -276,16 +276,16 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
     /* a callback failing at theta* is the run's status (its chains then
      * stop at step 0, as after any callback error); other failures here
      * are the caller's to fix and return no result */
-    if ((rc = sivei_cv_prepare(&run, p->errmsg)) ||
+    if ((rc = sivei_evaluators_prepare(&run, p->errmsg)) ||
         (rc = sivei_samplers_prepare(&run, p->errmsg))) {
-        sivei_cv_release(&run);
+        sivei_evaluators_release(&run);
         pthread_mutex_destroy(&run.lock);
         sive_result_free(run.r);
         return rc;
     }
     run_workers(&run);
     sivei_samplers_release(&run);
-    sivei_cv_release(&run);
+    sivei_evaluators_release(&run);
     pthread_mutex_destroy(&run.lock);
     if (run.status == SIVE_E_NOMEM) {
         sive_result_free(run.r);

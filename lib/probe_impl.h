@@ -149,9 +149,10 @@ SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);
 
-/* Room for sampler modules (lib/sampler.h; sampler.c checks its registry
- * fits). */
+/* Room for sampler and evaluator modules (lib/sampler.h, lib/evaluator.h;
+ * sampler.c and evaluator.c check their registries fit). */
 #define SIVEI_MAX_SAMPLERS 8
+#define SIVEI_MAX_EVALUATORS 8
 
 /* Everything one run shares between worker threads.  The options and the
  * model are copies taken at the start: nothing reads the caller's probe
@@ -163,10 +164,11 @@ typedef struct sivei_run {
     void *progress_user;
     const void *theta_star; /* float or double, by model.dtype */
     double h, eta;
-    /* control variates (control_variate.c): l_j(theta*) for every j, or
-     * NULL (none, or beyond the table limit), and L_n(theta*) */
-    double *cv_star;
-    double cv_base;
+    /* evaluators (evaluator.c): which modules the options select (bit k
+     * for registry entry k), the one that evaluates, each one's run state */
+    unsigned evaluator_on;
+    int evaluator_base;
+    void *evaluator_state[SIVEI_MAX_EVALUATORS];
     /* samplers (sampler.c): which modules the options select (bit k for
      * registry entry k), the one that steps, and each one's run state */
     unsigned sampler_on;
@@ -215,8 +217,7 @@ typedef struct sivei_work {
     uint32_t *perm_grad;        /* data size each, sampling without  */
     uint32_t *perm_eval;        /* replacement (one per draw stream) */
     sivei_dedup dedup;          /* per-example models only         */
-    double *cv_loss;            /* control variates without a table:
-                                   l_j(theta*) of a step's distinct draws */
+    void *evaluator_state[SIVEI_MAX_EVALUATORS]; /* each module's scratch */
     void *sampler_state[SIVEI_MAX_SAMPLERS]; /* each module's scratch */
 } sivei_work;
 
@@ -226,19 +227,27 @@ SIVE_HIDDEN void sivei_work_release(sivei_work *w);
  * is recorded in run. */
 SIVE_HIDDEN void sivei_chain_run_f32(sivei_run *run, sivei_work *w, int32_t c);
 SIVE_HIDDEN void sivei_chain_run_f64(sivei_run *run, sivei_work *w, int32_t c);
-/* One evaluation at theta (chain.c): draws, callback, group means into
- * w->group_loss.  Returns 0 or the callback's non-zero value. */
+/* chain.c: batches of `batch` indices in [0, n) into idx[0..total-1],
+ * uniform with replacement (perm NULL) or distinct within a batch (a
+ * partial shuffle of perm). */
+SIVE_HIDDEN void sivei_draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total,
+                                    size_t batch, uint64_t n, uint32_t *perm);
+/* evaluator.c: the modules a run's options select (before the chains; a
+ * callback error or cancel is recorded in run and SIVE_OK returned, other
+ * errors returned with their message in err), their release, the
+ * per-worker scratch, one evaluation at theta (draws, callbacks, group
+ * means into w->group_loss; 0 or the callback's code), the modules'
+ * rewrite of a step's per-example losses, and their offsets added to a
+ * step's Lbar (lib/evaluator.h). */
+SIVE_HIDDEN int sivei_evaluators_prepare(sivei_run *run, char *err);
+SIVE_HIDDEN void sivei_evaluators_release(sivei_run *run);
+SIVE_HIDDEN int sivei_evaluators_work_init(sivei_work *w);
+SIVE_HIDDEN void sivei_evaluators_work_release(sivei_work *w);
 SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
                                const void *theta, int32_t c, int64_t m);
-/* control_variate.c: the losses at theta* (before the chains start; a
- * no-op without SIVE_OPT_CONTROL_VARIATE; a callback error there is
- * recorded in run like a chain's, SIVE_OK returned; other errors are
- * returned with their message in err), their release, and the
- * subtraction of l_j(theta*) from the losses of a step's distinct draws
- * (eb: the batch the model was called on; returns the callback's code). */
-SIVE_HIDDEN int sivei_cv_prepare(sivei_run *run, char *err);
-SIVE_HIDDEN void sivei_cv_release(sivei_run *run);
-SIVE_HIDDEN int sivei_cv_subtract(sivei_run *run, sivei_work *w, const sive_batch *eb);
+SIVE_HIDDEN int sivei_evaluators_examples(sivei_run *run, sivei_work *w,
+                                          const sive_batch *eb);
+SIVE_HIDDEN void sivei_evaluators_offset(const sivei_run *run, double *lbar);
 /* sampler.c: the modules a run's options select (before the chains; a
  * callback error is recorded in run and SIVE_OK returned, other errors
  * returned with their message in err), their release, the per-worker
