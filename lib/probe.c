@@ -25,13 +25,21 @@ int sive_probe_new(sive_probe **out)
     return SIVE_OK;
 }
 
-void sive_probe_free(sive_probe *p) { free(p); }
+void sive_probe_free(sive_probe *p)
+{
+    if (p)
+        free(p->ranges);
+    free(p);
+}
 
 int sive_probe_reset(sive_probe *p)
 {
     if (!p)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
     sivei_options_default(&p->opt);
+    free(p->ranges);
+    p->ranges = NULL;
+    p->n_ranges = 0;
     p->errmsg[0] = '\0';
     return SIVE_OK;
 }
@@ -127,25 +135,37 @@ static int check_model(const sive_model *m, sive_model *copy, char *err)
     return SIVE_OK;
 }
 
-/* The radius h from theta* (checked finite): absolute, adaptive, or (c_h
- * = 0) the one radius_auto.c chose, carried in o->h. */
-static int radius(const sivei_options *o, const sive_model *m, const void *theta,
-                  double *h_out, char *err)
+/* Element i of theta in double. */
+static double theta_at(const sive_model *m, const void *theta, size_t i)
 {
+    return m->dtype == SIVE_F32 ? ((const float *)theta)[i] : ((const double *)theta)[i];
+}
+
+/* The radius h from theta* (checked finite): absolute, adaptive over the
+ * k moved parameters (c_h*||theta*_S||/sqrt(k); S all of theta without
+ * ranges), or (c_h = 0) the one radius_auto.c chose, carried in o->h. */
+static int radius(const sivei_run *run, const void *theta, double *h_out, char *err)
+{
+    const sivei_options *o = &run->opt;
+    const sive_model *m = &run->model;
+    for (size_t i = 0; i < m->dim; i++)
+        if (!isfinite(theta_at(m, theta, i)))
+            return sivei_fail(err, SIVE_E_INVALID_ARG, "theta_star[%zu] = %g is not finite",
+                             i, theta_at(m, theta, i));
     double norm2 = 0.0;
-    for (size_t i = 0; i < m->dim; i++) {
-        double v = m->dtype == SIVE_F32 ? ((const float *)theta)[i]
-                                        : ((const double *)theta)[i];
-        if (!isfinite(v))
-            return sivei_fail(err, SIVE_E_INVALID_ARG,
-                             "theta_star[%zu] = %g is not finite", i, v);
-        norm2 += v * v;
+    for (size_t k = 0; k < (run->n_ranges ? run->n_ranges : 1); k++) {
+        size_t b = run->n_ranges ? run->ranges[2 * k] : 0;
+        size_t e = run->n_ranges ? run->ranges[2 * k + 1] : m->dim;
+        for (size_t i = b; i < e; i++) {
+            double v = theta_at(m, theta, i);
+            norm2 += v * v;
+        }
     }
     if (!o->h_absolute && o->c_h == 0.0) {
         *h_out = o->h;
         return SIVE_OK;
     }
-    double h = o->h_absolute ? o->h : o->c_h * sqrt(norm2 / (double)m->dim);
+    double h = o->h_absolute ? o->h : o->c_h * sqrt(norm2 / (double)run->moved);
     if (isinf(h))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "adaptive radius h = c_h*||theta*||/sqrt(d) overflows to "
@@ -153,7 +173,8 @@ static int radius(const sivei_options *o, const sive_model *m, const void *theta
     if (!(h > 0.0))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "adaptive radius h = c_h*||theta*||/sqrt(d) = %g is not positive "
-                         "(theta* is zero?): set an absolute SIVE_OPT_H", h);
+                         "(theta*%s is zero?): set an absolute SIVE_OPT_H", h,
+                         run->n_ranges ? " on the moved parameters" : "");
     *h_out = h;
     return SIVE_OK;
 }
@@ -241,7 +262,9 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
     run->progress = p->progress;
     run->progress_user = p->progress_user;
     run->theta_star = theta_star;
-    if ((rc = radius(&run->opt, &run->model, theta_star, &run->h, p->errmsg)) ||
+    if ((rc = sivei_params_prepare(p, &run->opt, run->model.dim, &run->ranges,
+                                   &run->n_ranges, &run->moved, p->errmsg)) ||
+        (rc = radius(run, theta_star, &run->h, p->errmsg)) ||
         (rc = check_sizes(&run->opt, &run->model, p->errmsg)))
         return rc;
     int64_t end = run->opt.chain_end ? run->opt.chain_end : run->opt.chains;
@@ -258,6 +281,11 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
                          "out of memory for %lld chains x %lld steps of traces",
                          (long long)(end - run->opt.chain_begin), (long long)run->opt.steps);
     identify(run->r, &run->model, theta_star);
+    if (sivei_result_set_params(run->r, run->ranges, run->n_ranges, run->moved)) {
+        sive_result_free(run->r);
+        run->r = NULL;
+        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "out of memory for the parameter ranges");
+    }
     return SIVE_OK;
 }
 

@@ -48,6 +48,8 @@ SIVE_HIDDEN int sivei_options_get(const sivei_options *o, sive_option opt,
 
 struct sive_probe {
     sivei_options opt;
+    uint64_t *ranges; /* parameters the chains move (params.c), or NULL */
+    size_t n_ranges;
     sive_progress_fn progress;
     void *progress_user;
     char errmsg[SIVE_ERRMSG_LEN];
@@ -73,6 +75,9 @@ struct sive_result {
     int32_t dtype;       /* the model's, a hash of theta* and the model's */
     uint64_t dim, n_examples, theta_hash; /* identity (0: none): what     */
     uint64_t identity;   /* merge checks parts agree on                    */
+    uint64_t *ranges;    /* the moved parameters' ranges (NULL: all), and */
+    size_t n_ranges;     /* how many parameters moved (dim when all)       */
+    uint64_t moved;
     double h, eta;
     sivei_chain_out *c;  /* chains [begin, end) only: see sivei_chain() */
     double summary[SIVEI_N_STATS];
@@ -110,6 +115,16 @@ SIVE_HIDDEN uint64_t sivei_fnv1a64(uint64_t h, const void *p, size_t n);
 /* Copy the tail of a chain's trace into a new array (*n entries). */
 SIVE_HIDDEN double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
                                     sive_trace which, size_t *n);
+
+/* params.c: the probe's parameter ranges checked against the model's dim
+ * and the options; *ranges borrowed from p, *k the number of moved
+ * parameters (dim without ranges).  And a result's copy of them
+ * (SIVE_OK or SIVE_E_NOMEM). */
+SIVE_HIDDEN int sivei_params_prepare(const sive_probe *p, const sivei_options *o,
+                                     uint64_t dim, const uint64_t **ranges, size_t *n,
+                                     uint64_t *k, char *err);
+SIVE_HIDDEN int sivei_result_set_params(sive_result *r, const uint64_t *ranges, size_t n,
+                                        uint64_t k);
 
 /* estimators.c: estimators of one finished chain (fills c->stat). */
 SIVE_HIDDEN int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c);
@@ -163,6 +178,12 @@ typedef struct sivei_run {
     sive_progress_fn progress;
     void *progress_user;
     const void *theta_star; /* float or double, by model.dtype */
+    /* the parameters the chains move: n_ranges ascending [begin, end)
+     * pairs (borrowed from the probe), none = all of theta; moved = their
+     * count (dim without ranges) */
+    const uint64_t *ranges;
+    size_t n_ranges;
+    uint64_t moved;
     double h, eta;
     /* evaluators (evaluator.c): which modules the options select (bit k
      * for registry entry k), the one that evaluates, each one's run state */

@@ -98,6 +98,7 @@ void sive_result_free(sive_result *r)
                 free(sivei_chain(r, c)->trace[k]);
     free(r->c);
     free(r->health);
+    free(r->ranges);
     free(r);
 }
 

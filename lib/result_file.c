@@ -18,7 +18,11 @@
  *   (f64); begin end dtype dim n_examples theta_hash; version 3 on: identity
  *   (the model's, 0 = none); status callback_code; errmsg length + bytes;
  *   note length + bytes; then per chain c in [begin, end): status
- *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64.
+ *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64;
+ *   then, only for a weight-restricted probe (sive_probe_set_params), the
+ *   word "PARAMS\0\0", the number of ranges R and R (begin, end) pairs
+ *   (a reader without it refuses such a file: it has bytes after the
+ *   chains).
  *
  * The statistics are not stored: loading recomputes them from the traces
  * with the code a run uses, so a file cannot carry numbers that disagree
@@ -104,6 +108,8 @@ static void put_options(wbuf *b, const sivei_options *o)
         put_u64(b, (uint64_t)v[i]);
 }
 
+static void put_params(wbuf *b, const sive_result *r);
+
 /* The whole file in memory. */
 static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_len)
 {
@@ -130,6 +136,7 @@ static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_
             for (int64_t m = 0; m < ch->steps_run; m++)
                 put_f64(b, ch->trace[k][m]);
     }
+    put_params(b, r);
     if (b->oom)
         return;
     size_t plen = b->len - HEAD;
@@ -243,6 +250,49 @@ static const char *get_text(rbuf *b, uint64_t max, size_t *n)
     const char *s = (const char *)b->p + b->at;
     b->at += (size_t)len;
     return s;
+}
+
+/* ---- the moved parameters of a weight-restricted probe ---- */
+
+#define PARAMS_TAG "PARAMS\0"  /* with its NUL: 8 bytes */
+
+static void put_params(wbuf *b, const sive_result *r)
+{
+    if (!r->n_ranges)
+        return; /* nothing: the file of an unrestricted probe is unchanged */
+    put(b, PARAMS_TAG, 8);
+    put_u64(b, r->n_ranges);
+    for (size_t i = 0; i < 2 * r->n_ranges; i++)
+        put_u64(b, r->ranges[i]);
+}
+
+/* The section if the payload has one (ranges ascending, non-empty, within
+ * dim), into r; SIVE_OK, SIVE_E_FORMAT or SIVE_E_NOMEM. */
+static int get_params(rbuf *b, sive_result *r)
+{
+    if (b->at == b->len)
+        return sivei_result_set_params(r, NULL, 0, r->dim);
+    if (b->len - b->at < 16 || memcmp(b->p + b->at, PARAMS_TAG, 8) != 0)
+        return SIVE_E_FORMAT;
+    b->at += 8;
+    uint64_t n = get_u64(b);
+    if (n == 0 || n > (b->len - b->at) / 16)
+        return SIVE_E_FORMAT;
+    uint64_t *v = malloc((size_t)n * 16);
+    if (!v)
+        return SIVE_E_NOMEM;
+    uint64_t k = 0, prev = 0;
+    int ok = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        v[2 * i] = get_u64(b);
+        v[2 * i + 1] = get_u64(b);
+        ok &= v[2 * i] < v[2 * i + 1] && v[2 * i] >= prev && v[2 * i + 1] <= r->dim;
+        prev = v[2 * i + 1];
+        k += v[2 * i + 1] - v[2 * i];
+    }
+    int rc = ok ? sivei_result_set_params(r, v, (size_t)n, k) : SIVE_E_FORMAT;
+    free(v);
+    return rc;
 }
 
 static void get_options(rbuf *b, sivei_options *o)
@@ -388,8 +438,11 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
         return NULL;
     }
     int crc = SIVE_OK;
+    r->dim = hd.dim;
     for (int32_t c = r->begin; c < r->end && !crc; c++)
         crc = get_chain(b, r, c);
+    if (!crc)
+        crc = get_params(b, r);
     if (crc || b->at != b->len || !chains_agree(r, (int)hd.status)) {
         *rc = crc == SIVE_E_NOMEM ? SIVE_E_NOMEM : SIVE_E_FORMAT;
         sive_result_free(r);
@@ -397,7 +450,6 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
         return NULL;
     }
     r->dtype = (int32_t)hd.dtype;
-    r->dim = hd.dim;
     r->n_examples = hd.n_examples;
     r->theta_hash = hd.theta_hash;
     r->identity = hd.identity;

@@ -85,6 +85,14 @@ static int check_part(const sive_result *ref, const sive_result *p, size_t i)
     if (!same_double(ref->h, p->h) || !same_double(ref->eta, p->eta))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "part %zu used radius h = %.17g, part 0 h = %.17g", i, p->h, ref->h);
+    if (ref->n_ranges != p->n_ranges || ref->moved != p->moved ||
+        (p->n_ranges &&
+         memcmp(ref->ranges, p->ranges, 2 * p->n_ranges * sizeof *p->ranges) != 0))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu moved other parameters (%zu ranges, %llu parameters; "
+                         "part 0: %zu ranges, %llu parameters)", i, p->n_ranges,
+                         (unsigned long long)p->moved, ref->n_ranges,
+                         (unsigned long long)ref->moved);
     return SIVE_OK;
 }
 
@@ -156,6 +164,10 @@ int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t
     r->n_examples = ref->n_examples;
     r->theta_hash = ref->theta_hash;
     r->identity = ref->identity;
+    if (sivei_result_set_params(r, ref->ranges, ref->n_ranges, ref->moved)) {
+        sive_result_free(r);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory");
+    }
     if ((rc = sivei_result_summarise(r))) {
         sive_result_free(r);
         return sivei_fail(NULL, rc, "sive_result_merge: out of memory while summarising");

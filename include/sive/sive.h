@@ -442,6 +442,41 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
 SIVE_API int sive_probe_set_text(sive_probe *p, const char *name,
                                  const char *value);
 
+/**
+ * Restrict the chains to a subset of the parameters (a weight-restricted
+ * probe, docs/guide.md "Refined LLCs"): only theta[i] for i in the ranges
+ * move, every other parameter stays at theta*.  ranges holds n_ranges
+ * pairs (begin, end), i.e. 2*n_ranges values, each the half-open index
+ * range [begin, end), ascending and not overlapping.  n_ranges 0 (ranges
+ * may then be NULL) moves all of theta again; so does sive_probe_reset().
+ * The ranges are copied (ranges may be freed after the call).
+ *
+ * The model still returns the full gradient; the chain reads only the
+ * moved entries, and a step costs the gradient plus O(k) for the k moved
+ * parameters (no copy of theta per step).  k replaces d wherever the
+ * probe uses the dimension: the adaptive radius c_h*||theta*_S||/sqrt(k)
+ * (S the moved parameters), the DISP trace ||theta - theta*_S||/sqrt(k),
+ * and d lambda/d ln h.  Ranges that cover all of theta give the
+ * unrestricted run's traces bit for bit (the Langevin noise is drawn for
+ * the moved parameters in order).  Checked against the model's dim at
+ * sive_probe_run() (SIVE_E_INVALID_ARG when a range ends past it, or with
+ * SIVE_OPT_PRECONDITION, which does not support restricted parameters
+ * yet).  Not thread-safe on the same probe.
+ *
+ * Errors: SIVE_E_INVALID_ARG (p NULL; ranges NULL with n_ranges > 0; an
+ * empty, reversed, unordered or overlapping range: the probe is then
+ * unchanged and sive_probe_errmsg() says why), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_probe_set_params(sive_probe *p, const uint64_t *ranges,
+                                   size_t n_ranges);
+/**
+ * The same as a mask of dim bytes: theta[i] moves when mask[i] != 0
+ * (converted to ranges; the mask is not kept).  SIVE_E_INVALID_ARG when
+ * mask is NULL, dim is 0 or no byte is set; SIVE_E_NOMEM.
+ */
+SIVE_API int sive_probe_set_params_mask(sive_probe *p, const unsigned char *mask,
+                                        size_t dim);
+
 /** Register (or clear, with fn NULL) the progress callback. */
 SIVE_API int sive_probe_set_progress(sive_probe *p, sive_progress_fn fn,
                                      void *user);
@@ -660,6 +695,16 @@ SIVE_API int32_t sive_result_chains_ok(const sive_result *r);
 SIVE_API int64_t sive_result_steps(const sive_result *r);
 /** Evaluation stride k of the run (0 if r is NULL). */
 SIVE_API int64_t sive_result_eval_stride(const sive_result *r);
+/**
+ * The parameter ranges the chains moved (sive_probe_set_params): *n_ranges
+ * (begin, end) pairs, owned by r and valid until sive_result_free(); NULL
+ * and 0 when they moved all of theta (or r is NULL).  n_ranges may be
+ * NULL.  Kept by sive_result_save() and sive_result_merge().
+ */
+SIVE_API const uint64_t *sive_result_params(const sive_result *r, size_t *n_ranges);
+/** The number k of parameters the chains moved: the model's dim for an
+ *  unrestricted probe (0 if r is NULL). */
+SIVE_API uint64_t sive_result_params_dim(const sive_result *r);
 /**
  * The option values the run used (the copy frozen at its start).
  * SIVE_E_INVALID_ARG for NULL arguments, an unknown option or the wrong
