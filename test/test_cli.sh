@@ -245,6 +245,27 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["per_chain"] == b["per_chain"], (a["per_chain"], b["per_chain"])
 EOF
 
+# --params: the three layers cover theta (the unrestricted run, number for
+# number); one layer is another probe with its own radius; bad lists refused
+run "probe --params all layers" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 \
+    --format json --quiet --params layer1,layer2,layer3 &&
+    python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--params covering theta = all" || bad "--params cover"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["per_chain"] == b["per_chain"] and a["settings"]["params"] == "layer1,layer2,layer3"
+EOF
+run "probe --params one layer" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --format json \
+    --quiet --params 3.weight,3.bias &&
+    python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--params one layer differs" || bad "--params layer"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["status"] == 0 and a["sive"] != b["sive"] and a["h"] != b["h"]
+EOF
+run "--params unknown name" 2 "$SIVE" probe --params 4.weight ckpt &&
+    expect_err "--params unknown name" "no parameters named '4.weight'"
+run "--params bad range" 2 "$SIVE" probe --params 5:3 ckpt &&
+    expect_err "--params bad range" "A < B"
+
 run "probe two checkpoints json" 0 "$SIVE" probe "$CK/epoch_0.ckpt" "$CK/epoch_1.ckpt" "${TINY[@]}" \
     --steps 100 --format json --quiet &&
     pycheck "json array" "$TMP/out" 'assert isinstance(d, list) and [x["epoch"] for x in d] == [0, 1]'

@@ -240,6 +240,7 @@ typedef struct probe_cfg {
     int quiet;
     const char *radius;    /* "--h" or "--c-h" once one was given: the two
                               radius modes exclude each other             */
+    const char *params;    /* --params: the moved parameters, or NULL (all) */
 } probe_cfg;
 
 /* A probe with the library's defaults (message printed on failure; returns
@@ -261,6 +262,11 @@ void probe_cfg_finish(probe_cfg *c);
  * window, the chain range, ...).  0, or EXIT_USAGE after printing
  * "<cli_cmd>: <the library's message>". */
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples);
+/* params_spec.c: --params text (A:B ranges, indices, the MLP's block
+ * names when m is given) as sorted, merged ranges (*ranges malloc'd, *n
+ * pairs); 0, or -1 with a message in err. */
+int params_spec_ranges(const char *spec, const sive_mlp *m, uint64_t **ranges, size_t *n,
+                       char *err, size_t errlen);
 /* Probe one parameter vector of model m on data set train.  *out receives
  * the result whenever the library produced one; the status is the run's
  * (sive_result_status()) or, without a result, the failure's.  err

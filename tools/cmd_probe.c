@@ -11,7 +11,7 @@
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
 enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES,
-       PO_CHAIN_RANGE, PO_SAVE_RESULT };
+       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS };
 
 /* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
 enum { BLIS_MAX = 1024 };
@@ -39,7 +39,8 @@ void probe_cfg_free(probe_cfg *c)
 struct option *probe_opts_add(struct option *dst, size_t cap, const cli_optset *set)
 {
     static const struct option own[] = {
-        {"blis-threads", required_argument, 0, PO_BLIS_THREADS}, {0, 0, 0, 0}};
+        {"blis-threads", required_argument, 0, PO_BLIS_THREADS},
+        {"params", required_argument, 0, PO_PARAMS}, {0, 0, 0, 0}};
     cli_opts_add(dst, cap, set);
     return cli_opts_cat(dst, cap, dst, own);
 }
@@ -49,6 +50,26 @@ int probe_option(probe_cfg *c, int code, const char *arg)
     if (code == PO_BLIS_THREADS) {
         if (cli_int("--blis-threads", arg, 1, BLIS_MAX, &c->blis_threads))
             return -1;
+        return 1;
+    }
+    if (code == PO_PARAMS) {
+        uint64_t *r = NULL;
+        size_t n = 0;
+        char err[256];
+        /* the grammar and the names checked now (any MLP has the same
+         * names); the ranges are resolved per checkpoint in probe_run() */
+        sive_mlp *m = NULL;
+        snprintf(err, sizeof err, "out of memory");
+        if (sive_mlp_new(&m, 4, 2, 2, 2) == SIVE_OK &&
+            !params_spec_ranges(arg, m, &r, &n, err, sizeof err))
+            err[0] = '\0';
+        sive_mlp_free(m);
+        free(r);
+        if (err[0]) {
+            fprintf(stderr, "%s: %s\n", cli_cmd, err);
+            return -1;
+        }
+        c->params = arg;
         return 1;
     }
     int h = cli_opt_apply(c->p, code, arg);
@@ -84,7 +105,11 @@ void probe_usage_opts(FILE *f, const cli_optset *set)
     if (defaults)
         cli_opts_usage(f, defaults, set, probe_notes);
     fprintf(f, "  --blis-threads INT  BLIS threads per chain\n"
-               "                      (default cpus / parallel chains, in [1, %d])\n",
+               "                      (default cpus / parallel chains, in [1, %d])\n"
+               "  --params LIST       move only these parameters (weight-restricted\n"
+               "                      probe): comma-separated A:B index ranges, indices\n"
+               "                      and names 1.weight, 1.bias, ..., 3.bias, layer1..3\n"
+               "                      (default: all)\n",
             BLIS_MAX);
     sive_probe_free(defaults);
 }
@@ -154,12 +179,18 @@ void probe_print_settings(FILE *f, const probe_cfg *c)
 {
     cli_opts_print(f, c->p, NULL, 0);
     fprintf(f, ", blis_threads = %lld", (long long)probe_blis(c));
+    if (c->params)
+        fprintf(f, ", params = %s", c->params);
 }
 
 void probe_json_settings(FILE *f, const probe_cfg *c)
 {
     cli_opts_print(f, c->p, NULL, 1);
     fprintf(f, ",\"blis_threads\":%lld", (long long)probe_blis(c));
+    if (c->params) {
+        fputs(",\"params\":", f);
+        cli_json_str(f, c->params);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -179,6 +210,20 @@ static void run_message(const sive_result *r, int rc, char *err, size_t errlen)
         snprintf(err, errlen, "%s", sive_result_errmsg(r));
 }
 
+/* --params resolved for this checkpoint's layout into the probe. */
+static int probe_set_params(const probe_cfg *c, const sive_mlp *m, char *err, size_t errlen)
+{
+    uint64_t *r = NULL;
+    size_t n = 0;
+    if (params_spec_ranges(c->params, m, &r, &n, err, errlen))
+        return SIVE_E_INVALID_ARG;
+    int rc = sive_probe_set_params(c->p, r, n);
+    if (rc)
+        snprintf(err, errlen, "%s", sive_probe_errmsg(c->p));
+    free(r);
+    return rc;
+}
+
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
               const sive_dataset *train, progress *pg, const char *label,
               sive_result **out, double *seconds, char *err, size_t errlen)
@@ -190,6 +235,10 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
     int rc = sive_mlp_model(&model, m, train, (int)probe_blis(c));
     if (rc) {
         snprintf(err, errlen, "%s", sive_last_errmsg());
+        return rc;
+    }
+    if (c->params && (rc = probe_set_params(c, m, err, errlen))) {
+        sive_model_destroy(&model);
         return rc;
     }
     /* registered even without a bar: it is how Ctrl-C stops a run */
@@ -568,6 +617,7 @@ void probe_synopsis(cli_wrap *w, const cli_optset *set)
 {
     cli_wrap_opts(w, set);
     cli_wrap_word(w, "[--blis-threads INT]");
+    cli_wrap_word(w, "[--params LIST]");
 }
 
 static const char probe_usage_text[] =
