@@ -246,6 +246,32 @@ class Api(unittest.TestCase):
                 r.lambda_hat
         self.assertTrue(p.closed)
 
+    def test_params_restrict_the_chain(self):
+        # ranges, a mask and the probe keyword agree; covering ranges are
+        # the unrestricted run; frozen coordinates never move
+        seen = []
+
+        def watch(theta, batch):
+            seen.append(theta[1])
+            return grad(theta, batch)
+
+        with small_probe() as p:
+            full = p.run(model(), THETA)
+            p.set_params([(2, 3), (0, 2)])  # sorted and merged: all of theta
+            cover = p.run(model(), THETA)
+            self.assertEqual(full.trace("lbar", 0).tolist(), cover.trace("lbar", 0).tolist())
+            p.set_params(np.array([True, False, True]))
+            r = p.run(model(grad=watch), THETA)
+            self.assertEqual((r.params, r.params_dim), ([(0, 1), (2, 3)], 2))
+            self.assertTrue(all(v == THETA[1] for v in seen))
+            self.assertIsNone(full.params)
+            self.assertEqual(full.params_dim, DIM)
+            with self.assertRaisesRegex(sive.SiveError, "past the model's dim"):
+                p.set_params([(1, 4)]).run(model(), THETA)
+        with small_probe(params=[(0, 1), (2, 3)]) as q, q.run(model(), THETA) as r2:
+            self.assertEqual(r2.params, [(0, 1), (2, 3)])
+            self.assertEqual(r2.trace("lbar", 0).tolist(), r.trace("lbar", 0).tolist())
+
     def test_batches_hold_the_drawn_indices(self):
         seen = []
 

@@ -267,6 +267,9 @@ _probe_set_text = _fn("sive_probe_set_text", c_int, _vp, c_char_p, c_char_p)
 _probe_set_progress = _fn("sive_probe_set_progress", c_int, _vp, _PROGRESS, _vp)
 _probe_errmsg = _fn("sive_probe_errmsg", c_char_p, _vp)
 _probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
+_probe_set_params = _fn("sive_probe_set_params", c_int, _vp, POINTER(c_uint64), c_size_t)
+_result_params = _fn("sive_result_params", POINTER(c_uint64), _vp, POINTER(c_size_t))
+_result_params_dim = _fn("sive_result_params_dim", c_uint64, _vp)
 _result_free = _fn("sive_result_free", None, _vp)
 _result_to_bytes = _fn("sive_result_to_bytes", c_int, _vp, c_char_p, _pvp, POINTER(c_size_t))
 _result_from_bytes = _fn("sive_result_from_bytes", c_int, c_char_p, c_size_t, _pvp, _pvp)
@@ -950,17 +953,20 @@ def _typed_int(info, value):
 
 class Probe(_Handle):
     """Options plus a progress callback; run() probes a Model.  Keyword
-    arguments set options by name: Probe(t=1e4, steps=20000, chains=4)."""
+    arguments set options by name: Probe(t=1e4, steps=20000, chains=4);
+    params= restricts the chains to some parameters (set_params())."""
 
     _destroy = _probe_free
 
-    def __init__(self, **options):
+    def __init__(self, params=None, **options):
         out = c_void_p()
         _check(_probe_new(byref(out)))
         super().__init__(out.value)
         self._failure = _Failure()
         self._progress_keep = None  # the ctypes callback: must outlive every run
         self.set(**options)
+        if params is not None:
+            self.set_params(params)
 
     @property
     def errmsg(self):
@@ -1007,8 +1013,20 @@ class Probe(_Handle):
         return {o.name: self.get(o.name) for o in OPTIONS}
 
     def reset(self):
-        """Every option back to its default (the progress callback stays)."""
+        """Every option back to its default (the progress callback stays;
+        the parameter subset goes back to all of theta)."""
         self._check(_probe_reset(self._p))
+        return self
+
+    def set_params(self, params):
+        """Make the probe weight-restricted (docs/guide.md, "Refined LLCs"):
+        only these parameters move, the rest stays at theta*.  params is a
+        boolean mask of the model's dim entries, or (begin, end) index
+        ranges (half-open; sorted and merged here), or None for all of
+        theta.  Returns the probe."""
+        ranges = params_ranges(params)
+        flat = (c_uint64 * (2 * len(ranges)))(*[v for r in ranges for v in r])
+        self._check(_probe_set_params(self._p, flat, len(ranges)))
         return self
 
     def set_progress(self, fn):
@@ -1060,10 +1078,45 @@ class Probe(_Handle):
         return result
 
 
+def params_ranges(params):
+    """params (a boolean mask, (begin, end) pairs, or None) as sorted,
+    merged half-open ranges [(begin, end), ...]; [] for None."""
+    if params is None:
+        return []
+    a = np.asarray(params)
+    if a.dtype == np.bool_:
+        if a.ndim != 1:
+            raise ValueError("a parameter mask is one-dimensional")
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], a.astype(np.int8), [0]))))
+        return [(int(b), int(e)) for b, e in zip(edges[0::2], edges[1::2])]
+    pairs = sorted((int(b), int(e)) for b, e in params)
+    out = []
+    for b, e in pairs:
+        if out and b <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((b, e))
+    return out
+
+
 class Result(_Handle):
     """Estimators, diagnostics and traces of one run (immutable)."""
 
     _destroy = _result_free
+
+    @property
+    def params(self):
+        """The (begin, end) ranges of the parameters the chains moved, or
+        None when they moved all of theta."""
+        n = c_size_t()
+        p = _result_params(self._p, byref(n))
+        if not p or n.value == 0:
+            return None
+        return [(int(p[2 * i]), int(p[2 * i + 1])) for i in range(n.value)]
+
+    params_dim = property(lambda self: int(_result_params_dim(self._p)),
+                          doc="How many parameters the chains moved (the model's dim "
+                              "when unrestricted).")
 
     def to_bytes(self, note=""):
         """The bytes of this result's result file (sive_result_to_bytes),
