@@ -105,7 +105,7 @@ static int star_cancelled(sivei_run *run, sivei_clock *clk, uint64_t done, uint6
     return pr;
 }
 
-static int cv_active(const sivei_options *o) { return o->control_variate != 0; }
+static int cv_active(const sivei_run *run) { return run->opt.control_variate != 0; }
 
 static int cv_prepare(sivei_run *run, void **state, char *err)
 {

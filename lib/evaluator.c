@@ -8,6 +8,7 @@
 static const sivei_evaluator *const registry[] = {
     &sivei_eval_raw, /* first: always on, the model's losses as they are */
     &sivei_eval_cv,
+    &sivei_eval_views,
 };
 
 #define N_EVALUATORS ((int)(sizeof registry / sizeof registry[0]))
@@ -31,7 +32,7 @@ int sivei_evaluators_prepare(sivei_run *run, char *err)
     memset(run->evaluator_state, 0, sizeof run->evaluator_state);
     for (int k = 0; k < N_EVALUATORS; k++) {
         const sivei_evaluator *e = registry[k];
-        if (e->active && !e->active(&run->opt))
+        if (e->active && !e->active(run))
             continue;
         run->evaluator_on |= 1u << k;
         if (e->evaluate)
@@ -107,4 +108,25 @@ void sivei_evaluators_offset(const sivei_run *run, double *lbar)
     for (int k = 0; k < N_EVALUATORS; k++)
         if (is_on(run, k) && registry[k]->offset)
             *lbar += registry[k]->offset(run, run->evaluator_state[k]);
+}
+
+void sivei_evaluators_chain_start(sivei_work *w, int32_t c)
+{
+    for (int k = 0; k < N_EVALUATORS; k++)
+        if (is_on(w->run, k) && registry[k]->chain_start)
+            registry[k]->chain_start(w, w->run->evaluator_state[k], w->evaluator_state[k], c);
+}
+
+int sivei_evaluators_observe(sivei_run *run, sivei_work *w, const void *theta, int32_t c,
+                             int64_t m)
+{
+    for (int k = 0; k < N_EVALUATORS; k++) {
+        if (!is_on(run, k) || !registry[k]->observe)
+            continue;
+        int rc = registry[k]->observe(run, w, run->evaluator_state[k], w->evaluator_state[k],
+                                      theta, c, m);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }

@@ -12,7 +12,9 @@
  *    (w->dedup.loss) before they are grouped (e.g. control variates
  *    subtract l_j(theta*));
  *  - every selected module's `offset` is added to Lbar_m afterwards (what
- *    the rewrite took from the mean, so that E[Lbar | theta] = L_n(theta)).
+ *    the rewrite took from the mean, so that E[Lbar | theta] = L_n(theta));
+ *  - every selected module's `observe` hook then measures what else it
+ *    measures at theta_m (the evaluation views: their own Lbar and s2).
  * Modules keep their state in the run's and the worker's slot of their
  * registration index, never in the chain's code. */
 #ifndef SIVE_EVALUATOR_H
@@ -22,8 +24,9 @@
 
 typedef struct sivei_evaluator {
     const char *name;
-    /* 1 when the options select the module (NULL: always). */
-    int (*active)(const sivei_options *o);
+    /* 1 when the run (its options, its evaluation views) selects the
+     * module (NULL: always). */
+    int (*active)(const sivei_run *run);
     /* Before the chains, with theta* known.  *state is the run's slot.  A
      * callback error or a cancel is recorded in run (sivei_run_fail) and
      * SIVE_OK returned; another failure is returned with its message in
@@ -45,11 +48,19 @@ typedef struct sivei_evaluator {
                     const sive_batch *eb);
     /* Added to every Lbar_m (NULL: nothing). */
     double (*offset)(const sivei_run *run, const void *rs);
+    /* At the start of chain c (e.g. to seed the module's streams). */
+    void (*chain_start)(sivei_work *w, void *rs, void *ws, int32_t c);
+    /* After the step's evaluation at theta (an evaluated step m of chain
+     * c): further measurements into the module's own traces (evaluation
+     * views).  Returns a callback's non-zero code. */
+    int (*observe)(sivei_run *run, sivei_work *w, void *rs, void *ws, const void *theta,
+                   int32_t c, int64_t m);
 } sivei_evaluator;
 
 /* The modules (one line each in evaluator.c's registry). */
 extern SIVE_HIDDEN const sivei_evaluator sivei_eval_raw;
 extern SIVE_HIDDEN const sivei_evaluator sivei_eval_cv;
+extern SIVE_HIDDEN const sivei_evaluator sivei_eval_views;
 
 /* The registry (evaluator.c): module k's hooks and state live in slot k. */
 SIVE_HIDDEN const sivei_evaluator *sivei_evaluator_at(int k);

@@ -27,8 +27,10 @@ int sive_probe_new(sive_probe **out)
 
 void sive_probe_free(sive_probe *p)
 {
-    if (p)
+    if (p) {
         free(p->ranges);
+        sivei_probe_views_free(p);
+    }
     free(p);
 }
 
@@ -40,6 +42,7 @@ int sive_probe_reset(sive_probe *p)
     free(p->ranges);
     p->ranges = NULL;
     p->n_ranges = 0;
+    sivei_probe_views_free(p);
     p->errmsg[0] = '\0';
     return SIVE_OK;
 }
@@ -281,12 +284,15 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
                          "out of memory for %lld chains x %lld steps of traces",
                          (long long)(end - run->opt.chain_begin), (long long)run->opt.steps);
     identify(run->r, &run->model, theta_star);
-    if (sivei_result_set_params(run->r, run->ranges, run->n_ranges, run->moved)) {
+    if (sivei_result_set_params(run->r, run->ranges, run->n_ranges, run->moved))
+        rc = sivei_fail(p->errmsg, SIVE_E_NOMEM, "out of memory for the parameter ranges");
+    else
+        rc = sivei_views_prepare(p, run, p->errmsg);
+    if (rc) {
         sive_result_free(run->r);
         run->r = NULL;
-        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "out of memory for the parameter ranges");
     }
-    return SIVE_OK;
+    return rc;
 }
 
 /* One run of the chains with options o (p's or the step-halved copy). */
@@ -324,6 +330,10 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
         return sivei_fail(p->errmsg, rc, "out of memory while summarising the chains");
     }
     sivei_result_conclude(run.r, run.status, run.callback_code, run.errmsg);
+    if ((rc = sivei_views_finish(run.r))) {
+        sive_result_free(run.r);
+        return sivei_fail(p->errmsg, rc, "out of memory while summarising the views");
+    }
     *out = run.r;
     return SIVE_OK;
 }

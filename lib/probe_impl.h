@@ -46,8 +46,21 @@ SIVE_HIDDEN int sivei_options_get(const sivei_options *o, sive_option opt,
                                   sive_option_type type, int64_t *iv,
                                   double *dv, char *errbuf);
 
+/* An evaluation view (views.c): a model description whose loss or
+ * group_loss measures Lbar on other data (user borrowed from the caller),
+ * optionally restricted to a subset of its examples. */
+#define SIVEI_VIEW_NAME 64
+typedef struct sivei_view {
+    char name[SIVEI_VIEW_NAME];
+    sive_model model;
+    uint64_t *subset; /* strictly ascending indices into model's examples */
+    uint64_t n;       /* examples drawn from: the subset's or the model's */
+} sivei_view;
+
 struct sive_probe {
     sivei_options opt;
+    sivei_view *views; /* evaluation views (views.c) */
+    size_t n_views;
     uint64_t *ranges; /* parameters the chains move (params.c), or NULL */
     size_t n_ranges;
     sive_progress_fn progress;
@@ -75,6 +88,9 @@ struct sive_result {
     int32_t dtype;       /* the model's, a hash of theta* and the model's */
     uint64_t dim, n_examples, theta_hash; /* identity (0: none): what     */
     uint64_t identity;   /* merge checks parts agree on                    */
+    sive_result **views; /* one result per evaluation view (owned), NULL */
+    size_t n_views;      /* when none; a view's own name:                  */
+    char name[SIVEI_VIEW_NAME];
     uint64_t *ranges;    /* the moved parameters' ranges (NULL: all), and */
     size_t n_ranges;     /* how many parameters moved (dim when all)       */
     uint64_t moved;
@@ -184,6 +200,10 @@ typedef struct sivei_run {
     const uint64_t *ranges;
     size_t n_ranges;
     uint64_t moved;
+    /* evaluation views (borrowed from the probe; views.c), their results
+     * are r->views */
+    const sivei_view *views;
+    size_t n_views;
     double h, eta;
     /* evaluators (evaluator.c): which modules the options select (bit k
      * for registry entry k), the one that evaluates, each one's run state */
@@ -269,6 +289,16 @@ SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
 SIVE_HIDDEN int sivei_evaluators_examples(sivei_run *run, sivei_work *w,
                                           const sive_batch *eb);
 SIVE_HIDDEN void sivei_evaluators_offset(const sivei_run *run, double *lbar);
+SIVE_HIDDEN void sivei_evaluators_chain_start(sivei_work *w, int32_t c);
+SIVE_HIDDEN int sivei_evaluators_observe(sivei_run *run, sivei_work *w, const void *theta,
+                                         int32_t c, int64_t m);
+/* views.c: the probe's views checked against the run's model (SIVE_OK or
+ * SIVE_E_INVALID_ARG with err), their results allocated in run->r
+ * (SIVE_E_NOMEM), and after the chains their path traces and statuses
+ * copied from the run's chains and their statistics computed. */
+SIVE_HIDDEN int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err);
+SIVE_HIDDEN int sivei_views_finish(sive_result *r);
+SIVE_HIDDEN void sivei_probe_views_free(sive_probe *p);
 /* sampler.c: the modules a run's options select (before the chains; a
  * callback error is recorded in run and SIVE_OK returned, other errors
  * returned with their message in err), their release, the per-worker

@@ -99,6 +99,9 @@ void sive_result_free(sive_result *r)
     free(r->c);
     free(r->health);
     free(r->ranges);
+    for (size_t k = 0; k < r->n_views; k++)
+        sive_result_free(r->views[k]);
+    free(r->views);
     free(r);
 }
 

@@ -405,7 +405,8 @@ typedef int (*sive_progress_fn)(int32_t chain, int64_t step, int64_t total,
 SIVE_API int sive_probe_new(sive_probe **out);
 /** Free a probe (NULL is a no-op). */
 SIVE_API void sive_probe_free(sive_probe *p);
-/** Set every option back to its default (the progress callback stays). */
+/** Set every option back to its default (the progress callback stays;
+ *  the parameter subset and the evaluation views are cleared). */
 SIVE_API int sive_probe_reset(sive_probe *p);
 
 /**
@@ -476,6 +477,39 @@ SIVE_API int sive_probe_set_params(sive_probe *p, const uint64_t *ranges,
  */
 SIVE_API int sive_probe_set_params_mask(sive_probe *p, const unsigned char *mask,
                                         size_t dim);
+
+/**
+ * Add an evaluation view (a data-refined probe, docs/guide.md "Refined
+ * LLCs"): the chains still follow the run's model (its gradient, its
+ * evaluation), and at every evaluated step the view's loss is evaluated
+ * too, at the same theta, on N groups of B_eval examples drawn from the
+ * view's own streams.  The run's result then holds one result per view
+ * (sive_result_view()) with its own Lbar and s2 traces and every
+ * statistic computed from them (SIVE, its MCSE, ESS, health): one
+ * Langevin path, K refined estimates.  The run's own result is bit for
+ * bit what it is without views.
+ *
+ * view describes the other data as a model does: dtype and dim equal to
+ * the run's model's (checked at sive_probe_run()), and a loss callback
+ * with its n_examples (another data set, e.g. sive_mlp_model() on a test
+ * set) or a group_loss callback (an analytic target); its grad is not
+ * used.  The description is copied; view->user is passed to its callbacks
+ * and must stay valid while runs use the probe (the same threading rules
+ * as a model's callbacks).  subset, when not NULL, restricts the view to
+ * n_subset of its examples (strictly ascending indices below
+ * view->n_examples, e.g. one class of the training set; copied; needs a
+ * loss callback).  name (1 to 63 bytes, copied) names the view in results
+ * and tools.  Control variates apply to the run's evaluation, not to the
+ * views; views are neither saved in result files nor merged yet.
+ *
+ * Errors: SIVE_E_INVALID_ARG (p or view NULL, a bad name, no loss, a
+ * subset out of range or not ascending, more than 64 views; the probe is
+ * then unchanged), SIVE_E_NOMEM.  Not thread-safe on the same probe.
+ */
+SIVE_API int sive_probe_add_eval_view(sive_probe *p, const char *name, const sive_model *view,
+                                      const uint64_t *subset, size_t n_subset);
+/** Remove every evaluation view (SIVE_E_INVALID_ARG when p is NULL). */
+SIVE_API int sive_probe_clear_eval_views(sive_probe *p);
 
 /** Register (or clear, with fn NULL) the progress callback. */
 SIVE_API int sive_probe_set_progress(sive_probe *p, sive_progress_fn fn,
@@ -705,6 +739,19 @@ SIVE_API const uint64_t *sive_result_params(const sive_result *r, size_t *n_rang
 /** The number k of parameters the chains moved: the model's dim for an
  *  unrestricted probe (0 if r is NULL). */
 SIVE_API uint64_t sive_result_params_dim(const sive_result *r);
+/** The number of evaluation views of the run (sive_probe_add_eval_view();
+ *  0 if r is NULL). */
+SIVE_API size_t sive_result_views(const sive_result *r);
+/**
+ * View k's result (k < sive_result_views(r), else NULL): a result like
+ * the run's, read with the same getters (not freed, not saved, not
+ * merged: owned by r, valid until sive_result_free(r)).  Its LBAR and S2
+ * traces are the view's; its other traces, chain statuses and options are
+ * the run's; sive_result_status() is the run's.
+ */
+SIVE_API const sive_result *sive_result_view(const sive_result *r, size_t k);
+/** View k's name (owned by r), or NULL. */
+SIVE_API const char *sive_result_view_name(const sive_result *r, size_t k);
 /**
  * The option values the run used (the copy frozen at its start).
  * SIVE_E_INVALID_ARG for NULL arguments, an unknown option or the wrong
