@@ -266,6 +266,24 @@ run "--params unknown name" 2 "$SIVE" probe --params 4.weight ckpt &&
 run "--params bad range" 2 "$SIVE" probe --params 5:3 ckpt &&
     expect_err "--params bad range" "A < B"
 
+# --eval-data: views on the same chains; the run's own numbers unchanged
+run "probe --eval-data" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 \
+    --format json --quiet --eval-data test --eval-data class=3 --eval-data train &&
+    python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--eval-data: views, run unchanged" || bad "--eval-data"
+import json, math, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["per_chain"] == b["per_chain"]
+assert [v["name"] for v in a["views"]] == ["test", "class=3", "train"]
+for v in a["views"]:
+    assert math.isfinite(v["sive"]["mean"]) and math.isfinite(v["mcse"]) and len(v["per_chain"]) == 2
+# one path: the views share the run's displacement, not its losses
+assert all(v["sive"] != a["sive"] for v in a["views"])
+EOF
+run "--eval-data bad spec" 2 "$SIVE" probe --eval-data foo ckpt &&
+    expect_err "--eval-data bad spec" "is not train, test"
+run "--eval-data with --save-result" 2 "$SIVE" probe --eval-data test --save-result "$TMP/x" ckpt &&
+    expect_err "--eval-data with --save-result" "not saved"
+
 run "probe two checkpoints json" 0 "$SIVE" probe "$CK/epoch_0.ckpt" "$CK/epoch_1.ckpt" "${TINY[@]}" \
     --steps 100 --format json --quiet &&
     pycheck "json array" "$TMP/out" 'assert isinstance(d, list) and [x["epoch"] for x in d] == [0, 1]'

@@ -11,7 +11,7 @@
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
 enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES,
-       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS };
+       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS, PO_EVAL_DATA };
 
 /* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
 enum { BLIS_MAX = 1024 };
@@ -237,7 +237,11 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
         snprintf(err, errlen, "%s", sive_last_errmsg());
         return rc;
     }
-    if (c->params && (rc = probe_set_params(c, m, err, errlen))) {
+    eval_views views = {0};
+    if ((c->params && (rc = probe_set_params(c, m, err, errlen))) ||
+        (c->n_eval && (rc = eval_views_add(c, m, &model, (int)probe_blis(c), &views, err,
+                                           errlen)))) {
+        eval_views_release(&views);
         sive_model_destroy(&model);
         return rc;
     }
@@ -253,6 +257,7 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
         snprintf(err, errlen, "%s", sive_probe_errmsg(c->p));
     else if ((rc = sive_result_status(*out)))
         run_message(*out, rc, err, errlen);
+    eval_views_release(&views);
     sive_model_destroy(&model);
     return rc;
 }
@@ -358,6 +363,25 @@ static void print_diagnostics(FILE *f, const sive_result *r)
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
 }
 
+/* --eval-data: one line per view (its lambda-hat, MCSE, ESS, flags). */
+static void print_views(FILE *f, const sive_result *r)
+{
+    for (size_t k = 0; k < sive_result_views(r); k++) {
+        const sive_result *v = sive_result_view(r, k);
+        char name[80];
+        snprintf(name, sizeof name, "view %s: lambda-hat", sive_result_view_name(r, k));
+        row_pm(f, name, v, SIVE_STAT_SIVE);
+        fprintf(f, "  %-25s MCSE %.4g, ESS %.4g", "", sive_result_mcse(v), sive_result_ess(v));
+        const char *sep = ", flags: ";
+        for (int b = 0; b < 32; b++)
+            if (sive_result_flags(v) & (1u << b)) {
+                fprintf(f, "%s%s", sep, sive_flag_name(1u << b));
+                sep = " ";
+            }
+        fputc('\n', f);
+    }
+}
+
 static void print_table(FILE *f, const probe_out *o)
 {
     const ckpt_info *ci = o->ci;
@@ -382,6 +406,7 @@ static void print_table(FILE *f, const probe_out *o)
     if (isfinite(anchor))
         row_pm(f, "anchored mean", r, SIVE_STAT_ANCHORED_MEAN);
     print_diagnostics(f, r);
+    print_views(f, r);
     print_chains(f, r, o->seconds);
     if (o->rc)
         fprintf(f, "  error: %s (%s)\n", o->err, rc_text(o));
@@ -526,6 +551,16 @@ static void print_json(FILE *f, const probe_out *o)
     json_head(f, o);
     if (o->r)
         json_result(f, o->r);
+    if (o->r && sive_result_views(o->r)) {
+        fputs(",\"views\":[", f);
+        for (size_t k = 0; k < sive_result_views(o->r); k++) {
+            fputs(k ? ",{\"name\":" : "{\"name\":", f);
+            cli_json_str(f, sive_result_view_name(o->r, k));
+            json_result(f, sive_result_view(o->r, k));
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
     cli_json_member(f, "seconds", o->seconds);
     fputc('}', f);
 }
@@ -624,6 +659,9 @@ static const char probe_usage_text[] =
     "Runs the SIVE probe on each checkpoint (made by 'sive train') over the\n"
     "training set and prints lambda-hat with its diagnostics.\n"
     "  --data DIR          MNIST directory (default: $SIVE_DATA_DIR or the bundled data)\n"
+    "  --eval-data SPEC    also evaluate on other data, on the same chains\n"
+    "                      (repeatable): train, test, class=K (training examples\n"
+    "                      of label K), test:class=K; one lambda-hat per view\n"
     "  --format F          table (default), json (one object per checkpoint, an\n"
     "                      array when several) or csv\n"
     "  --traces FILE       write the per-step traces as CSV (chain, step, Lbar, s2,\n"
@@ -638,7 +676,8 @@ static const char probe_usage_text[] =
 static void probe_usage(FILE *f, int full)
 {
     static const char *const pre[] = {"CKPT...", "[--data DIR]", NULL};
-    static const char *const post[] = {"[--format table|json|csv]", "[--traces FILE]",
+    static const char *const post[] = {"[--eval-data SPEC]...", "[--format table|json|csv]",
+                                       "[--traces FILE]",
                                        "[--chain-range A:B]", "[--save-result FILE]",
                                        "[--quiet]", NULL};
     cli_wrap w;
@@ -691,6 +730,22 @@ static int chain_range(probe_cfg *c, const char *arg)
 }
 
 /* Parse argv into a; returns -1 to go on, else the exit status. */
+/* --eval-data SPEC (repeatable). */
+static int eval_data(probe_cfg *c, const char *spec)
+{
+    char err[200];
+    if (eval_spec_check(spec, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", cli_cmd, err);
+        return -1;
+    }
+    if (c->n_eval >= CLI_MAX_VIEWS) {
+        fprintf(stderr, "%s: at most %d --eval-data views\n", cli_cmd, CLI_MAX_VIEWS);
+        return -1;
+    }
+    c->eval_spec[c->n_eval++] = spec;
+    return 0;
+}
+
 static int probe_parse(probe_args *a, int argc, char **argv)
 {
     static const struct option own[] = {
@@ -698,7 +753,8 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         {"quiet", no_argument, 0, PO_QUIET},       {"help", no_argument, 0, PO_HELP},
         {"traces", required_argument, 0, PO_TRACES},
         {"chain-range", required_argument, 0, PO_CHAIN_RANGE},
-        {"save-result", required_argument, 0, PO_SAVE_RESULT}, {0, 0, 0, 0}};
+        {"save-result", required_argument, 0, PO_SAVE_RESULT},
+        {"eval-data", required_argument, 0, PO_EVAL_DATA}, {0, 0, 0, 0}};
     struct option opts[64] = {{0}};
     cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
     int o;
@@ -715,6 +771,10 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         case PO_QUIET: a->cfg.quiet = 1; break;
         case PO_TRACES: a->traces = optarg; break;
         case PO_SAVE_RESULT: a->save = optarg; break;
+        case PO_EVAL_DATA:
+            if (eval_data(&a->cfg, optarg))
+                return EXIT_USAGE;
+            break;
         case PO_CHAIN_RANGE:
             if (chain_range(&a->cfg, optarg))
                 return EXIT_USAGE;
@@ -731,6 +791,11 @@ static int probe_parse(probe_args *a, int argc, char **argv)
     if (a->n_ckpt < 1) {
         fprintf(stderr, "%s: no checkpoint given\n", cli_cmd);
         probe_usage(stderr, 0);
+        return EXIT_USAGE;
+    }
+    if (a->save && a->cfg.n_eval) {
+        fprintf(stderr, "%s: --eval-data views are not saved in result files yet: "
+                        "drop --save-result or --eval-data\n", cli_cmd);
         return EXIT_USAGE;
     }
     if (a->save && a->n_ckpt != 1) {
@@ -975,11 +1040,12 @@ static int probe_all(probe_args *a)
     sive_dataset *train = NULL, *test = NULL;
     if (cli_open_data("sive probe", a->data_dir, &train, &test, a->cfg.quiet))
         return EXIT_RUN;
-    sive_dataset_free(test);
-    a->train = train;
+    a->train = a->cfg.train = train;
+    a->cfg.test = test; /* for --eval-data test */
     int refused = probe_cfg_check(&a->cfg, sive_dataset_count(train));
     if (refused || (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
+        sive_dataset_free(test);
         return refused ? refused : EXIT_RUN;
     }
     if (a->tf)
@@ -1004,6 +1070,7 @@ static int probe_all(probe_args *a)
         status = status ? status : EXIT_RUN;
     progress_free(a->pg);
     sive_dataset_free(train);
+    sive_dataset_free(test);
     return status;
 }
 
@@ -1143,6 +1210,7 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     free(fail);
     progress_free(a->pg);
     sive_dataset_free(train);
+    sive_dataset_free(test);
     return status;
 }
 
@@ -1160,6 +1228,10 @@ int cmd_probe(int argc, char **argv)
      * could not start */
     int status = probe_cfg_init(&a.cfg) ? EXIT_RUN : probe_parse(&a, argc, argv);
     status = cli_mpi_go("sive probe", status);
+    if (status < 0 && R > 1 && a.cfg.n_eval) {
+        fprintf(stderr, "sive probe: --eval-data views are not merged across MPI ranks yet\n");
+        status = EXIT_USAGE;
+    }
     if (status < 0)
         status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
     probe_cfg_free(&a.cfg);
