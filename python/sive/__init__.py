@@ -270,6 +270,12 @@ _probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
 _probe_set_params = _fn("sive_probe_set_params", c_int, _vp, POINTER(c_uint64), c_size_t)
 _result_params = _fn("sive_result_params", POINTER(c_uint64), _vp, POINTER(c_size_t))
 _result_params_dim = _fn("sive_result_params_dim", c_uint64, _vp)
+_probe_add_eval_view = _fn("sive_probe_add_eval_view", c_int, _vp, c_char_p, POINTER(_Model),
+                           POINTER(c_uint64), c_size_t)
+_probe_clear_eval_views = _fn("sive_probe_clear_eval_views", c_int, _vp)
+_result_views = _fn("sive_result_views", c_size_t, _vp)
+_result_view = _fn("sive_result_view", _vp, _vp, c_size_t)
+_result_view_name = _fn("sive_result_view_name", c_char_p, _vp, c_size_t)
 _result_free = _fn("sive_result_free", None, _vp)
 _result_to_bytes = _fn("sive_result_to_bytes", c_int, _vp, c_char_p, _pvp, POINTER(c_size_t))
 _result_from_bytes = _fn("sive_result_from_bytes", c_int, c_char_p, c_size_t, _pvp, _pvp)
@@ -954,19 +960,25 @@ def _typed_int(info, value):
 class Probe(_Handle):
     """Options plus a progress callback; run() probes a Model.  Keyword
     arguments set options by name: Probe(t=1e4, steps=20000, chains=4);
-    params= restricts the chains to some parameters (set_params())."""
+    params= restricts the chains to some parameters (set_params()), views=
+    {name: Model or (Model, subset)} adds evaluation views
+    (add_eval_view())."""
 
     _destroy = _probe_free
 
-    def __init__(self, params=None, **options):
+    def __init__(self, params=None, views=None, **options):
         out = c_void_p()
         _check(_probe_new(byref(out)))
         super().__init__(out.value)
         self._failure = _Failure()
         self._progress_keep = None  # the ctypes callback: must outlive every run
+        self._views = []  # the views' Models: their callbacks must outlive every run
         self.set(**options)
         if params is not None:
             self.set_params(params)
+        for name, view in (views or {}).items():
+            model, subset = view if isinstance(view, tuple) else (view, None)
+            self.add_eval_view(name, model, subset)
 
     @property
     def errmsg(self):
@@ -1018,6 +1030,30 @@ class Probe(_Handle):
         self._check(_probe_reset(self._p))
         return self
 
+    def add_eval_view(self, name, model, subset=None):
+        """Add an evaluation view (docs/guide.md, "Refined LLCs: other
+        data"): at every evaluated step the chains also evaluate model's
+        loss (or group_loss) at the same theta, on their own draws; its grad
+        is not used.  model is a Model of the run's dim and dtype (another
+        data set's, or the run's own with subset, ascending example indices
+        such as one class).  Each run's Result then has .views, one Result
+        per view.  Returns the probe."""
+        if subset is None:
+            ptr, n = None, 0
+        else:
+            sub = np.ascontiguousarray(subset, dtype=np.uint64)
+            ptr, n = sub.ctypes.data_as(POINTER(c_uint64)), sub.size
+        self._check(_probe_add_eval_view(self._p, str(name).encode(), byref(model._struct()),
+                                         ptr, n))
+        self._views.append(model)
+        return self
+
+    def clear_eval_views(self):
+        """Remove every evaluation view.  Returns the probe."""
+        self._check(_probe_clear_eval_views(self._p))
+        self._views = []
+        return self
+
     def set_params(self, params):
         """Make the probe weight-restricted (docs/guide.md, "Refined LLCs"):
         only these parameters move, the rest stays at theta*.  params is a
@@ -1061,12 +1097,16 @@ class Probe(_Handle):
         theta = _array(theta_star, model.dtype, (model.dim,), "theta_star")
         self._failure.take()
         model._failure.take()
+        for v in self._views:
+            v._failure.take()
         out = c_void_p()
         rc = _probe_run(self._p, byref(m), theta.ctypes.data_as(c_void_p), byref(out))
         if rc != 0:  # no result, no chain ran
             raise SiveError(rc, self.errmsg)
         result = Result(out.value)
         exc = model._failure.take() or self._failure.take()
+        for v in self._views:
+            exc = exc or v._failure.take()
         if exc is not None:
             message = result.errmsg
             result.close()
@@ -1103,6 +1143,22 @@ class Result(_Handle):
     """Estimators, diagnostics and traces of one run (immutable)."""
 
     _destroy = _result_free
+
+    @property
+    def views(self):
+        """{name: Result} of the run's evaluation views (Probe.add_eval_view):
+        each read like a result (lambda_hat, mcse, stat, trace, health); they
+        belong to this result and close with it."""
+        if getattr(self, "_view_list", None) is None:
+            self._view_list = [(_text(_result_view_name(self._p, k)),
+                                _ViewResult(_result_view(self._p, k), self))
+                               for k in range(_result_views(self._p))]
+        return dict(self._view_list)
+
+    def close(self):
+        for _, v in getattr(self, "_view_list", None) or []:
+            v._ptr = None  # freed with this result
+        super().close()
 
     @property
     def params(self):
@@ -1265,6 +1321,17 @@ class Result(_Handle):
         return (f"Result(status={self.status.name}, lambda={self.lambda_hat:.4g} "
                 f"(mcse {self.mcse:.2g}), ess={self.ess:.0f}, "
                 f"chains_ok={self.chains_ok}/{self.chains}, flags={self.flags!r})")
+
+
+class _ViewResult(Result):
+    """An evaluation view's result (Result.views): owned by the run's Result,
+    which it keeps alive; closing it only closes this handle."""
+
+    _destroy = staticmethod(lambda ptr: None)
+
+    def __init__(self, ptr, parent):
+        super().__init__(ptr)
+        self._parent = parent
 
 
 # ---------------------------------------------------------------------------
