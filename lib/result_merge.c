@@ -129,6 +129,38 @@ static int copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
     return SIVE_OK;
 }
 
+/* The parts' evaluation views, view by view, into r (the parts' views
+ * are whole results on the same chains: merged as parts themselves). */
+static int merge_views(sive_result *r, const sive_result *const *parts, size_t n)
+{
+    const sive_result *ref = parts[0];
+    for (size_t i = 1; i < n; i++) {
+        int same = parts[i]->n_views == ref->n_views;
+        for (size_t k = 0; same && k < ref->n_views; k++)
+            same = !strcmp(parts[i]->views[k]->name, ref->views[k]->name);
+        if (!same)
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                             "part %zu has other evaluation views than part 0", i);
+    }
+    if (!ref->n_views)
+        return SIVE_OK;
+    const sive_result **vp = malloc(n * sizeof *vp);
+    if (!vp || !(r->views = calloc(ref->n_views, sizeof *r->views))) {
+        free(vp);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory");
+    }
+    r->n_views = ref->n_views;
+    int rc = SIVE_OK;
+    for (size_t k = 0; k < ref->n_views && !rc; k++) {
+        for (size_t i = 0; i < n; i++)
+            vp[i] = parts[i]->views[k];
+        if (!(rc = sive_result_merge(&r->views[k], vp, n)))
+            strcpy(r->views[k]->name, ref->views[k]->name);
+    }
+    free(vp);
+    return rc;
+}
+
 int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t n)
 {
     if (out)
@@ -173,6 +205,10 @@ int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t
         return sivei_fail(NULL, rc, "sive_result_merge: out of memory while summarising");
     }
     sivei_result_conclude(r, SIVE_OK, 0, "");
+    if ((rc = merge_views(r, parts, n))) {
+        sive_result_free(r);
+        return rc;
+    }
     *out = r;
     sivei_clear_error();
     return SIVE_OK;

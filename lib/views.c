@@ -127,14 +127,10 @@ int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err)
     r->n_views = p->n_views;
     for (size_t k = 0; k < p->n_views; k++) {
         sive_result *vr = sivei_result_alloc(&r->opt, r->h, r->eta, r->begin, r->end, 1);
-        if (!(r->views[k] = vr) ||
-            sivei_result_set_params(vr, r->ranges, r->n_ranges, r->moved))
+        if (!(r->views[k] = vr))
             return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the views' traces");
         strcpy(vr->name, p->views[k].name);
-        vr->dtype = r->dtype;
-        vr->dim = r->dim;
         vr->n_examples = p->views[k].n;
-        vr->theta_hash = r->theta_hash;
         for (int32_t c = r->begin; c < r->end; c++)
             for (int64_t m = 0; m < r->opt.steps; m++)
                 sivei_chain(vr, c)->trace[SIVE_TRACE_LBAR][m] =
@@ -148,6 +144,11 @@ int sivei_views_finish(sive_result *r)
     static const int path[] = {SIVE_TRACE_GRAD_LOSS, SIVE_TRACE_GRAD_NORM, SIVE_TRACE_DISP};
     for (size_t k = 0; k < r->n_views; k++) {
         sive_result *vr = r->views[k];
+        vr->dtype = r->dtype; /* the run's model and theta*: what merge checks */
+        vr->dim = r->dim;
+        vr->theta_hash = r->theta_hash;
+        if (sivei_result_set_params(vr, r->ranges, r->n_ranges, r->moved))
+            return SIVE_E_NOMEM;
         for (int32_t c = r->begin; c < r->end; c++) {
             const sivei_chain_out *a = sivei_chain(r, c);
             sivei_chain_out *b = sivei_chain(vr, c);
@@ -156,7 +157,7 @@ int sivei_views_finish(sive_result *r)
             b->steps_run = a->steps_run;
             for (size_t j = 0; j < sizeof path / sizeof path[0]; j++)
                 memcpy(b->trace[path[j]], a->trace[path[j]],
-                       (size_t)r->opt.steps * sizeof(double));
+                       (size_t)a->steps_run * sizeof(double));
         }
         int rc = sivei_result_summarise(vr);
         if (rc)

@@ -269,6 +269,7 @@ run "--params bad range" 2 "$SIVE" probe --params 5:3 ckpt &&
 # --eval-data: views on the same chains; the run's own numbers unchanged
 run "probe --eval-data" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 \
     --format json --quiet --eval-data test --eval-data class=3 --eval-data train &&
+    cp "$TMP/out" "$TMP/views_whole.json" &&
     python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--eval-data: views, run unchanged" || bad "--eval-data"
 import json, math, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
@@ -281,8 +282,20 @@ assert all(v["sive"] != a["sive"] for v in a["views"])
 EOF
 run "--eval-data bad spec" 2 "$SIVE" probe --eval-data foo ckpt &&
     expect_err "--eval-data bad spec" "is not train, test"
-run "--eval-data with --save-result" 2 "$SIVE" probe --eval-data test --save-result "$TMP/x" ckpt &&
-    expect_err "--eval-data with --save-result" "not saved"
+# parts with views saved and merged: the whole run's views
+for part in 0:1 1:2; do
+    run "probe --eval-data part $part" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --quiet \
+        --eval-data test --eval-data class=3 --chain-range "$part" \
+        --save-result "$TMP/views_${part%%:*}.sres"
+done
+run "merge views" 0 "$SIVE" merge --format json --quiet "$TMP/views_0.sres" "$TMP/views_1.sres" &&
+    python3 - "$TMP/out" "$TMP/views_whole.json" <<'EOF' && ok "merged views = the whole run's" || bad "merged views"
+import json, sys
+m, whole = (json.load(open(f)) for f in sys.argv[1:])
+assert [v["name"] for v in m["views"]] == ["test", "class=3"]
+for a, b in zip(whole["views"][:2], m["views"]):
+    assert a["per_chain"] == b["per_chain"] and a["sive"] == b["sive"], (a["sive"], b["sive"])
+EOF
 
 run "probe two checkpoints json" 0 "$SIVE" probe "$CK/epoch_0.ckpt" "$CK/epoch_1.ckpt" "${TINY[@]}" \
     --steps 100 --format json --quiet &&

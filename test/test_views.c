@@ -177,6 +177,75 @@ START_TEST(views_of_training_data)
 }
 END_TEST
 
+/* Views in result bytes and merges: a part's views survive bytes bit for
+ * bit, and the parts of a chain-split run merge into the whole run's
+ * views. */
+START_TEST(views_saved_and_merged)
+{
+    static lsq m;
+    lsq_make(&m, 31);
+    sive_model sm;
+    lsq_model(&sm, &m);
+    uint64_t subset[NEX / 4];
+    for (size_t i = 0; i < NEX / 4; i++)
+        subset[i] = 4 * i + 1;
+    sive_result *whole = NULL, *part[2];
+    for (int k = -1; k < 2; k++) {
+        sive_probe *p = lsq_probe(300, 4, 8, 8);
+        ck_assert_int_eq(sive_probe_add_eval_view(p, "train", &sm, NULL, 0), SIVE_OK);
+        ck_assert_int_eq(sive_probe_add_eval_view(p, "some", &sm, subset, NEX / 4), SIVE_OK);
+        if (k >= 0) {
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, 2 * k), SIVE_OK);
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_END, 2 * k + 2), SIVE_OK);
+        }
+        sive_result *r = lsq_run(p, &m);
+        *(k < 0 ? &whole : &part[k]) = r;
+        sive_probe_free(p);
+    }
+    void *bytes = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(sive_result_to_bytes(part[1], NULL, &bytes, &len), SIVE_OK);
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    sive_free(bytes);
+    ck_assert_uint_eq(sive_result_views(back), 2);
+    ck_assert_str_eq(sive_result_view_name(back, 1), "some");
+    for (size_t k = 0; k < 2; k++) {
+        const sive_result *a = sive_result_view(part[1], k), *b = sive_result_view(back, k);
+        for (int t = 0; t < 5; t++)
+            ck_assert_msg(same_trace(a, b, (sive_trace)t, 3), "view %zu trace %d", k, t);
+        ck_assert(sive_result_lambda(a) == sive_result_lambda(b));
+    }
+    sive_result *merged = NULL;
+    const sive_result *parts[2] = {part[0], back};
+    ck_assert_int_eq(sive_result_merge(&merged, parts, 2), SIVE_OK);
+    ck_assert_uint_eq(sive_result_views(merged), 2);
+    for (size_t k = 0; k < 2; k++) {
+        const sive_result *a = sive_result_view(whole, k), *b = sive_result_view(merged, k);
+        ck_assert_str_eq(sive_result_view_name(merged, k), sive_result_view_name(whole, k));
+        for (int32_t c = 0; c < 4; c++)
+            ck_assert(same_trace(a, b, SIVE_TRACE_LBAR, c) && same_trace(a, b, SIVE_TRACE_DISP, c));
+        ck_assert(sive_result_lambda(a) == sive_result_lambda(b));
+        ck_assert(sive_result_mcse(a) == sive_result_mcse(b));
+    }
+    /* parts with other views do not merge */
+    sive_probe *p = lsq_probe(300, 4, 8, 8);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, 2), SIVE_OK);
+    sive_result *plain = lsq_run(p, &m);
+    sive_probe_free(p);
+    sive_result_free(merged);
+    merged = NULL;
+    const sive_result *mixed[2] = {part[0], plain};
+    ck_assert_int_eq(sive_result_merge(&merged, mixed, 2), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_last_errmsg(), "evaluation views"), "%s", sive_last_errmsg());
+    sive_result_free(plain);
+    sive_result_free(back);
+    sive_result_free(whole);
+    sive_result_free(part[0]);
+    sive_result_free(part[1]);
+}
+END_TEST
+
 START_TEST(view_argument_checks)
 {
     static lsq m;
@@ -220,6 +289,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, view_quadratic_exact);
     tcase_add_test(tc, views_of_training_data);
+    tcase_add_test(tc, views_saved_and_merged);
     tcase_add_test(tc, view_argument_checks);
     suite_add_tcase(s, tc);
     return check_run(s);

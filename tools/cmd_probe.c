@@ -793,11 +793,6 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         probe_usage(stderr, 0);
         return EXIT_USAGE;
     }
-    if (a->save && a->cfg.n_eval) {
-        fprintf(stderr, "%s: --eval-data views are not saved in result files yet: "
-                        "drop --save-result or --eval-data\n", cli_cmd);
-        return EXIT_USAGE;
-    }
     if (a->save && a->n_ckpt != 1) {
         fprintf(stderr, "%s: --save-result saves one result: give one checkpoint\n", cli_cmd);
         return EXIT_USAGE;
@@ -1228,10 +1223,6 @@ int cmd_probe(int argc, char **argv)
      * could not start */
     int status = probe_cfg_init(&a.cfg) ? EXIT_RUN : probe_parse(&a, argc, argv);
     status = cli_mpi_go("sive probe", status);
-    if (status < 0 && R > 1 && a.cfg.n_eval) {
-        fprintf(stderr, "sive probe: --eval-data views are not merged across MPI ranks yet\n");
-        status = EXIT_USAGE;
-    }
     if (status < 0)
         status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
     probe_cfg_free(&a.cfg);

@@ -500,7 +500,8 @@ SIVE_API int sive_probe_set_params_mask(sive_probe *p, const unsigned char *mask
  * view->n_examples, e.g. one class of the training set; copied; needs a
  * loss callback).  name (1 to 63 bytes, copied) names the view in results
  * and tools.  Control variates apply to the run's evaluation, not to the
- * views; views are neither saved in result files nor merged yet.
+ * views.  sive_result_save() keeps the views, sive_result_merge() merges
+ * them view by view (parts must have the same views).
  *
  * Errors: SIVE_E_INVALID_ARG (p or view NULL, a bad name, no loss, a
  * subset out of range or not ascending, more than 64 views; the probe is
@@ -744,8 +745,8 @@ SIVE_API uint64_t sive_result_params_dim(const sive_result *r);
 SIVE_API size_t sive_result_views(const sive_result *r);
 /**
  * View k's result (k < sive_result_views(r), else NULL): a result like
- * the run's, read with the same getters (not freed, not saved, not
- * merged: owned by r, valid until sive_result_free(r)).  Its LBAR and S2
+ * the run's, read with the same getters (owned by r, valid until
+ * sive_result_free(r); not to be freed, saved or merged on its own: r is).  Its LBAR and S2
  * traces are the view's; its other traces, chain statuses and options are
  * the run's; sive_result_status() is the run's.
  */
