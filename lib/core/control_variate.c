@@ -1,5 +1,5 @@
 /* Control variates (SIVE_OPT_CONTROL_VARIATE; docs/theory.md, "Control
- * variates"), an evaluator module (lib/evaluator.h): the per-example
+ * variates"), an evaluator module (lib/core/evaluator.h): the per-example
  * losses at theta*, computed once per run, subtracted from a step's
  * per-example losses, and the full-data loss L_n(theta*) added back to
  * Lbar (the offset that turns the mean of D_j = l_j(theta) - l_j(theta*)

@@ -1,4 +1,4 @@
-/* Raw evaluation (the first evaluator, always selected; lib/evaluator.h):
+/* Raw evaluation (the first evaluator, always selected; lib/core/evaluator.h):
  * the step's N evaluation batches drawn from the chain's evaluation
  * stream and handed to the model, per group, or per example with each
  * distinct draw evaluated once (dedup.c) and grouped here.  Bit for bit

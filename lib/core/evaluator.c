@@ -1,6 +1,6 @@
 /* The evaluator registry and the composition of the modules a run selects
- * (lib/evaluator.h).  Adding an evaluator: its file, one line below, one
- * source in lib/meson.build. */
+ * (lib/core/evaluator.h).  Adding an evaluator: its file, one line below, one
+ * source in lib/core/meson.build. */
 #include "evaluator.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Evaluation views as an evaluator module (lib/evaluator.h; views.c has
+/* Evaluation views as an evaluator module (lib/core/evaluator.h; views.c has
  * the API and the views' results).  At every evaluated step, after the
  * run's own evaluation, each view draws its N groups of B_eval examples
  * from its own streams (so that adding a view leaves the run's draws, path

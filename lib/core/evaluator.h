@@ -1,6 +1,6 @@
 /* The evaluator seam (docs/architecture.md "An evaluator"): how a chain
  * turns theta_m into the N group losses whose mean and variance are the
- * traces Lbar_m and s2_m.  An evaluator is a module (lib/eval_*.c,
+ * traces Lbar_m and s2_m.  An evaluator is a module (lib/core/eval_*.c,
  * lib/control_variate.c) exporting one sivei_evaluator; lib/evaluator.c
  * lists them (the registration) and composes the ones a run's options
  * select:
