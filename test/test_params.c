@@ -48,6 +48,21 @@ static int watched_group(const void *theta, size_t d, const sive_batch *b, doubl
     return quad_fixture_group(theta, d, b, gl, &((watched *)user)->q);
 }
 
+/* The quadratic q watched: w must outlive the runs. */
+static sive_model watched_model(watched *w, quad_fixture q, const double *star,
+                                const unsigned char *moves)
+{
+    w->q = q;
+    w->star = star;
+    w->moves = moves;
+    atomic_init(&w->strays, 0);
+    sive_model m = quad_fixture_model(&w->q, D);
+    m.grad = watched_grad;
+    m.group_loss = watched_group;
+    m.user = w;
+    return m;
+}
+
 static sive_probe *probe(double t, double a, int64_t steps, int64_t chains, uint64_t seed)
 {
     sive_probe *p = NULL;
@@ -86,14 +101,8 @@ START_TEST(restricted_quadratic_exact)
             n2 += star[i] * star[i];
         }
     static watched w;
-    w.q = (quad_fixture){.k = curv, .l0 = 0.1, .sigma = 0.02};
-    w.star = star;
-    w.moves = moves;
-    atomic_init(&w.strays, 0);
-    sive_model m = quad_fixture_model(&w.q, D);
-    m.grad = watched_grad;
-    m.group_loss = watched_group;
-    m.user = &w;
+    sive_model m = watched_model(&w, (quad_fixture){.k = curv, .l0 = 0.1, .sigma = 0.02},
+                                 star, moves);
     sive_probe *p = probe(t, a, M, 8, 42);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, c_h), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_params(p, RANGES, 2), SIVE_OK);
@@ -144,6 +153,8 @@ END_TEST
  * trace when they split at multiples of the noise chunk (2048), the loss
  * traces and the path when they split anywhere (the norms then sum in
  * another order). */
+static int precondition; /* run_cover's SIVE_OPT_PRECONDITION */
+
 static sive_result *run_cover(const uint64_t *ranges, size_t n, size_t d)
 {
     static quad_fixture q = {.k = 1.5, .l0 = 0.0, .sigma = 0.01};
@@ -151,6 +162,7 @@ static sive_result *run_cover(const uint64_t *ranges, size_t n, size_t d)
     double *star = malloc(d * sizeof *star);
     star_of(star, d);
     sive_probe *p = probe(5.0, 0.01, 200, 2, 7);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precondition), SIVE_OK);
     if (ranges)
         ck_assert_int_eq(sive_probe_set_params(p, ranges, n), SIVE_OK);
     sive_result *r = NULL;
@@ -170,6 +182,7 @@ static int same(const sive_result *a, const sive_result *b, sive_trace which, in
 
 START_TEST(full_cover_is_unrestricted)
 {
+    precondition = _i; /* plain SGLD, then the frozen preconditioner */
     const size_t d = 5000;
     const uint64_t chunked[] = {0, 2048, 2048, 4096, 4096, 5000};
     const uint64_t anywhere[] = {0, 7, 7, 3001, 3001, 5000};
@@ -188,6 +201,29 @@ START_TEST(full_cover_is_unrestricted)
     sive_result_free(all);
     sive_result_free(r1);
     sive_result_free(r2);
+}
+END_TEST
+
+/* With the frozen preconditioner the coordinates outside the ranges stay
+ * at theta* too, and the subset's chain is another chain. */
+START_TEST(preconditioned_subset_stays)
+{
+    double star[D];
+    unsigned char moves[D] = {0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0};
+    star_of(star, D);
+    static watched w;
+    sive_model m = watched_model(&w, (quad_fixture){.k = 2.0, .l0 = 0.0, .sigma = 0.01},
+                                 star, moves);
+    sive_probe *p = probe(10.0, 0.05, 2000, 2, 9);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_params(p, RANGES, 2), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    ck_assert_int_eq(atomic_load(&w.strays), 0);
+    ck_assert(isfinite(sive_result_lambda(r)));
+    sive_result_free(r);
+    sive_probe_free(p);
 }
 END_TEST
 
@@ -270,11 +306,6 @@ START_TEST(argument_checks)
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(sive_probe_errmsg(p), "past the model's dim"), "%s",
                   sive_probe_errmsg(p));
-    /* not with the preconditioner (yet) */
-    ck_assert_int_eq(sive_probe_set_params(p, RANGES, 2), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
-    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_E_INVALID_ARG);
-    ck_assert_msg(strstr(sive_probe_errmsg(p), "PRECONDITION"), "%s", sive_probe_errmsg(p));
     /* the mask form gives the same ranges; reset moves all again */
     unsigned char mask[D] = {0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0}, none[D] = {0};
     ck_assert_int_eq(sive_probe_set_params_mask(p, none, D), SIVE_E_INVALID_ARG);
@@ -304,7 +335,8 @@ int main(void)
     TCase *tc = tcase_create("params");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, restricted_quadratic_exact);
-    tcase_add_test(tc, full_cover_is_unrestricted);
+    tcase_add_loop_test(tc, full_cover_is_unrestricted, 0, 2);
+    tcase_add_test(tc, preconditioned_subset_stays);
     tcase_add_test(tc, ranges_in_results);
     tcase_add_test(tc, argument_checks);
     suite_add_tcase(s, tc);

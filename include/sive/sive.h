@@ -459,10 +459,10 @@ SIVE_API int sive_probe_set_text(sive_probe *p, const char *name,
  * (S the moved parameters), the DISP trace ||theta - theta*_S||/sqrt(k),
  * and d lambda/d ln h.  Ranges that cover all of theta give the
  * unrestricted run's traces bit for bit (the Langevin noise is drawn for
- * the moved parameters in order).  Checked against the model's dim at
- * sive_probe_run() (SIVE_E_INVALID_ARG when a range ends past it, or with
- * SIVE_OPT_PRECONDITION, which does not support restricted parameters
- * yet).  Not thread-safe on the same probe.
+ * the moved parameters in order; SIVE_OPT_PRECONDITION estimates and
+ * applies its P over the moved parameters).  Checked against the model's
+ * dim at sive_probe_run() (SIVE_E_INVALID_ARG when a range ends past it).
+ * Not thread-safe on the same probe.
  *
  * Errors: SIVE_E_INVALID_ARG (p NULL; ranges NULL with n_ranges > 0; an
  * empty, reversed, unordered or overlapping range: the probe is then

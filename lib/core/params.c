@@ -85,8 +85,8 @@ int sive_probe_set_params_mask(sive_probe *p, const unsigned char *mask, size_t 
     return rc;
 }
 
-int sivei_params_prepare(const sive_probe *p, const sivei_options *o, uint64_t dim,
-                         const uint64_t **ranges, size_t *n, uint64_t *k, char *err)
+int sivei_params_prepare(const sive_probe *p, uint64_t dim, const uint64_t **ranges,
+                         size_t *n, uint64_t *k, char *err)
 {
     *ranges = p->ranges;
     *n = p->n_ranges;
@@ -102,10 +102,6 @@ int sivei_params_prepare(const sive_probe *p, const sivei_options *o, uint64_t d
                          (unsigned long long)p->ranges[2 * p->n_ranges - 2],
                          (unsigned long long)p->ranges[2 * p->n_ranges - 1],
                          (unsigned long long)dim);
-    if (o->precondition)
-        return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "the preconditioner (SIVE_OPT_PRECONDITION) does not support "
-                         "restricted parameters (sive_probe_set_params) yet");
     return SIVE_OK;
 }
 

@@ -156,9 +156,9 @@ static int radius(const sivei_run *run, const void *theta, double *h_out, char *
             return sivei_fail(err, SIVE_E_INVALID_ARG, "theta_star[%zu] = %g is not finite",
                              i, theta_at(m, theta, i));
     double norm2 = 0.0;
-    for (size_t k = 0; k < (run->n_ranges ? run->n_ranges : 1); k++) {
-        size_t b = run->n_ranges ? run->ranges[2 * k] : 0;
-        size_t e = run->n_ranges ? run->ranges[2 * k + 1] : m->dim;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
         for (size_t i = b; i < e; i++) {
             double v = theta_at(m, theta, i);
             norm2 += v * v;
@@ -265,7 +265,7 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
     run->progress = p->progress;
     run->progress_user = p->progress_user;
     run->theta_star = theta_star;
-    if ((rc = sivei_params_prepare(p, &run->opt, run->model.dim, &run->ranges,
+    if ((rc = sivei_params_prepare(p, run->model.dim, &run->ranges,
                                    &run->n_ranges, &run->moved, p->errmsg)) ||
         (rc = radius(run, theta_star, &run->h, p->errmsg)) ||
         (rc = check_sizes(&run->opt, &run->model, p->errmsg)))

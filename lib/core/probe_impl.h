@@ -132,13 +132,12 @@ SIVE_HIDDEN uint64_t sivei_fnv1a64(uint64_t h, const void *p, size_t n);
 SIVE_HIDDEN double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
                                     sive_trace which, size_t *n);
 
-/* params.c: the probe's parameter ranges checked against the model's dim
- * and the options; *ranges borrowed from p, *k the number of moved
+/* params.c: the probe's parameter ranges checked against the model's dim; *ranges borrowed from p, *k the number of moved
  * parameters (dim without ranges).  And a result's copy of them
  * (SIVE_OK or SIVE_E_NOMEM). */
-SIVE_HIDDEN int sivei_params_prepare(const sive_probe *p, const sivei_options *o,
-                                     uint64_t dim, const uint64_t **ranges, size_t *n,
-                                     uint64_t *k, char *err);
+SIVE_HIDDEN int sivei_params_prepare(const sive_probe *p, uint64_t dim,
+                                     const uint64_t **ranges, size_t *n, uint64_t *k,
+                                     char *err);
 SIVE_HIDDEN int sivei_result_set_params(sive_result *r, const uint64_t *ranges, size_t n,
                                         uint64_t k);
 
@@ -223,6 +222,19 @@ typedef struct sivei_run {
     int callback_code;
     char errmsg[SIVE_ERRMSG_LEN];
 } sivei_run;
+
+/* The parameters a run's chains move, as ranges: k = 0 .. count-1 gives
+ * [*b, *e) (all of theta, one range, without sive_probe_set_params). */
+static inline size_t sivei_range_count(const sivei_run *run)
+{
+    return run->n_ranges ? run->n_ranges : 1;
+}
+
+static inline void sivei_range_at(const sivei_run *run, size_t k, size_t *b, size_t *e)
+{
+    *b = run->n_ranges ? (size_t)run->ranges[2 * k] : 0;
+    *e = run->n_ranges ? (size_t)run->ranges[2 * k + 1] : run->model.dim;
+}
 
 /* Langevin normals are drawn and used this many at a time (the same
  * sequence as drawing all d at once), so the noise never needs d elements

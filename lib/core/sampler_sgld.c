@@ -160,12 +160,11 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
     const double k_noise = sqrt(2.0 * run->eta);
     unsigned char *theta = w->theta;
     const unsigned char *star = run->theta_star, *g = w->grad;
-    const size_t nr = run->n_ranges ? run->n_ranges : 1;
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
-    for (size_t k = 0; k < nr; k++) {
-        const size_t b = run->n_ranges ? run->ranges[2 * k] : 0;
-        const size_t e = run->n_ranges ? run->ranges[2 * k + 1] : run->model.dim;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
         for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
             size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
             double gs, ds;
