@@ -1277,7 +1277,8 @@ class Result(_Handle):
         over chains, or one pooled number), chains, chains_ok, flags,
         flag_names, health (a list of lines) and per_chain.  NaN becomes
         None, as the CLI writes null.  traces=True adds "traces":
-        per chain {name: list}."""
+        per chain {name: list}.  With evaluation views, "views": a list of
+        {name, the statistics, ..., per_chain} as the CLI writes them."""
         def num(v):
             v = float(v)
             return v if math.isfinite(v) else None
@@ -1309,6 +1310,10 @@ class Result(_Handle):
         if traces:
             d["traces"] = [{n: [num(x) for x in a] for n, a in self.traces(k).items()}
                            for k in range(self.chains)]
+        if _result_views(self._p):  # as the CLI's "views": name, then the statistics
+            d["views"] = [{"name": n, **{k: x for k, x in v.to_dict(traces).items()
+                                         if k not in ("settings", "status", "error")}}
+                          for n, v in self.views.items()]
         return d
 
     def to_json(self, traces=False, **kwargs):
