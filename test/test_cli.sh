@@ -260,6 +260,7 @@ run "probe --params one layer" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" -
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["status"] == 0 and a["sive"] != b["sive"] and a["h"] != b["h"]
+assert a["params_dim"] == 128 * 10 + 10 and "params_dim" not in b
 EOF
 run "--params unknown name" 2 "$SIVE" probe --params 4.weight ckpt &&
     expect_err "--params unknown name" "no parameters named '4.weight'"

@@ -396,6 +396,9 @@ static void print_table(FILE *f, const probe_out *o)
         fprintf(f, "  error: %s (%s)\n\n", o->err, rc_text(o));
         return;
     }
+    if (sive_result_params(r, NULL))
+        fprintf(f, "  parameters moved: %llu (--params; the others stay at theta*)\n",
+                (unsigned long long)sive_result_params_dim(r));
     fprintf(f, "  (mean ± std over %d chains, rounded to the std)\n", (int)sive_result_chains_ok(r));
     row_pm(f, "lambda-hat (SIVE)", r, SIVE_STAT_SIVE);
     row_pm(f, "SIVE unclipped", r, SIVE_STAT_SIVE_UNCLIPPED);
@@ -551,6 +554,8 @@ static void print_json(FILE *f, const probe_out *o)
     json_head(f, o);
     if (o->r)
         json_result(f, o->r);
+    if (o->r && sive_result_params(o->r, NULL))
+        fprintf(f, ",\"params_dim\":%llu", (unsigned long long)sive_result_params_dim(o->r));
     if (o->r && sive_result_views(o->r)) {
         fputs(",\"views\":[", f);
         for (size_t k = 0; k < sive_result_views(o->r); k++) {

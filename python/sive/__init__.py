@@ -1310,6 +1310,8 @@ class Result(_Handle):
         if traces:
             d["traces"] = [{n: [num(x) for x in a] for n, a in self.traces(k).items()}
                            for k in range(self.chains)]
+        if self.params is not None:  # a weight-restricted probe, as the CLI writes it
+            d["params_dim"] = self.params_dim
         if _result_views(self._p):  # as the CLI's "views": name, then the statistics
             d["views"] = [{"name": n, **{k: x for k, x in v.to_dict(traces).items()
                                          if k not in ("settings", "status", "error")}}
