@@ -246,6 +246,37 @@ START_TEST(views_saved_and_merged)
 }
 END_TEST
 
+/* The runs that only serve the main one (the radius pilots of c_h = auto,
+ * the step-halved run of step extrapolation) do not evaluate the views. */
+static atomic_int view_calls;
+
+static int counted_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                         void *user)
+{
+    atomic_fetch_add(&view_calls, 1);
+    return quad_fixture_group(theta, d, b, gl, user);
+}
+
+START_TEST(views_only_in_the_main_run)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
+    sive_model m = quad_fixture_model(&q, D), vm = m;
+    vm.group_loss = counted_group;
+    double star[D] = {0.3, 0.4, 0.5, 0.6, 0.7, 0.8};
+    sive_probe *p = quad_probe(10.0, 0.05, 400);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "counted", &vm, NULL, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEP_EXTRAPOLATE, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
+    atomic_store(&view_calls, 0);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_OK);
+    ck_assert_int_eq(atomic_load(&view_calls), 8 * 400); /* chains x steps */
+    ck_assert_uint_eq(sive_result_views(r), 1);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 START_TEST(view_argument_checks)
 {
     static lsq m;
@@ -290,6 +321,7 @@ int main(void)
     tcase_add_test(tc, view_quadratic_exact);
     tcase_add_test(tc, views_of_training_data);
     tcase_add_test(tc, views_saved_and_merged);
+    tcase_add_test(tc, views_only_in_the_main_run);
     tcase_add_test(tc, view_argument_checks);
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -347,7 +347,10 @@ static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_sta
     o.base_lr /= 2.0;
     o.step_extrapolate = 0;
     sive_result *fine = NULL;
+    const size_t views = p->n_views; /* r's views are measured: not again */
+    p->n_views = 0;
     int rc = sivei_run_once(p, &o, m, theta_star, &fine);
+    p->n_views = views;
     if (rc)
         return rc;
     if (fine->status == SIVE_E_CALLBACK || fine->status == SIVE_E_CANCELLED) {
@@ -377,7 +380,11 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     sivei_auto a;
     int rc = SIVE_OK, chosen = !o.h_absolute && o.c_h == 0.0;
     if (chosen) {
-        if ((rc = sivei_radius_auto(p, &o, m, theta_star, &a, &r)))
+        const size_t views = p->n_views; /* the pilots choose h: no views */
+        p->n_views = 0;
+        rc = sivei_radius_auto(p, &o, m, theta_star, &a, &r);
+        p->n_views = views;
+        if (rc)
             return rc;
         o.h = a.h;
     }
