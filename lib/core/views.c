@@ -114,6 +114,11 @@ int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err)
                              "evaluation view '%s' has dtype %d and dim %zu, the model %d "
                              "and %zu", v->name, (int)v->model.dtype, v->model.dim,
                              (int)run->model.dtype, run->model.dim);
+        if (!run->opt.replacement && v->n > ((uint64_t)1 << 32))
+            return sivei_fail(err, SIVE_E_INVALID_ARG,
+                             "evaluation view '%s': sampling without replacement keeps "
+                             "32-bit permutations; %llu examples is above 2^32", v->name,
+                             (unsigned long long)v->n);
         if (!run->opt.replacement && v->n < (uint64_t)run->opt.eval_batch)
             return sivei_fail(err, SIVE_E_INVALID_ARG,
                              "evaluation view '%s' has %llu examples, fewer than eval_batch "
