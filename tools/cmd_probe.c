@@ -1158,14 +1158,15 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     const int U = a->n_ckpt * K;
     sive_dataset *train = NULL, *test = NULL;
     int data_bad = cli_open_data("sive probe", a->data_dir, &train, &test, 1);
-    sive_dataset_free(test);
-    a->train = train;
+    a->train = a->cfg.train = train;
+    a->cfg.test = test; /* for --eval-data test */
     /* every rank computes and sends the units of one plan, or none does
      * (another --chains or checkpoint list left rank 0 waiting forever) */
     int agreed = cli_mpi_agree("sive probe", probe_plan(a, U, train),
                                "--chains, checkpoints, options or --data");
     if (agreed >= 0) {
         sive_dataset_free(train);
+        sive_dataset_free(test);
         return agreed;
     }
     a->pg = progress_new(0);
