@@ -1,7 +1,7 @@
 /* The tethered Langevin chain (docs/theory.md) for float32 and float64
  * parameters: index sampling, worker scratch, progress.  The evaluation
  * is the evaluators' (lib/core/evaluator.h), the update the sampler's
- * (lib/sampler.h). */
+ * (lib/core/sampler.h). */
 #include "probe_impl.h"
 #include "stats.h"
 
