@@ -39,16 +39,21 @@ static int quad_fixture_grad(const void *theta, size_t d, const sive_batch *b, v
     return 0;
 }
 
-static int quad_fixture_group(const void *theta, size_t d, const sive_batch *b, double *gl,
-                              void *user)
+/* The batch's group losses: l plus sigma times normals from its seed. */
+static inline void quad_noisy_groups(const sive_batch *b, double l, double sigma, double *gl)
 {
-    const quad_fixture *q = user;
-    double l = quad_fixture_loss(q, theta, d);
     sive_rng g;
     sive_rng_seed(&g, b->seed, 0);
     sive_rng_normals(&g, gl, b->n_groups);
     for (size_t i = 0; i < b->n_groups; i++)
-        gl[i] = l + q->sigma * gl[i];
+        gl[i] = l + sigma * gl[i];
+}
+
+static int quad_fixture_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                              void *user)
+{
+    const quad_fixture *q = user;
+    quad_noisy_groups(b, quad_fixture_loss(q, theta, d), q->sigma, gl);
     return 0;
 }
 

@@ -245,6 +245,59 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["per_chain"] == b["per_chain"], (a["per_chain"], b["per_chain"])
 EOF
 
+# --params: the three layers cover theta (the unrestricted run, number for
+# number); one layer is another probe with its own radius; bad lists refused
+run "probe --params all layers" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 \
+    --format json --quiet --params layer1,layer2,layer3 &&
+    python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--params covering theta = all" || bad "--params cover"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["per_chain"] == b["per_chain"] and a["settings"]["params"] == "layer1,layer2,layer3"
+EOF
+run "probe --params one layer" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --format json \
+    --quiet --params 3.weight,3.bias &&
+    python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--params one layer differs" || bad "--params layer"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["status"] == 0 and a["sive"] != b["sive"] and a["h"] != b["h"]
+assert a["params_dim"] == 128 * 10 + 10 and "params_dim" not in b
+EOF
+run "--params unknown name" 2 "$SIVE" probe --params 4.weight ckpt &&
+    expect_err "--params unknown name" "no parameters named '4.weight'"
+run "--params bad range" 2 "$SIVE" probe --params 5:3 ckpt &&
+    expect_err "--params bad range" "A < B"
+
+# --eval-data: views on the same chains; the run's own numbers unchanged
+run "probe --eval-data" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 \
+    --format json --quiet --eval-data test --eval-data class=3 --eval-data train &&
+    cp "$TMP/out" "$TMP/views_whole.json" &&
+    python3 - "$TMP/out" "$TMP/probe2.json" <<'EOF' && ok "--eval-data: views, run unchanged" || bad "--eval-data"
+import json, math, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["per_chain"] == b["per_chain"]
+assert [v["name"] for v in a["views"]] == ["test", "class=3", "train"]
+for v in a["views"]:
+    assert math.isfinite(v["sive"]["mean"]) and math.isfinite(v["mcse"]) and len(v["per_chain"]) == 2
+# one path: the views share the run's displacement, not its losses
+assert all(v["sive"] != a["sive"] for v in a["views"])
+EOF
+run "--eval-data bad spec" 2 "$SIVE" probe --eval-data foo ckpt &&
+    expect_err "--eval-data bad spec" "is not train, test"
+# parts with views saved and merged: the whole run's views
+for part in 0:1 1:2; do
+    run "probe --eval-data part $part" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --quiet \
+        --eval-data test --eval-data class=3 --chain-range "$part" \
+        --save-result "$TMP/views_${part%%:*}.sres"
+done
+run "merge views" 0 "$SIVE" merge --format json --quiet "$TMP/views_0.sres" "$TMP/views_1.sres" &&
+    python3 - "$TMP/out" "$TMP/views_whole.json" <<'EOF' && ok "merged views = the whole run's" || bad "merged views"
+import json, sys
+m, whole = (json.load(open(f)) for f in sys.argv[1:])
+assert [v["name"] for v in m["views"]] == ["test", "class=3"]
+for a, b in zip(whole["views"][:2], m["views"]):
+    assert a["per_chain"] == b["per_chain"] and a["sive"] == b["sive"], (a["sive"], b["sive"])
+EOF
+
 run "probe two checkpoints json" 0 "$SIVE" probe "$CK/epoch_0.ckpt" "$CK/epoch_1.ckpt" "${TINY[@]}" \
     --steps 100 --format json --quiet &&
     pycheck "json array" "$TMP/out" 'assert isinstance(d, list) and [x["epoch"] for x in d] == [0, 1]'

@@ -277,7 +277,7 @@ START_TEST(test_group_losses)
 }
 END_TEST
 
-/* The run's grouping for per-example models (lib/dedup.c + chain.c): the
+/* The run's grouping for per-example models (lib/core/dedup.c + chain.c): the
  * distinct drawn examples, ascending, each through the network once, then
  * the group means summed in draw order.  Both ways of finding the distinct
  * indices (slot map, sorting) give the same answer and leave the slot map

@@ -74,10 +74,22 @@ static sive_result *run_ok(sive_probe *p, const sive_model *m, const float *thet
     return r;
 }
 
-static sive_result *run(const fixture *f, int threads, int blis_threads)
+/* With n > 0: only the parameter ranges moved (sive_probe_set_params). */
+static int same_lbar(const sive_result *a, const sive_result *b, int32_t c)
+{
+    size_t na, nb;
+    const double *x = sive_result_trace(a, SIVE_TRACE_LBAR, c, &na);
+    const double *y = sive_result_trace(b, SIVE_TRACE_LBAR, c, &nb);
+    return na == nb && memcmp(x, y, na * sizeof *x) == 0;
+}
+
+static sive_result *run_params(const fixture *f, int threads, int blis_threads,
+                               const uint64_t *ranges, size_t n)
 {
     sive_probe *p;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    if (n)
+        ck_assert_int_eq(sive_probe_set_params(p, ranges, n), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 80), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 3), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 8), SIVE_OK);
@@ -99,6 +111,59 @@ static sive_result *run(const fixture *f, int threads, int blis_threads)
     sive_probe_free(p);
     return r;
 }
+
+static sive_result *run(const fixture *f, int threads, int blis_threads)
+{
+    return run_params(f, threads, blis_threads, NULL, 0);
+}
+
+/* The six named blocks, as six ranges, cover theta: the unrestricted run
+ * bit for bit (losses, path, lambda-hat; the norms of the step sum the
+ * blocks in another order, so they agree to rounding).  One layer alone
+ * is another probe. */
+START_TEST(test_params_cover_bit_identical)
+{
+    fixture f = make_fixture();
+    static const char *const names[] = {"1.weight", "1.bias", "2.weight",
+                                        "2.bias", "3.weight", "3.bias"};
+    uint64_t r6[12], l3[2];
+    for (int k = 0; k < 6; k++)
+        ck_assert_int_eq(sive_mlp_param_range(f.m, names[k], &r6[2 * k], &r6[2 * k + 1]),
+                         SIVE_OK);
+    ck_assert_uint_eq(r6[0], 0);
+    ck_assert_uint_eq(r6[11], sive_mlp_dim(f.m));
+    for (int k = 1; k < 6; k++)
+        ck_assert_uint_eq(r6[2 * k], r6[2 * k - 1]);
+    ck_assert_int_eq(sive_mlp_param_range(f.m, "layer3", &l3[0], &l3[1]), SIVE_OK);
+    ck_assert(l3[0] == r6[8] && l3[1] == r6[11]);
+    uint64_t b, e;
+    ck_assert_int_eq(sive_mlp_param_range(f.m, "4.weight", &b, &e), SIVE_E_INVALID_ARG);
+    sive_result *all = run(&f, 2, 1), *cover = run_params(&f, 2, 1, r6, 6);
+    sive_result *last = run_params(&f, 2, 1, l3, 1);
+    ck_assert_uint_eq(sive_result_params_dim(last), l3[1] - l3[0]);
+    for (int32_t c = 0; c < 3; c++) {
+        size_t n1, n2;
+        for (int t = 0; t < n_traces(); t++) {
+            const double *a = sive_result_trace(all, (sive_trace)t, c, &n1);
+            const double *x = sive_result_trace(cover, (sive_trace)t, c, &n2);
+            ck_assert_uint_eq(n1, n2);
+            for (size_t i = 0; i < n1; i++) {
+                if (t == SIVE_TRACE_DISP || t == SIVE_TRACE_GRAD_NORM)
+                    ck_assert(fabs(a[i] - x[i]) <= 1e-12 * fabs(a[i]));
+                else
+                    ck_assert_msg(memcmp(&a[i], &x[i], sizeof a[i]) == 0,
+                                  "chain %d trace %d step %zu", (int)c, t, i);
+            }
+        }
+        ck_assert(!same_lbar(all, last, c));
+    }
+    ck_assert(sive_result_lambda(all) == sive_result_lambda(cover));
+    sive_result_free(all);
+    sive_result_free(cover);
+    sive_result_free(last);
+    free_fixture(&f);
+}
+END_TEST
 
 START_TEST(test_threads_bit_identical)
 {
@@ -386,6 +451,7 @@ static Suite *model_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_threads_bit_identical);
+    tcase_add_test(tc, test_params_cover_bit_identical);
     tcase_add_test(tc, test_model_errors);
     tcase_add_test(tc, test_callback_message);
     tcase_add_test(tc, test_model_outlives_architecture);

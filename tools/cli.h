@@ -233,6 +233,7 @@ int cmd_train(int argc, char **argv);
 
 /* ---- probing (cmd_probe.c) ---- */
 
+#define CLI_MAX_VIEWS 8
 typedef struct probe_cfg {
     sive_probe *p;         /* the library options, set from the table's flags */
     int threads_set;       /* --threads given; else min(chains, cpus)        */
@@ -240,7 +241,26 @@ typedef struct probe_cfg {
     int quiet;
     const char *radius;    /* "--h" or "--c-h" once one was given: the two
                               radius modes exclude each other             */
+    const char *params;    /* --params: the moved parameters, or NULL (all) */
+    const char *eval_spec[CLI_MAX_VIEWS]; /* --eval-data, n_eval of them      */
+    int n_eval;
+    const sive_dataset *train, *test; /* the views' data sets (sive probe) */
 } probe_cfg;
+
+/* eval_views.c: --eval-data SPEC checked (0, or -1 with a message), and
+ * the views of c for checkpoint m added to c->p (train_model: the run's
+ * model, reused for training-set views; test-set views get their own,
+ * released by eval_views_release() after the run).  SIVE_OK or a status
+ * with a message. */
+typedef struct eval_views {
+    sive_model model[CLI_MAX_VIEWS];
+    int own[CLI_MAX_VIEWS];
+    int n;
+} eval_views;
+int eval_spec_check(const char *spec, char *err, size_t errlen);
+int eval_views_add(const probe_cfg *c, const sive_mlp *m, const sive_model *train_model,
+                   int blis, eval_views *v, char *err, size_t errlen);
+void eval_views_release(eval_views *v);
 
 /* A probe with the library's defaults (message printed on failure; returns
  * a libsive status).  probe_cfg_free() releases it. */
@@ -261,6 +281,11 @@ void probe_cfg_finish(probe_cfg *c);
  * window, the chain range, ...).  0, or EXIT_USAGE after printing
  * "<cli_cmd>: <the library's message>". */
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples);
+/* params_spec.c: --params text (A:B ranges, indices, the MLP's block
+ * names when m is given) as sorted, merged ranges (*ranges malloc'd, *n
+ * pairs); 0, or -1 with a message in err. */
+int params_spec_ranges(const char *spec, const sive_mlp *m, uint64_t **ranges, size_t *n,
+                       char *err, size_t errlen);
 /* Probe one parameter vector of model m on data set train.  *out receives
  * the result whenever the library produced one; the status is the run's
  * (sive_result_status()) or, without a result, the failure's.  err

@@ -11,7 +11,7 @@
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
 enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES,
-       PO_CHAIN_RANGE, PO_SAVE_RESULT };
+       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS, PO_EVAL_DATA };
 
 /* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
 enum { BLIS_MAX = 1024 };
@@ -39,7 +39,8 @@ void probe_cfg_free(probe_cfg *c)
 struct option *probe_opts_add(struct option *dst, size_t cap, const cli_optset *set)
 {
     static const struct option own[] = {
-        {"blis-threads", required_argument, 0, PO_BLIS_THREADS}, {0, 0, 0, 0}};
+        {"blis-threads", required_argument, 0, PO_BLIS_THREADS},
+        {"params", required_argument, 0, PO_PARAMS}, {0, 0, 0, 0}};
     cli_opts_add(dst, cap, set);
     return cli_opts_cat(dst, cap, dst, own);
 }
@@ -49,6 +50,26 @@ int probe_option(probe_cfg *c, int code, const char *arg)
     if (code == PO_BLIS_THREADS) {
         if (cli_int("--blis-threads", arg, 1, BLIS_MAX, &c->blis_threads))
             return -1;
+        return 1;
+    }
+    if (code == PO_PARAMS) {
+        uint64_t *r = NULL;
+        size_t n = 0;
+        char err[256];
+        /* the grammar and the names checked now (any MLP has the same
+         * names); the ranges are resolved per checkpoint in probe_run() */
+        sive_mlp *m = NULL;
+        snprintf(err, sizeof err, "out of memory");
+        if (sive_mlp_new(&m, 4, 2, 2, 2) == SIVE_OK &&
+            !params_spec_ranges(arg, m, &r, &n, err, sizeof err))
+            err[0] = '\0';
+        sive_mlp_free(m);
+        free(r);
+        if (err[0]) {
+            fprintf(stderr, "%s: %s\n", cli_cmd, err);
+            return -1;
+        }
+        c->params = arg;
         return 1;
     }
     int h = cli_opt_apply(c->p, code, arg);
@@ -84,7 +105,11 @@ void probe_usage_opts(FILE *f, const cli_optset *set)
     if (defaults)
         cli_opts_usage(f, defaults, set, probe_notes);
     fprintf(f, "  --blis-threads INT  BLIS threads per chain\n"
-               "                      (default cpus / parallel chains, in [1, %d])\n",
+               "                      (default cpus / parallel chains, in [1, %d])\n"
+               "  --params LIST       move only these parameters (weight-restricted\n"
+               "                      probe): comma-separated A:B index ranges, indices\n"
+               "                      and names 1.weight, 1.bias, ..., 3.bias, layer1..3\n"
+               "                      (default: all)\n",
             BLIS_MAX);
     sive_probe_free(defaults);
 }
@@ -154,12 +179,18 @@ void probe_print_settings(FILE *f, const probe_cfg *c)
 {
     cli_opts_print(f, c->p, NULL, 0);
     fprintf(f, ", blis_threads = %lld", (long long)probe_blis(c));
+    if (c->params)
+        fprintf(f, ", params = %s", c->params);
 }
 
 void probe_json_settings(FILE *f, const probe_cfg *c)
 {
     cli_opts_print(f, c->p, NULL, 1);
     fprintf(f, ",\"blis_threads\":%lld", (long long)probe_blis(c));
+    if (c->params) {
+        fputs(",\"params\":", f);
+        cli_json_str(f, c->params);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -179,6 +210,20 @@ static void run_message(const sive_result *r, int rc, char *err, size_t errlen)
         snprintf(err, errlen, "%s", sive_result_errmsg(r));
 }
 
+/* --params resolved for this checkpoint's layout into the probe. */
+static int probe_set_params(const probe_cfg *c, const sive_mlp *m, char *err, size_t errlen)
+{
+    uint64_t *r = NULL;
+    size_t n = 0;
+    if (params_spec_ranges(c->params, m, &r, &n, err, errlen))
+        return SIVE_E_INVALID_ARG;
+    int rc = sive_probe_set_params(c->p, r, n);
+    if (rc)
+        snprintf(err, errlen, "%s", sive_probe_errmsg(c->p));
+    free(r);
+    return rc;
+}
+
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
               const sive_dataset *train, progress *pg, const char *label,
               sive_result **out, double *seconds, char *err, size_t errlen)
@@ -190,6 +235,14 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
     int rc = sive_mlp_model(&model, m, train, (int)probe_blis(c));
     if (rc) {
         snprintf(err, errlen, "%s", sive_last_errmsg());
+        return rc;
+    }
+    eval_views views = {0};
+    if ((c->params && (rc = probe_set_params(c, m, err, errlen))) ||
+        (c->n_eval && (rc = eval_views_add(c, m, &model, (int)probe_blis(c), &views, err,
+                                           errlen)))) {
+        eval_views_release(&views);
+        sive_model_destroy(&model);
         return rc;
     }
     /* registered even without a bar: it is how Ctrl-C stops a run */
@@ -204,6 +257,7 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
         snprintf(err, errlen, "%s", sive_probe_errmsg(c->p));
     else if ((rc = sive_result_status(*out)))
         run_message(*out, rc, err, errlen);
+    eval_views_release(&views);
     sive_model_destroy(&model);
     return rc;
 }
@@ -309,6 +363,25 @@ static void print_diagnostics(FILE *f, const sive_result *r)
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
 }
 
+/* --eval-data: one line per view (its lambda-hat, MCSE, ESS, flags). */
+static void print_views(FILE *f, const sive_result *r)
+{
+    for (size_t k = 0; k < sive_result_views(r); k++) {
+        const sive_result *v = sive_result_view(r, k);
+        char name[80];
+        snprintf(name, sizeof name, "view %s: lambda-hat", sive_result_view_name(r, k));
+        row_pm(f, name, v, SIVE_STAT_SIVE);
+        fprintf(f, "  %-25s MCSE %.4g, ESS %.4g", "", sive_result_mcse(v), sive_result_ess(v));
+        const char *sep = ", flags: ";
+        for (int b = 0; b < 32; b++)
+            if (sive_result_flags(v) & (1u << b)) {
+                fprintf(f, "%s%s", sep, sive_flag_name(1u << b));
+                sep = " ";
+            }
+        fputc('\n', f);
+    }
+}
+
 static void print_table(FILE *f, const probe_out *o)
 {
     const ckpt_info *ci = o->ci;
@@ -323,6 +396,9 @@ static void print_table(FILE *f, const probe_out *o)
         fprintf(f, "  error: %s (%s)\n\n", o->err, rc_text(o));
         return;
     }
+    if (sive_result_params(r, NULL))
+        fprintf(f, "  parameters moved: %llu (--params; the others stay at theta*)\n",
+                (unsigned long long)sive_result_params_dim(r));
     fprintf(f, "  (mean ± std over %d chains, rounded to the std)\n", (int)sive_result_chains_ok(r));
     row_pm(f, "lambda-hat (SIVE)", r, SIVE_STAT_SIVE);
     row_pm(f, "SIVE unclipped", r, SIVE_STAT_SIVE_UNCLIPPED);
@@ -333,6 +409,7 @@ static void print_table(FILE *f, const probe_out *o)
     if (isfinite(anchor))
         row_pm(f, "anchored mean", r, SIVE_STAT_ANCHORED_MEAN);
     print_diagnostics(f, r);
+    print_views(f, r);
     print_chains(f, r, o->seconds);
     if (o->rc)
         fprintf(f, "  error: %s (%s)\n", o->err, rc_text(o));
@@ -477,6 +554,18 @@ static void print_json(FILE *f, const probe_out *o)
     json_head(f, o);
     if (o->r)
         json_result(f, o->r);
+    if (o->r && sive_result_params(o->r, NULL))
+        fprintf(f, ",\"params_dim\":%llu", (unsigned long long)sive_result_params_dim(o->r));
+    if (o->r && sive_result_views(o->r)) {
+        fputs(",\"views\":[", f);
+        for (size_t k = 0; k < sive_result_views(o->r); k++) {
+            fputs(k ? ",{\"name\":" : "{\"name\":", f);
+            cli_json_str(f, sive_result_view_name(o->r, k));
+            json_result(f, sive_result_view(o->r, k));
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
     cli_json_member(f, "seconds", o->seconds);
     fputc('}', f);
 }
@@ -568,12 +657,16 @@ void probe_synopsis(cli_wrap *w, const cli_optset *set)
 {
     cli_wrap_opts(w, set);
     cli_wrap_word(w, "[--blis-threads INT]");
+    cli_wrap_word(w, "[--params LIST]");
 }
 
 static const char probe_usage_text[] =
     "Runs the SIVE probe on each checkpoint (made by 'sive train') over the\n"
     "training set and prints lambda-hat with its diagnostics.\n"
     "  --data DIR          MNIST directory (default: $SIVE_DATA_DIR or the bundled data)\n"
+    "  --eval-data SPEC    also evaluate on other data, on the same chains\n"
+    "                      (repeatable): train, test, class=K (training examples\n"
+    "                      of label K), test:class=K; one lambda-hat per view\n"
     "  --format F          table (default), json (one object per checkpoint, an\n"
     "                      array when several) or csv\n"
     "  --traces FILE       write the per-step traces as CSV (chain, step, Lbar, s2,\n"
@@ -588,7 +681,8 @@ static const char probe_usage_text[] =
 static void probe_usage(FILE *f, int full)
 {
     static const char *const pre[] = {"CKPT...", "[--data DIR]", NULL};
-    static const char *const post[] = {"[--format table|json|csv]", "[--traces FILE]",
+    static const char *const post[] = {"[--eval-data SPEC]...", "[--format table|json|csv]",
+                                       "[--traces FILE]",
                                        "[--chain-range A:B]", "[--save-result FILE]",
                                        "[--quiet]", NULL};
     cli_wrap w;
@@ -641,6 +735,22 @@ static int chain_range(probe_cfg *c, const char *arg)
 }
 
 /* Parse argv into a; returns -1 to go on, else the exit status. */
+/* --eval-data SPEC (repeatable). */
+static int eval_data(probe_cfg *c, const char *spec)
+{
+    char err[200];
+    if (eval_spec_check(spec, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", cli_cmd, err);
+        return -1;
+    }
+    if (c->n_eval >= CLI_MAX_VIEWS) {
+        fprintf(stderr, "%s: at most %d --eval-data views\n", cli_cmd, CLI_MAX_VIEWS);
+        return -1;
+    }
+    c->eval_spec[c->n_eval++] = spec;
+    return 0;
+}
+
 static int probe_parse(probe_args *a, int argc, char **argv)
 {
     static const struct option own[] = {
@@ -648,7 +758,8 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         {"quiet", no_argument, 0, PO_QUIET},       {"help", no_argument, 0, PO_HELP},
         {"traces", required_argument, 0, PO_TRACES},
         {"chain-range", required_argument, 0, PO_CHAIN_RANGE},
-        {"save-result", required_argument, 0, PO_SAVE_RESULT}, {0, 0, 0, 0}};
+        {"save-result", required_argument, 0, PO_SAVE_RESULT},
+        {"eval-data", required_argument, 0, PO_EVAL_DATA}, {0, 0, 0, 0}};
     struct option opts[64] = {{0}};
     cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
     int o;
@@ -665,6 +776,10 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         case PO_QUIET: a->cfg.quiet = 1; break;
         case PO_TRACES: a->traces = optarg; break;
         case PO_SAVE_RESULT: a->save = optarg; break;
+        case PO_EVAL_DATA:
+            if (eval_data(&a->cfg, optarg))
+                return EXIT_USAGE;
+            break;
         case PO_CHAIN_RANGE:
             if (chain_range(&a->cfg, optarg))
                 return EXIT_USAGE;
@@ -925,11 +1040,12 @@ static int probe_all(probe_args *a)
     sive_dataset *train = NULL, *test = NULL;
     if (cli_open_data("sive probe", a->data_dir, &train, &test, a->cfg.quiet))
         return EXIT_RUN;
-    sive_dataset_free(test);
-    a->train = train;
+    a->train = a->cfg.train = train;
+    a->cfg.test = test; /* for --eval-data test */
     int refused = probe_cfg_check(&a->cfg, sive_dataset_count(train));
     if (refused || (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
+        sive_dataset_free(test);
         return refused ? refused : EXIT_RUN;
     }
     if (a->tf)
@@ -954,6 +1070,7 @@ static int probe_all(probe_args *a)
         status = status ? status : EXIT_RUN;
     progress_free(a->pg);
     sive_dataset_free(train);
+    sive_dataset_free(test);
     return status;
 }
 
@@ -1041,14 +1158,15 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     const int U = a->n_ckpt * K;
     sive_dataset *train = NULL, *test = NULL;
     int data_bad = cli_open_data("sive probe", a->data_dir, &train, &test, 1);
-    sive_dataset_free(test);
-    a->train = train;
+    a->train = a->cfg.train = train;
+    a->cfg.test = test; /* for --eval-data test */
     /* every rank computes and sends the units of one plan, or none does
      * (another --chains or checkpoint list left rank 0 waiting forever) */
     int agreed = cli_mpi_agree("sive probe", probe_plan(a, U, train),
                                "--chains, checkpoints, options or --data");
     if (agreed >= 0) {
         sive_dataset_free(train);
+        sive_dataset_free(test);
         return agreed;
     }
     a->pg = progress_new(0);
@@ -1093,6 +1211,7 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     free(fail);
     progress_free(a->pg);
     sive_dataset_free(train);
+    sive_dataset_free(test);
     return status;
 }
 

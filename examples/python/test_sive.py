@@ -246,6 +246,74 @@ class Api(unittest.TestCase):
                 r.lambda_hat
         self.assertTrue(p.closed)
 
+    def test_params_restrict_the_chain(self):
+        # ranges, a mask and the probe keyword agree; covering ranges are
+        # the unrestricted run; frozen coordinates never move
+        seen = []
+
+        def watch(theta, batch):
+            seen.append(theta[1])
+            return grad(theta, batch)
+
+        with small_probe() as p:
+            full = p.run(model(), THETA)
+            p.set_params([(2, 3), (0, 2)])  # sorted and merged: all of theta
+            cover = p.run(model(), THETA)
+            self.assertEqual(full.trace("lbar", 0).tolist(), cover.trace("lbar", 0).tolist())
+            p.set_params(np.array([True, False, True]))
+            r = p.run(model(grad=watch), THETA)
+            self.assertEqual((r.params, r.params_dim), ([(0, 1), (2, 3)], 2))
+            self.assertTrue(all(v == THETA[1] for v in seen))
+            self.assertIsNone(full.params)
+            self.assertEqual(full.params_dim, DIM)
+            with self.assertRaisesRegex(sive.SiveError, "past the model's dim"):
+                p.set_params([(1, 4)]).run(model(), THETA)
+        with small_probe(params=[(0, 1), (2, 3)]) as q, q.run(model(), THETA) as r2:
+            self.assertEqual(r2.params, [(0, 1), (2, 3)])
+            self.assertEqual(r2.trace("lbar", 0).tolist(), r.trace("lbar", 0).tolist())
+
+    def test_eval_views(self):
+        # a view on the same path: the run's result unchanged, the view's
+        # own losses; a view's exception propagates; views close with the run
+        def shifted(theta, batch):
+            return np.full(batch.n_groups, 0.5 * float((theta - 1.0) @ (theta - 1.0)))
+
+        def boom(theta, batch):
+            raise Boom("in a view")
+
+        with small_probe() as p:
+            plain = p.run(model(), THETA)
+            p.add_eval_view("shifted", model(group_loss=shifted))
+            r = p.run(model(), THETA)
+            self.assertEqual(plain.trace("lbar", 0).tolist(), r.trace("lbar", 0).tolist())
+            v = r.views["shifted"]
+            self.assertEqual(list(r.views), ["shifted"])
+            self.assertEqual(v.trace("disp", 1).tolist(), r.trace("disp", 1).tolist())
+            self.assertNotEqual(v.trace("lbar", 1).tolist(), r.trace("lbar", 1).tolist())
+            self.assertTrue(math.isfinite(v.lambda_hat))
+            d = r.to_dict()
+            self.assertEqual([x["name"] for x in d["views"]], ["shifted"])
+            self.assertEqual(d["views"][0]["sive"]["mean"], v.lambda_hat)
+            self.assertNotIn("views", plain.to_dict())
+            r.close()
+            self.assertTrue(v.closed)
+            p.clear_eval_views().add_eval_view("boom", model(group_loss=boom))
+            with self.assertRaises(Boom):
+                p.run(model(), THETA)
+        # a subset of a per-example model's examples
+        seen = set()
+
+        def per_example(theta, batch):
+            seen.update(batch.index.tolist())
+            return np.full(batch.group_size, 0.5 * float(theta @ theta))
+
+        m = sive.Model(DIM, grad, loss=per_example, n_examples=20)
+        with small_probe(views={"evens": (m, range(0, 20, 2))}) as p:
+            seen.clear()
+            with p.run(sive.Model(DIM, grad, group_loss=evaluate), THETA) as r:
+                self.assertTrue(seen and all(i % 2 == 0 for i in seen))
+                self.assertTrue(math.isfinite(r.views["evens"].lambda_hat))
+
     def test_batches_hold_the_drawn_indices(self):
         seen = []
 

@@ -89,6 +89,18 @@ SIVE_API int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1,
                             size_t *h2, size_t *classes);
 
 /**
+ * The index range [*begin, *end) of a named block of parameters in theta,
+ * for weight-restricted probes (sive_probe_set_params()).  Names as
+ * PyTorch's nn.Linear layers numbered from 1: "1.weight", "1.bias",
+ * "2.weight", "2.bias", "3.weight", "3.bias", and "layer1", "layer2",
+ * "layer3" for a whole layer (its weights, then its bias: one range).  Errors:
+ * SIVE_E_INVALID_ARG (m, name, begin or end NULL, or an unknown name:
+ * sive_last_errmsg() lists the names).  Thread-safe.
+ */
+SIVE_API int sive_mlp_param_range(const sive_mlp *m, const char *name, uint64_t *begin,
+                                  uint64_t *end);
+
+/**
  * Fill theta[0 .. dim-1] with PyTorch's default nn.Linear initialisation:
  * every weight and bias of a layer drawn uniformly from
  * [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in being the layer's input width.

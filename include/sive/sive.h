@@ -418,7 +418,8 @@ typedef int (*sive_progress_fn)(int32_t chain, int64_t step, int64_t total,
 SIVE_API int sive_probe_new(sive_probe **out);
 /** Free a probe (NULL is a no-op). */
 SIVE_API void sive_probe_free(sive_probe *p);
-/** Set every option back to its default (the progress callback stays). */
+/** Set every option back to its default (the progress callback stays;
+ *  the parameter subset and the evaluation views are cleared). */
 SIVE_API int sive_probe_reset(sive_probe *p);
 
 /**
@@ -454,6 +455,75 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  */
 SIVE_API int sive_probe_set_text(sive_probe *p, const char *name,
                                  const char *value);
+
+/**
+ * Restrict the chains to a subset of the parameters (a weight-restricted
+ * probe, docs/guide.md "Refined LLCs"): only theta[i] for i in the ranges
+ * move, every other parameter stays at theta*.  ranges holds n_ranges
+ * pairs (begin, end), i.e. 2*n_ranges values, each the half-open index
+ * range [begin, end), ascending and not overlapping.  n_ranges 0 (ranges
+ * may then be NULL) moves all of theta again; so does sive_probe_reset().
+ * The ranges are copied (ranges may be freed after the call).
+ *
+ * The model still returns the full gradient; the chain reads only the
+ * moved entries, and a step costs the gradient plus O(k) for the k moved
+ * parameters (no copy of theta per step).  k replaces d wherever the
+ * probe uses the dimension: the adaptive radius c_h*||theta*_S||/sqrt(k)
+ * (S the moved parameters), the DISP trace ||theta - theta*_S||/sqrt(k),
+ * and d lambda/d ln h.  Ranges that cover all of theta give the
+ * unrestricted run's traces bit for bit (the Langevin noise is drawn for
+ * the moved parameters in order; SIVE_OPT_PRECONDITION estimates and
+ * applies its P over the moved parameters).  Checked against the model's
+ * dim at sive_probe_run() (SIVE_E_INVALID_ARG when a range ends past it).
+ * Not thread-safe on the same probe.
+ *
+ * Errors: SIVE_E_INVALID_ARG (p NULL; ranges NULL with n_ranges > 0; an
+ * empty, reversed, unordered or overlapping range: the probe is then
+ * unchanged and sive_probe_errmsg() says why), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_probe_set_params(sive_probe *p, const uint64_t *ranges,
+                                   size_t n_ranges);
+/**
+ * The same as a mask of dim bytes: theta[i] moves when mask[i] != 0
+ * (converted to ranges; the mask is not kept).  SIVE_E_INVALID_ARG when
+ * mask is NULL, dim is 0 or no byte is set; SIVE_E_NOMEM.
+ */
+SIVE_API int sive_probe_set_params_mask(sive_probe *p, const unsigned char *mask,
+                                        size_t dim);
+
+/**
+ * Add an evaluation view (a data-refined probe, docs/guide.md "Refined
+ * LLCs"): the chains still follow the run's model (its gradient, its
+ * evaluation), and at every evaluated step the view's loss is evaluated
+ * too, at the same theta, on N groups of B_eval examples drawn from the
+ * view's own streams.  The run's result then holds one result per view
+ * (sive_result_view()) with its own Lbar and s2 traces and every
+ * statistic computed from them (SIVE, its MCSE, ESS, health): one
+ * Langevin path, K refined estimates.  The run's own result is bit for
+ * bit what it is without views.
+ *
+ * view describes the other data as a model does: dtype and dim equal to
+ * the run's model's (checked at sive_probe_run()), and a loss callback
+ * with its n_examples (another data set, e.g. sive_mlp_model() on a test
+ * set) or a group_loss callback (an analytic target); its grad is not
+ * used.  The description is copied; view->user is passed to its callbacks
+ * and must stay valid while runs use the probe (the same threading rules
+ * as a model's callbacks).  subset, when not NULL, restricts the view to
+ * n_subset of its examples (strictly ascending indices below
+ * view->n_examples, e.g. one class of the training set; copied; needs a
+ * loss callback).  name (1 to 63 bytes, copied) names the view in results
+ * and tools.  Control variates apply to the run's evaluation, not to the
+ * views.  sive_result_save() keeps the views, sive_result_merge() merges
+ * them view by view (parts must have the same views).
+ *
+ * Errors: SIVE_E_INVALID_ARG (p or view NULL, a bad name, no loss, a
+ * subset out of range or not ascending, more than 64 views; the probe is
+ * then unchanged), SIVE_E_NOMEM.  Not thread-safe on the same probe.
+ */
+SIVE_API int sive_probe_add_eval_view(sive_probe *p, const char *name, const sive_model *view,
+                                      const uint64_t *subset, size_t n_subset);
+/** Remove every evaluation view (SIVE_E_INVALID_ARG when p is NULL). */
+SIVE_API int sive_probe_clear_eval_views(sive_probe *p);
 
 /** Register (or clear, with fn NULL) the progress callback. */
 SIVE_API int sive_probe_set_progress(sive_probe *p, sive_progress_fn fn,
@@ -673,6 +743,29 @@ SIVE_API int32_t sive_result_chains_ok(const sive_result *r);
 SIVE_API int64_t sive_result_steps(const sive_result *r);
 /** Evaluation stride k of the run (0 if r is NULL). */
 SIVE_API int64_t sive_result_eval_stride(const sive_result *r);
+/**
+ * The parameter ranges the chains moved (sive_probe_set_params): *n_ranges
+ * (begin, end) pairs, owned by r and valid until sive_result_free(); NULL
+ * and 0 when they moved all of theta (or r is NULL).  n_ranges may be
+ * NULL.  Kept by sive_result_save() and sive_result_merge().
+ */
+SIVE_API const uint64_t *sive_result_params(const sive_result *r, size_t *n_ranges);
+/** The number k of parameters the chains moved: the model's dim for an
+ *  unrestricted probe (0 if r is NULL). */
+SIVE_API uint64_t sive_result_params_dim(const sive_result *r);
+/** The number of evaluation views of the run (sive_probe_add_eval_view();
+ *  0 if r is NULL). */
+SIVE_API size_t sive_result_views(const sive_result *r);
+/**
+ * View k's result (k < sive_result_views(r), else NULL): a result like
+ * the run's, read with the same getters (owned by r, valid until
+ * sive_result_free(r); not to be freed, saved or merged on its own: r is).  Its LBAR and S2
+ * traces are the view's; its other traces, chain statuses and options are
+ * the run's; sive_result_status() is the run's.
+ */
+SIVE_API const sive_result *sive_result_view(const sive_result *r, size_t k);
+/** View k's name (owned by r), or NULL. */
+SIVE_API const char *sive_result_view_name(const sive_result *r, size_t k);
 /**
  * The option values the run used (the copy frozen at its start).
  * SIVE_E_INVALID_ARG for NULL arguments, an unknown option or the wrong

@@ -1,7 +1,7 @@
 /* The tethered Langevin chain (docs/theory.md) for float32 and float64
- * parameters: index sampling, the evaluation of a step (per-group, or
- * per-example with the grouping done here), worker scratch.  The update
- * is the sampler's (lib/sampler.h). */
+ * parameters: index sampling, worker scratch, progress.  The evaluation
+ * is the evaluators' (lib/core/evaluator.h), the update the sampler's
+ * (lib/core/sampler.h). */
 #include "probe_impl.h"
 #include "stats.h"
 
@@ -17,8 +17,8 @@
  * never reset between batches).  The gradient and the evaluation draws
  * each have their own permutation as well as their own stream, so that
  * neither depends on how many draws the other made. */
-static void draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total,
-                              size_t batch, uint64_t n, uint32_t *perm)
+void sivei_draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total, size_t batch,
+                        uint64_t n, uint32_t *perm)
 {
     if (!perm) {
         for (size_t j = 0; j < total; j++)
@@ -67,13 +67,9 @@ int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker)
         }
         if (ok && m->loss)
             ok = sivei_dedup_init(&w->dedup, m->n_examples, draws) == SIVE_OK;
-        if (ok && o->control_variate && !run->cv_star) {
-            size_t cap = (uint64_t)draws < m->n_examples ? draws : (size_t)m->n_examples;
-            w->cv_loss = malloc(cap * sizeof *w->cv_loss);
-            ok = w->cv_loss != NULL;
-        }
     }
-    if (!ok || sivei_samplers_work_init(w) != SIVE_OK) {
+    if (!ok || sivei_evaluators_work_init(w) != SIVE_OK ||
+        sivei_samplers_work_init(w) != SIVE_OK) {
         sivei_work_release(w);
         return SIVE_E_NOMEM;
     }
@@ -91,59 +87,12 @@ void sivei_work_release(sivei_work *w)
     free(w->perm_grad);
     free(w->perm_eval);
     sivei_dedup_release(&w->dedup);
-    free(w->cv_loss);
+    sivei_evaluators_work_release(w);
     sivei_samplers_work_release(w);
     w->theta = w->grad = w->noise = NULL;
-    w->group_loss = w->cv_loss = NULL;
+    w->group_loss = NULL;
     w->eval_idx = w->grad_idx = NULL;
     w->perm_grad = w->perm_eval = NULL;
-}
-
-/* Per-example model: each distinct draw evaluated once, then the group
- * means summed in draw order (the same sums as evaluating every draw).
- * With control variates the group means are of D_j = l_j - l_j(theta*);
- * the caller adds L_n(theta*) to their mean. */
-static int evaluate_examples(sivei_run *run, sivei_work *w, sive_batch *b,
-                             const void *theta)
-{
-    const size_t N = b->n_groups, B = b->group_size, draws = N * B;
-    sivei_dedup *d = &w->dedup;
-    size_t u = sivei_dedup_run(d, w->eval_idx, draws);
-    sive_batch eb = *b;
-    eb.index = d->uniq;
-    eb.n_groups = 1;
-    eb.group_size = u;
-    int rc = run->model.loss(theta, run->model.dim, &eb, d->loss, run->model.user);
-    if (!rc && run->opt.control_variate)
-        rc = sivei_cv_subtract(run, w, &eb);
-    if (rc)
-        return rc;
-    for (size_t g = 0; g < N; g++) {
-        const uint32_t *wh = d->which + g * B;
-        double acc = 0.0;
-        for (size_t j = 0; j < B; j++)
-            acc += d->loss[wh[j]];
-        w->group_loss[g] = acc / (double)B;
-    }
-    return 0;
-}
-
-int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
-                   const void *theta, int32_t c, int64_t m)
-{
-    const sivei_options *o = &run->opt;
-    const uint64_t n = run->model.n_examples;
-    const size_t N = (size_t)o->groups, B = (size_t)o->eval_batch;
-    if (n)
-        draw_indices(&rng[SIVEI_STREAM_EVAL_IDX], w->eval_idx, N * B, B, n, w->perm_eval);
-    sive_batch b = {.index = n ? w->eval_idx : NULL, .n_groups = N,
-                    .group_size = B, .chain = c, .worker = w->worker, .step = m};
-    b.seed = sivei_pcg32_next64(&rng[SIVEI_STREAM_EVAL_CB]);
-    sivei_clear_error();
-    if (run->model.loss)
-        return evaluate_examples(run, w, &b, theta);
-    return run->model.group_loss(theta, run->model.dim, &b, w->group_loss,
-                                 run->model.user);
 }
 
 /* Gradient batch indices for step m (no-op without data). */
@@ -152,7 +101,7 @@ static void draw_grad_indices(sivei_run *run, sivei_work *w, sivei_pcg32 *rng)
     const uint64_t n = run->model.n_examples;
     const size_t B = (size_t)run->opt.grad_batch;
     if (n)
-        draw_indices(&rng[SIVEI_STREAM_GRAD_IDX], w->grad_idx, B, B, n, w->perm_grad);
+        sivei_draw_indices(&rng[SIVEI_STREAM_GRAD_IDX], w->grad_idx, B, B, n, w->perm_grad);
 }
 
 static double now_seconds(void)

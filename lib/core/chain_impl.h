@@ -1,6 +1,6 @@
 /* One tethered Langevin chain, written once for float and double.
  * Included by chain.c with REAL (float/double) and SFX (f32/f64) defined.
- * The update is the sampler's (lib/sampler.h). */
+ * The update is the sampler's (lib/core/sampler.h). */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -24,12 +24,18 @@ static int CAT(measure_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
         return 1;
     }
     sivei_mean_var(w->group_loss, (size_t)run->opt.groups, &lbar[m], &s2[m]);
-    if (run->opt.control_variate)
-        lbar[m] += run->cv_base; /* E[Lbar | theta] = L_n(theta) again */
+    sivei_evaluators_offset(run, &lbar[m]); /* E[Lbar | theta] = L_n(theta) */
     if (!isfinite(lbar[m]) || !isfinite(s2[m])) {
         out->status = SIVE_CHAIN_DIVERGED;
         out->trace[SIVE_TRACE_DISP][m] = out->trace[SIVE_TRACE_GRAD_NORM][m] =
             out->trace[SIVE_TRACE_GRAD_LOSS][m] = NAN;
+        return 1;
+    }
+    if ((rc = sivei_evaluators_observe(run, w, w->theta, c, m))) {
+        out->status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "evaluation view's callback returned %d at chain %d step %lld", rc,
+                       (int)c, (long long)m);
         return 1;
     }
     return 0;
@@ -96,6 +102,7 @@ void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
     memset(w->grad, 0, d * sizeof(REAL));
     memset(w->group_loss, 0, (size_t)run->opt.groups * sizeof(double));
     sivei_samplers_chain_start(w, c);
+    sivei_evaluators_chain_start(w, c);
     sivei_clock clk = {0};
     out->status = SIVE_CHAIN_OK;
     int64_t m = 0;

@@ -1,7 +1,9 @@
 /* Control variates (SIVE_OPT_CONTROL_VARIATE; docs/theory.md, "Control
- * variates"): the per-example losses at theta*, computed once per run, and
- * the full-data loss L_n(theta*) that turns the mean of the differences
- * D_j = l_j(theta) - l_j(theta*) back into a loss.
+ * variates"), an evaluator module (lib/core/evaluator.h): the per-example
+ * losses at theta*, computed once per run, subtracted from a step's
+ * per-example losses, and the full-data loss L_n(theta*) added back to
+ * Lbar (the offset that turns the mean of D_j = l_j(theta) - l_j(theta*)
+ * back into a loss).
  *
  * Up to a table limit (2^24 examples, 128 MiB of doubles) every l_j(theta*)
  * is kept, shared read-only by all chains.  Beyond it nothing is kept: a
@@ -9,7 +11,7 @@
  * evaluation cost, memory bounded by the step's draws).  The environment
  * variable SIVE_CV_TABLE_MAX (a count of examples) lowers or raises the
  * limit, so that both paths can be tested on small data sets. */
-#include "probe_impl.h"
+#include "evaluator.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,6 +44,13 @@ static uint64_t table_max(void)
 typedef struct ksum {
     double s, c;
 } ksum;
+
+/* The run's state: l_j(theta*) for every j, or NULL (beyond the table
+ * limit), and L_n(theta*). */
+typedef struct cv_run {
+    double *star;
+    double base;
+} cv_run;
 
 static void ksum_add(ksum *k, double x)
 {
@@ -96,10 +105,10 @@ static int star_cancelled(sivei_run *run, sivei_clock *clk, uint64_t done, uint6
     return pr;
 }
 
-int sivei_cv_prepare(sivei_run *run, char *err)
+static int cv_active(const sivei_run *run) { return run->opt.control_variate != 0; }
+
+static int cv_prepare(sivei_run *run, void **state, char *err)
 {
-    if (!run->opt.control_variate)
-        return SIVE_OK;
     if (!run->model.loss)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "control variates (SIVE_OPT_CONTROL_VARIATE) need per-example "
@@ -143,31 +152,75 @@ int sivei_cv_prepare(sivei_run *run, char *err)
         return run->status == SIVE_E_CALLBACK || run->status == SIVE_E_CANCELLED ? SIVE_OK
                                                                                  : rc;
     }
-    run->cv_star = table;
-    run->cv_base = (sum.s + sum.c) / (double)n;
+    cv_run *cv = malloc(sizeof *cv);
+    if (!cv) {
+        free(table);
+        return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the control variates");
+    }
+    cv->star = table;
+    cv->base = (sum.s + sum.c) / (double)n;
+    *state = cv;
     return SIVE_OK;
 }
 
-void sivei_cv_release(sivei_run *run)
+static void cv_release(sivei_run *run, void *state)
 {
-    free(run->cv_star);
-    run->cv_star = NULL;
+    (void)run;
+    cv_run *cv = state;
+    if (cv)
+        free(cv->star);
+    free(cv);
 }
 
-int sivei_cv_subtract(sivei_run *run, sivei_work *w, const sive_batch *eb)
+/* Without a table: l_j(theta*) of a step's distinct draws. */
+static int cv_work_init(sivei_work *w, void *rs, void **state)
 {
+    const cv_run *cv = rs;
+    const sivei_run *run = w->run;
+    size_t draws = (size_t)run->opt.groups * (size_t)run->opt.eval_batch;
+    *state = NULL;
+    if (!cv || cv->star)
+        return SIVE_OK;
+    size_t cap = (uint64_t)draws < run->model.n_examples ? draws
+                                                          : (size_t)run->model.n_examples;
+    *state = malloc(cap * sizeof(double));
+    return *state ? SIVE_OK : SIVE_E_NOMEM;
+}
+
+static int cv_examples(sivei_run *run, sivei_work *w, void *rs, void *ws,
+                       const sive_batch *eb)
+{
+    const cv_run *cv = rs;
     sivei_dedup *d = &w->dedup;
     const size_t u = eb->group_size;
-    if (run->cv_star) {
+    if (cv->star) {
         for (size_t i = 0; i < u; i++)
-            d->loss[i] -= run->cv_star[d->uniq[i]];
+            d->loss[i] -= cv->star[d->uniq[i]];
         return 0;
     }
-    int rc = run->model.loss(run->theta_star, run->model.dim, eb, w->cv_loss,
+    double *at_star = ws;
+    int rc = run->model.loss(run->theta_star, run->model.dim, eb, at_star,
                              run->model.user);
     if (rc)
         return rc;
     for (size_t i = 0; i < u; i++)
-        d->loss[i] -= w->cv_loss[i];
+        d->loss[i] -= at_star[i];
     return 0;
 }
+
+static double cv_offset(const sivei_run *run, const void *rs)
+{
+    (void)run;
+    return ((const cv_run *)rs)->base;
+}
+
+const sivei_evaluator sivei_eval_cv = {
+    .name = "control_variate",
+    .active = cv_active,
+    .prepare = cv_prepare,
+    .release = cv_release,
+    .work_init = cv_work_init,
+    .work_release = free,
+    .examples = cv_examples,
+    .offset = cv_offset,
+};

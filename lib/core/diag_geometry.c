@@ -30,7 +30,7 @@ static const double *sens_of(void *ctx, size_t k)
     double *disp = sivei_tail_copy(r, ch, SIVE_TRACE_DISP, &n3);
     const double *out = NULL;
     if (lbar && s2 && disp && n > 1) {
-        const double scale = (double)r->dim / (r->h * r->h), t2 = r->opt.t * r->opt.t;
+        const double scale = (double)r->moved / (r->h * r->h), t2 = r->opt.t * r->opt.t;
         sivei_sive_influence(lbar, s2, n, (double)r->opt.groups, s->w);
         double ym, rm;
         for (size_t i = 0; i < n; i++)

@@ -25,13 +25,24 @@ int sive_probe_new(sive_probe **out)
     return SIVE_OK;
 }
 
-void sive_probe_free(sive_probe *p) { free(p); }
+void sive_probe_free(sive_probe *p)
+{
+    if (p) {
+        free(p->ranges);
+        sivei_probe_views_free(p);
+    }
+    free(p);
+}
 
 int sive_probe_reset(sive_probe *p)
 {
     if (!p)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
     sivei_options_default(&p->opt);
+    free(p->ranges);
+    p->ranges = NULL;
+    p->n_ranges = 0;
+    sivei_probe_views_free(p);
     p->errmsg[0] = '\0';
     return SIVE_OK;
 }
@@ -127,25 +138,37 @@ static int check_model(const sive_model *m, sive_model *copy, char *err)
     return SIVE_OK;
 }
 
-/* The radius h from theta* (checked finite): absolute, adaptive, or (c_h
- * = 0) the one radius_auto.c chose, carried in o->h. */
-static int radius(const sivei_options *o, const sive_model *m, const void *theta,
-                  double *h_out, char *err)
+/* Element i of theta in double. */
+static double theta_at(const sive_model *m, const void *theta, size_t i)
 {
+    return m->dtype == SIVE_F32 ? ((const float *)theta)[i] : ((const double *)theta)[i];
+}
+
+/* The radius h from theta* (checked finite): absolute, adaptive over the
+ * k moved parameters (c_h*||theta*_S||/sqrt(k); S all of theta without
+ * ranges), or (c_h = 0) the one radius_auto.c chose, carried in o->h. */
+static int radius(const sivei_run *run, const void *theta, double *h_out, char *err)
+{
+    const sivei_options *o = &run->opt;
+    const sive_model *m = &run->model;
+    for (size_t i = 0; i < m->dim; i++)
+        if (!isfinite(theta_at(m, theta, i)))
+            return sivei_fail(err, SIVE_E_INVALID_ARG, "theta_star[%zu] = %g is not finite",
+                             i, theta_at(m, theta, i));
     double norm2 = 0.0;
-    for (size_t i = 0; i < m->dim; i++) {
-        double v = m->dtype == SIVE_F32 ? ((const float *)theta)[i]
-                                        : ((const double *)theta)[i];
-        if (!isfinite(v))
-            return sivei_fail(err, SIVE_E_INVALID_ARG,
-                             "theta_star[%zu] = %g is not finite", i, v);
-        norm2 += v * v;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i = b; i < e; i++) {
+            double v = theta_at(m, theta, i);
+            norm2 += v * v;
+        }
     }
     if (!o->h_absolute && o->c_h == 0.0) {
         *h_out = o->h;
         return SIVE_OK;
     }
-    double h = o->h_absolute ? o->h : o->c_h * sqrt(norm2 / (double)m->dim);
+    double h = o->h_absolute ? o->h : o->c_h * sqrt(norm2 / (double)run->moved);
     if (isinf(h))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "adaptive radius h = c_h*||theta*||/sqrt(d) overflows to "
@@ -153,7 +176,8 @@ static int radius(const sivei_options *o, const sive_model *m, const void *theta
     if (!(h > 0.0))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "adaptive radius h = c_h*||theta*||/sqrt(d) = %g is not positive "
-                         "(theta* is zero?): set an absolute SIVE_OPT_H", h);
+                         "(theta*%s is zero?): set an absolute SIVE_OPT_H", h,
+                         run->n_ranges ? " on the moved parameters" : "");
     *h_out = h;
     return SIVE_OK;
 }
@@ -241,7 +265,9 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
     run->progress = p->progress;
     run->progress_user = p->progress_user;
     run->theta_star = theta_star;
-    if ((rc = radius(&run->opt, &run->model, theta_star, &run->h, p->errmsg)) ||
+    if ((rc = sivei_params_prepare(p, run->model.dim, &run->ranges,
+                                   &run->n_ranges, &run->moved, p->errmsg)) ||
+        (rc = radius(run, theta_star, &run->h, p->errmsg)) ||
         (rc = check_sizes(&run->opt, &run->model, p->errmsg)))
         return rc;
     int64_t end = run->opt.chain_end ? run->opt.chain_end : run->opt.chains;
@@ -258,7 +284,15 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
                          "out of memory for %lld chains x %lld steps of traces",
                          (long long)(end - run->opt.chain_begin), (long long)run->opt.steps);
     identify(run->r, &run->model, theta_star);
-    return SIVE_OK;
+    if (sivei_result_set_params(run->r, run->ranges, run->n_ranges, run->moved))
+        rc = sivei_fail(p->errmsg, SIVE_E_NOMEM, "out of memory for the parameter ranges");
+    else
+        rc = sivei_views_prepare(p, run, p->errmsg);
+    if (rc) {
+        sive_result_free(run->r);
+        run->r = NULL;
+    }
+    return rc;
 }
 
 /* One run of the chains with options o (p's or the step-halved copy). */
@@ -276,16 +310,16 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
     /* a callback failing at theta* is the run's status (its chains then
      * stop at step 0, as after any callback error); other failures here
      * are the caller's to fix and return no result */
-    if ((rc = sivei_cv_prepare(&run, p->errmsg)) ||
+    if ((rc = sivei_evaluators_prepare(&run, p->errmsg)) ||
         (rc = sivei_samplers_prepare(&run, p->errmsg))) {
-        sivei_cv_release(&run);
+        sivei_evaluators_release(&run);
         pthread_mutex_destroy(&run.lock);
         sive_result_free(run.r);
         return rc;
     }
     run_workers(&run);
     sivei_samplers_release(&run);
-    sivei_cv_release(&run);
+    sivei_evaluators_release(&run);
     pthread_mutex_destroy(&run.lock);
     if (run.status == SIVE_E_NOMEM) {
         sive_result_free(run.r);
@@ -296,6 +330,10 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
         return sivei_fail(p->errmsg, rc, "out of memory while summarising the chains");
     }
     sivei_result_conclude(run.r, run.status, run.callback_code, run.errmsg);
+    if ((rc = sivei_views_finish(run.r))) {
+        sive_result_free(run.r);
+        return sivei_fail(p->errmsg, rc, "out of memory while summarising the views");
+    }
     *out = run.r;
     return SIVE_OK;
 }
@@ -309,7 +347,10 @@ static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_sta
     o.base_lr /= 2.0;
     o.step_extrapolate = 0;
     sive_result *fine = NULL;
+    const size_t views = p->n_views; /* r's views are measured: not again */
+    p->n_views = 0;
     int rc = sivei_run_once(p, &o, m, theta_star, &fine);
+    p->n_views = views;
     if (rc)
         return rc;
     if (fine->status == SIVE_E_CALLBACK || fine->status == SIVE_E_CANCELLED) {
@@ -339,7 +380,11 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     sivei_auto a;
     int rc = SIVE_OK, chosen = !o.h_absolute && o.c_h == 0.0;
     if (chosen) {
-        if ((rc = sivei_radius_auto(p, &o, m, theta_star, &a, &r)))
+        const size_t views = p->n_views; /* the pilots choose h: no views */
+        p->n_views = 0;
+        rc = sivei_radius_auto(p, &o, m, theta_star, &a, &r);
+        p->n_views = views;
+        if (rc)
             return rc;
         o.h = a.h;
     }

@@ -27,7 +27,7 @@ enum {
     SIVEI_STREAM_COUNT = 5
 };
 
-/* The option values (lib/options.c owns their table). */
+/* The option values (lib/core/options.c owns their table). */
 typedef struct sivei_options {
     double t, base_lr, h, c_h, burn_in, anchor;
     int h_absolute;
@@ -51,8 +51,23 @@ SIVE_HIDDEN int sivei_options_get(const sivei_options *o, sive_option opt,
 SIVE_HIDDEN int sivei_options_put(sivei_options *o, sive_option opt, int64_t iv,
                                   double dv);
 
+/* An evaluation view (views.c): a model description whose loss or
+ * group_loss measures Lbar on other data (user borrowed from the caller),
+ * optionally restricted to a subset of its examples. */
+#define SIVEI_VIEW_NAME 64
+typedef struct sivei_view {
+    char name[SIVEI_VIEW_NAME];
+    sive_model model;
+    uint64_t *subset; /* strictly ascending indices into model's examples */
+    uint64_t n;       /* examples drawn from: the subset's or the model's */
+} sivei_view;
+
 struct sive_probe {
     sivei_options opt;
+    sivei_view *views; /* evaluation views (views.c) */
+    size_t n_views;
+    uint64_t *ranges; /* parameters the chains move (params.c), or NULL */
+    size_t n_ranges;
     sive_progress_fn progress;
     void *progress_user;
     char errmsg[SIVE_ERRMSG_LEN];
@@ -78,6 +93,12 @@ struct sive_result {
     int32_t dtype;       /* the model's, a hash of theta* and the model's */
     uint64_t dim, n_examples, theta_hash; /* identity (0: none): what     */
     uint64_t identity;   /* merge checks parts agree on                    */
+    sive_result **views; /* one result per evaluation view (owned), NULL */
+    size_t n_views;      /* when none; a view's own name:                  */
+    char name[SIVEI_VIEW_NAME];
+    uint64_t *ranges;    /* the moved parameters' ranges (NULL: all), and */
+    size_t n_ranges;     /* how many parameters moved (dim when all)       */
+    uint64_t moved;
     double h, eta;
     sivei_chain_out *c;  /* chains [begin, end) only: see sivei_chain() */
     double summary[SIVEI_N_STATS];
@@ -115,6 +136,15 @@ SIVE_HIDDEN uint64_t sivei_fnv1a64(uint64_t h, const void *p, size_t n);
 /* Copy the tail of a chain's trace into a new array (*n entries). */
 SIVE_HIDDEN double *sivei_tail_copy(const sive_result *r, const sivei_chain_out *c,
                                     sive_trace which, size_t *n);
+
+/* params.c: the probe's parameter ranges checked against the model's dim; *ranges borrowed from p, *k the number of moved
+ * parameters (dim without ranges).  And a result's copy of them
+ * (SIVE_OK or SIVE_E_NOMEM). */
+SIVE_HIDDEN int sivei_params_prepare(const sive_probe *p, uint64_t dim,
+                                     const uint64_t **ranges, size_t *n, uint64_t *k,
+                                     char *err);
+SIVE_HIDDEN int sivei_result_set_params(sive_result *r, const uint64_t *ranges, size_t n,
+                                        uint64_t k);
 
 /* estimators.c: estimators of one finished chain (fills c->stat). */
 SIVE_HIDDEN int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c);
@@ -154,9 +184,10 @@ SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);
 
-/* Room for sampler modules (lib/sampler.h; sampler.c checks its registry
- * fits). */
+/* Room for sampler and evaluator modules (lib/core/sampler.h, lib/core/evaluator.h;
+ * sampler.c and evaluator.c check their registries fit). */
 #define SIVEI_MAX_SAMPLERS 8
+#define SIVEI_MAX_EVALUATORS 8
 
 /* Everything one run shares between worker threads.  The options and the
  * model are copies taken at the start: nothing reads the caller's probe
@@ -167,11 +198,22 @@ typedef struct sivei_run {
     sive_progress_fn progress;
     void *progress_user;
     const void *theta_star; /* float or double, by model.dtype */
+    /* the parameters the chains move: n_ranges ascending [begin, end)
+     * pairs (borrowed from the probe), none = all of theta; moved = their
+     * count (dim without ranges) */
+    const uint64_t *ranges;
+    size_t n_ranges;
+    uint64_t moved;
+    /* evaluation views (borrowed from the probe; views.c), their results
+     * are r->views */
+    const sivei_view *views;
+    size_t n_views;
     double h, eta;
-    /* control variates (control_variate.c): l_j(theta*) for every j, or
-     * NULL (none, or beyond the table limit), and L_n(theta*) */
-    double *cv_star;
-    double cv_base;
+    /* evaluators (evaluator.c): which modules the options select (bit k
+     * for registry entry k), the one that evaluates, each one's run state */
+    unsigned evaluator_on;
+    int evaluator_base;
+    void *evaluator_state[SIVEI_MAX_EVALUATORS];
     /* samplers (sampler.c): which modules the options select (bit k for
      * registry entry k), the one that steps, and each one's run state */
     unsigned sampler_on;
@@ -185,6 +227,19 @@ typedef struct sivei_run {
     int callback_code;
     char errmsg[SIVE_ERRMSG_LEN];
 } sivei_run;
+
+/* The parameters a run's chains move, as ranges: k = 0 .. count-1 gives
+ * [*b, *e) (all of theta, one range, without sive_probe_set_params). */
+static inline size_t sivei_range_count(const sivei_run *run)
+{
+    return run->n_ranges ? run->n_ranges : 1;
+}
+
+static inline void sivei_range_at(const sivei_run *run, size_t k, size_t *b, size_t *e)
+{
+    *b = run->n_ranges ? (size_t)run->ranges[2 * k] : 0;
+    *e = run->n_ranges ? (size_t)run->ranges[2 * k + 1] : run->model.dim;
+}
 
 /* Langevin normals are drawn and used this many at a time (the same
  * sequence as drawing all d at once), so the noise never needs d elements
@@ -220,8 +275,7 @@ typedef struct sivei_work {
     uint32_t *perm_grad;        /* data size each, sampling without  */
     uint32_t *perm_eval;        /* replacement (one per draw stream) */
     sivei_dedup dedup;          /* per-example models only         */
-    double *cv_loss;            /* control variates without a table:
-                                   l_j(theta*) of a step's distinct draws */
+    void *evaluator_state[SIVEI_MAX_EVALUATORS]; /* each module's scratch */
     void *sampler_state[SIVEI_MAX_SAMPLERS]; /* each module's scratch */
 } sivei_work;
 
@@ -231,23 +285,41 @@ SIVE_HIDDEN void sivei_work_release(sivei_work *w);
  * is recorded in run. */
 SIVE_HIDDEN void sivei_chain_run_f32(sivei_run *run, sivei_work *w, int32_t c);
 SIVE_HIDDEN void sivei_chain_run_f64(sivei_run *run, sivei_work *w, int32_t c);
-/* One evaluation at theta (chain.c): draws, callback, group means into
- * w->group_loss.  Returns 0 or the callback's non-zero value. */
+/* chain.c: batches of `batch` indices in [0, n) into idx[0..total-1],
+ * uniform with replacement (perm NULL) or distinct within a batch (a
+ * partial shuffle of perm). */
+SIVE_HIDDEN void sivei_draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total,
+                                    size_t batch, uint64_t n, uint32_t *perm);
+/* evaluator.c: the modules a run's options select (before the chains; a
+ * callback error or cancel is recorded in run and SIVE_OK returned, other
+ * errors returned with their message in err), their release, the
+ * per-worker scratch, one evaluation at theta (draws, callbacks, group
+ * means into w->group_loss; 0 or the callback's code), the modules'
+ * rewrite of a step's per-example losses, and their offsets added to a
+ * step's Lbar (lib/evaluator.h). */
+SIVE_HIDDEN int sivei_evaluators_prepare(sivei_run *run, char *err);
+SIVE_HIDDEN void sivei_evaluators_release(sivei_run *run);
+SIVE_HIDDEN int sivei_evaluators_work_init(sivei_work *w);
+SIVE_HIDDEN void sivei_evaluators_work_release(sivei_work *w);
 SIVE_HIDDEN int sivei_evaluate(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
                                const void *theta, int32_t c, int64_t m);
-/* control_variate.c: the losses at theta* (before the chains start; a
- * no-op without SIVE_OPT_CONTROL_VARIATE; a callback error there is
- * recorded in run like a chain's, SIVE_OK returned; other errors are
- * returned with their message in err), their release, and the
- * subtraction of l_j(theta*) from the losses of a step's distinct draws
- * (eb: the batch the model was called on; returns the callback's code). */
-SIVE_HIDDEN int sivei_cv_prepare(sivei_run *run, char *err);
-SIVE_HIDDEN void sivei_cv_release(sivei_run *run);
-SIVE_HIDDEN int sivei_cv_subtract(sivei_run *run, sivei_work *w, const sive_batch *eb);
+SIVE_HIDDEN int sivei_evaluators_examples(sivei_run *run, sivei_work *w,
+                                          const sive_batch *eb);
+SIVE_HIDDEN void sivei_evaluators_offset(const sivei_run *run, double *lbar);
+SIVE_HIDDEN void sivei_evaluators_chain_start(sivei_work *w, int32_t c);
+SIVE_HIDDEN int sivei_evaluators_observe(sivei_run *run, sivei_work *w, const void *theta,
+                                         int32_t c, int64_t m);
+/* views.c: the probe's views checked against the run's model (SIVE_OK or
+ * SIVE_E_INVALID_ARG with err), their results allocated in run->r
+ * (SIVE_E_NOMEM), and after the chains their path traces and statuses
+ * copied from the run's chains and their statistics computed. */
+SIVE_HIDDEN int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err);
+SIVE_HIDDEN int sivei_views_finish(sive_result *r);
+SIVE_HIDDEN void sivei_probe_views_free(sive_probe *p);
 /* sampler.c: the modules a run's options select (before the chains; a
  * callback error is recorded in run and SIVE_OK returned, other errors
  * returned with their message in err), their release, the per-worker
- * scratch, and the chain's two calls into them (lib/sampler.h). */
+ * scratch, and the chain's two calls into them (lib/core/sampler.h). */
 SIVE_HIDDEN int sivei_samplers_prepare(sivei_run *run, char *err);
 SIVE_HIDDEN void sivei_samplers_release(sivei_run *run);
 SIVE_HIDDEN int sivei_samplers_work_init(sivei_work *w);

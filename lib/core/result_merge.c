@@ -85,6 +85,14 @@ static int check_part(const sive_result *ref, const sive_result *p, size_t i)
     if (!same_double(ref->h, p->h) || !same_double(ref->eta, p->eta))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "part %zu used radius h = %.17g, part 0 h = %.17g", i, p->h, ref->h);
+    if (ref->n_ranges != p->n_ranges || ref->moved != p->moved ||
+        (p->n_ranges &&
+         memcmp(ref->ranges, p->ranges, 2 * p->n_ranges * sizeof *p->ranges) != 0))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "part %zu moved other parameters (%zu ranges, %llu parameters; "
+                         "part 0: %zu ranges, %llu parameters)", i, p->n_ranges,
+                         (unsigned long long)p->moved, ref->n_ranges,
+                         (unsigned long long)ref->moved);
     return SIVE_OK;
 }
 
@@ -119,6 +127,38 @@ static int copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
         if (src->steps_run > 0)
             memcpy(dst->trace[k], src->trace[k], (size_t)src->steps_run * sizeof(double));
     return SIVE_OK;
+}
+
+/* The parts' evaluation views, view by view, into r (the parts' views
+ * are whole results on the same chains: merged as parts themselves). */
+static int merge_views(sive_result *r, const sive_result *const *parts, size_t n)
+{
+    const sive_result *ref = parts[0];
+    for (size_t i = 1; i < n; i++) {
+        int same = parts[i]->n_views == ref->n_views;
+        for (size_t k = 0; same && k < ref->n_views; k++)
+            same = !strcmp(parts[i]->views[k]->name, ref->views[k]->name);
+        if (!same)
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                             "part %zu has other evaluation views than part 0", i);
+    }
+    if (!ref->n_views)
+        return SIVE_OK;
+    const sive_result **vp = malloc(n * sizeof *vp);
+    if (!vp || !(r->views = calloc(ref->n_views, sizeof *r->views))) {
+        free(vp);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory");
+    }
+    r->n_views = ref->n_views;
+    int rc = SIVE_OK;
+    for (size_t k = 0; k < ref->n_views && !rc; k++) {
+        for (size_t i = 0; i < n; i++)
+            vp[i] = parts[i]->views[k];
+        if (!(rc = sive_result_merge(&r->views[k], vp, n)))
+            strcpy(r->views[k]->name, ref->views[k]->name);
+    }
+    free(vp);
+    return rc;
 }
 
 int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t n)
@@ -156,11 +196,19 @@ int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t
     r->n_examples = ref->n_examples;
     r->theta_hash = ref->theta_hash;
     r->identity = ref->identity;
+    if (sivei_result_set_params(r, ref->ranges, ref->n_ranges, ref->moved)) {
+        sive_result_free(r);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "sive_result_merge: out of memory");
+    }
     if ((rc = sivei_result_summarise(r))) {
         sive_result_free(r);
         return sivei_fail(NULL, rc, "sive_result_merge: out of memory while summarising");
     }
     sivei_result_conclude(r, SIVE_OK, 0, "");
+    if ((rc = merge_views(r, parts, n))) {
+        sive_result_free(r);
+        return rc;
+    }
     *out = r;
     sivei_clear_error();
     return SIVE_OK;

@@ -82,19 +82,27 @@ static double val(const sivei_run *run, const void *x, size_t i)
                                         : ((const double *)x)[i];
 }
 
-/* P from the mean squared gradients, in coordinate order. */
+/* P from the mean squared gradients of the moved parameters, in
+ * coordinate order (rbar their mean). */
 static void freeze(const sivei_run *run, precond_work *s)
 {
-    const size_t d = run->model.dim;
     double rbar = 0.0;
-    for (size_t i = 0; i < d; i++)
-        rbar += sqrt(s->v[i] / (double)s->seen);
-    rbar /= (double)d;
-    for (size_t i = 0; i < d; i++) {
-        double r = sqrt(s->v[i] / (double)s->seen);
-        double p = rbar > 0.0 && isfinite(rbar) ? rbar / fmax(r, rbar / P_MAX) : 1.0;
-        s->p[i] = p;
-        s->sp[i] = sqrt(p);
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i = b; i < e; i++)
+            rbar += sqrt(s->v[i] / (double)s->seen);
+    }
+    rbar /= (double)run->moved;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i = b; i < e; i++) {
+            double r = sqrt(s->v[i] / (double)s->seen);
+            double p = rbar > 0.0 && isfinite(rbar) ? rbar / fmax(r, rbar / P_MAX) : 1.0;
+            s->p[i] = p;
+            s->sp[i] = sqrt(p);
+        }
     }
     s->frozen = 1;
 }
@@ -109,31 +117,34 @@ static double moved(double th, double st, double g, double xi, double p, double 
 static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
                           sivei_pcg32 *noise, double *gnorm, double *disp)
 {
-    const size_t d = run->model.dim;
     const int f32 = run->model.dtype == SIVE_F32;
     const double a = run->opt.base_lr, kt = run->eta / (run->h * run->h);
     const double kn = sqrt(2.0 * run->eta);
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
-    for (size_t i0 = 0; i0 < d; i0 += SIVEI_NOISE_CHUNK) {
-        size_t nb = d - i0 < SIVEI_NOISE_CHUNK ? d - i0 : SIVEI_NOISE_CHUNK;
-        sivei_sampler_normals(run, noise, w->noise, nb);
-        for (size_t j = 0; j < nb; j++) {
-            size_t i = i0 + j;
-            double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
-            double g = val(run, w->grad, i), xi = val(run, w->noise, j);
-            double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
-            gsum += g * g;
-            dsum += (th - st) * (th - st);
-            if (f32)
-                ((float *)w->theta)[i] = (float)nt;
-            else
-                ((double *)w->theta)[i] = nt;
-            bad |= !isfinite(nt);
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
+            size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
+            sivei_sampler_normals(run, noise, w->noise, nb);
+            for (size_t j = 0; j < nb; j++) {
+                size_t i = i0 + j;
+                double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
+                double g = val(run, w->grad, i), xi = val(run, w->noise, j);
+                double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
+                gsum += g * g;
+                dsum += (th - st) * (th - st);
+                if (f32)
+                    ((float *)w->theta)[i] = (float)nt;
+                else
+                    ((double *)w->theta)[i] = nt;
+                bad |= !isfinite(nt);
+            }
         }
     }
     *gnorm = sqrt(gsum);
-    *disp = sqrt(dsum * (1.0 / (double)d));
+    *disp = sqrt(dsum * (1.0 / (double)run->moved));
     return !isfinite(gsum) || bad;
 }
 

@@ -1,4 +1,4 @@
-/* Plain SGLD (the first sampler, always selected; lib/sampler.h): the
+/* Plain SGLD (the first sampler, always selected; lib/core/sampler.h): the
  * tethered Langevin update of docs/theory.md,
  *   theta' = theta - a g - (eta/h^2)(theta - theta*) + sqrt(2 eta) xi,
  * with g whatever the gradient hooks left in w->grad.  Bit for bit the
@@ -143,14 +143,16 @@ void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out, size
 }
 
 /* The Langevin step at theta with gradient g, fused with the trace norms
- * and the finiteness check, SIVEI_NOISE_CHUNK normals at a time.  Returns
+ * and the finiteness check, SIVEI_NOISE_CHUNK normals at a time, over the
+ * moved parameters only (the run's ranges, or all of theta): the others
+ * keep theta*'s values, draw no noise and cost nothing here.  Returns
  * non-zero when the chain diverged. */
 int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
                     int64_t m, double *gnorm, double *disp)
 {
     (void)rs, (void)ws, (void)m;
     const int f32 = run->model.dtype == SIVE_F32;
-    const size_t d = run->model.dim, el = f32 ? sizeof(float) : sizeof(double);
+    const size_t el = f32 ? sizeof(float) : sizeof(double);
     int (*update)(void *, const void *, const void *, const void *, size_t, double,
                   double, double, double *, double *) = f32 ? update_f32 : update_f64;
     const double a = run->opt.base_lr;
@@ -160,17 +162,21 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
     const unsigned char *star = run->theta_star, *g = w->grad;
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
-    for (size_t i0 = 0; i0 < d; i0 += SIVEI_NOISE_CHUNK) {
-        size_t nb = d - i0 < SIVEI_NOISE_CHUNK ? d - i0 : SIVEI_NOISE_CHUNK;
-        double gs, ds;
-        sivei_sampler_normals(run, noise, w->noise, nb);
-        bad |= update(theta + i0 * el, star + i0 * el, g + i0 * el, w->noise, nb, a,
-                      k_tether, k_noise, &gs, &ds);
-        gsum += gs;
-        dsum += ds;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
+            size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
+            double gs, ds;
+            sivei_sampler_normals(run, noise, w->noise, nb);
+            bad |= update(theta + i0 * el, star + i0 * el, g + i0 * el, w->noise, nb, a,
+                          k_tether, k_noise, &gs, &ds);
+            gsum += gs;
+            dsum += ds;
+        }
     }
     *gnorm = sqrt(gsum);
-    *disp = sqrt(dsum * (1.0 / (double)d)); /* as 0.1: bit-identical traces */
+    *disp = sqrt(dsum * (1.0 / (double)run->moved)); /* as 0.1: bit-identical traces */
     return !isfinite(gsum) || bad;
 }
 

@@ -28,7 +28,13 @@
  *   3 on: identity (the model's, 0 = none); status callback_code; errmsg
  *   length + bytes; note length + bytes; then per chain c in [begin, end):
  *   status stop_step steps_run and the SIVEI_N_TRACES traces of steps_run
- *   f64.
+ *   f64; then, only for a weight-restricted probe (sive_probe_set_params),
+ *   the word "PARAMS\0\0", the number of ranges R and R (begin, end)
+ *   pairs; then, only with evaluation views (sive_probe_add_eval_view),
+ *   the word "VIEWS\0\0\0", their number K and per view its name (length
+ *   + bytes), its example count, and per chain its LBAR then S2 over the
+ *   chain's steps_run (a reader without these sections refuses such a
+ *   file: it has bytes after the chains).
  *
  * The statistics are not stored: loading recomputes them from the traces
  * with the code a run uses, so a file cannot carry numbers that disagree
@@ -146,6 +152,8 @@ static void put_options(wbuf *b, const sivei_options *o)
     }
 }
 
+static void put_sections(wbuf *b, const sive_result *r);
+
 /* The whole file in memory. */
 static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_len)
 {
@@ -172,6 +180,7 @@ static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_
             for (int64_t m = 0; m < ch->steps_run; m++)
                 put_f64(b, ch->trace[k][m]);
     }
+    put_sections(b, r);
     if (b->oom)
         return;
     size_t plen = b->len - HEAD;
@@ -286,6 +295,110 @@ static const char *get_text(rbuf *b, uint64_t max, size_t *n)
     const char *s = (const char *)b->p + b->at;
     b->at += (size_t)len;
     return s;
+}
+
+/* ---- optional sections: the moved parameters of a weight-restricted
+ * probe, the evaluation views (each written only when present, so the
+ * file of a plain probe is unchanged) ---- */
+
+#define PARAMS_TAG "PARAMS\0"  /* with its NUL: 8 bytes */
+#define VIEWS_TAG "VIEWS\0\0"  /* with its NULs: 8 bytes */
+
+static void put_sections(wbuf *b, const sive_result *r)
+{
+    if (r->n_ranges) {
+        put(b, PARAMS_TAG, 8);
+        put_u64(b, r->n_ranges);
+        for (size_t i = 0; i < 2 * r->n_ranges; i++)
+            put_u64(b, r->ranges[i]);
+    }
+    if (!r->n_views)
+        return;
+    put(b, VIEWS_TAG, 8);
+    put_u64(b, r->n_views);
+    for (size_t k = 0; k < r->n_views; k++) {
+        const sive_result *v = r->views[k];
+        put_text(b, v->name, strlen(v->name));
+        put_u64(b, v->n_examples);
+        for (int32_t c = r->begin; c < r->end; c++)
+            for (int j = 0; j < 2; j++)
+                for (int64_t m = 0; m < sivei_chain(r, c)->steps_run; m++)
+                    put_f64(b, sivei_chain(v, c)->trace[j ? SIVE_TRACE_S2 : SIVE_TRACE_LBAR][m]);
+    }
+}
+
+/* PARAMS: ranges ascending, non-empty, within dim. */
+static int get_params(rbuf *b, sive_result *r)
+{
+    uint64_t n = get_u64(b);
+    if (n == 0 || n > (b->len - b->at) / 16)
+        return SIVE_E_FORMAT;
+    uint64_t *v = malloc((size_t)n * 16);
+    if (!v)
+        return SIVE_E_NOMEM;
+    uint64_t k = 0, prev = 0;
+    int ok = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        v[2 * i] = get_u64(b);
+        v[2 * i + 1] = get_u64(b);
+        ok &= v[2 * i] < v[2 * i + 1] && v[2 * i] >= prev && v[2 * i + 1] <= r->dim;
+        prev = v[2 * i + 1];
+        k += v[2 * i + 1] - v[2 * i];
+    }
+    int rc = ok ? sivei_result_set_params(r, v, (size_t)n, k) : SIVE_E_FORMAT;
+    free(v);
+    return rc;
+}
+
+/* VIEWS: each view's name, size and its LBAR and S2 over the chains'
+ * steps_run; the rest of a view is the run's (sivei_views_finish()). */
+static int get_views(rbuf *b, sive_result *r)
+{
+    uint64_t n = get_u64(b);
+    if (n == 0 || n > 64 || !(r->views = calloc((size_t)n, sizeof *r->views)))
+        return n == 0 || n > 64 ? SIVE_E_FORMAT : SIVE_E_NOMEM;
+    r->n_views = (size_t)n;
+    for (size_t k = 0; k < r->n_views; k++) {
+        size_t len = 0;
+        const char *name = get_text(b, SIVEI_VIEW_NAME - 1, &len);
+        uint64_t nex = get_u64(b);
+        sive_result *v = b->bad || len == 0 ? NULL
+                         : sivei_result_alloc(&r->opt, r->h, r->eta, r->begin, r->end, 0);
+        if (!(r->views[k] = v))
+            return b->bad || len == 0 ? SIVE_E_FORMAT : SIVE_E_NOMEM;
+        memcpy(v->name, name, len);
+        v->n_examples = nex;
+        for (int32_t c = r->begin; c < r->end; c++) {
+            const int64_t steps = sivei_chain(r, c)->steps_run;
+            if ((uint64_t)steps * 16u > b->len - b->at)
+                return SIVE_E_FORMAT;
+            if (sivei_chain_traces(sivei_chain(v, c), steps))
+                return SIVE_E_NOMEM;
+            for (int j = 0; j < 2; j++)
+                for (int64_t m = 0; m < steps; m++)
+                    sivei_chain(v, c)->trace[j ? SIVE_TRACE_S2 : SIVE_TRACE_LBAR][m] =
+                        get_f64(b);
+        }
+    }
+    return SIVE_OK;
+}
+
+/* The sections after the chains, in their order, each at most once. */
+static int get_sections(rbuf *b, sive_result *r)
+{
+    int rc = sivei_result_set_params(r, NULL, 0, r->dim), seen = 0;
+    while (!rc && b->at < b->len) {
+        if (b->len - b->at < 16)
+            return SIVE_E_FORMAT;
+        const int params = !memcmp(b->p + b->at, PARAMS_TAG, 8),
+                  views = !memcmp(b->p + b->at, VIEWS_TAG, 8);
+        if ((!params && !views) || (params && seen) || (views && seen == 2))
+            return SIVE_E_FORMAT;
+        b->at += 8;
+        seen = params ? 1 : 2;
+        rc = params ? get_params(b, r) : get_views(b, r);
+    }
+    return rc;
 }
 
 /* Version 1-3 options, by position. */
@@ -509,8 +622,11 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
         return NULL;
     }
     int crc = SIVE_OK;
+    r->dim = hd.dim;
     for (int32_t c = r->begin; c < r->end && !crc; c++)
         crc = get_chain(b, r, c);
+    if (!crc)
+        crc = get_sections(b, r);
     if (crc || b->at != b->len || !chains_agree(r, (int)hd.status)) {
         *rc = crc == SIVE_E_NOMEM ? SIVE_E_NOMEM : SIVE_E_FORMAT;
         sive_result_free(r);
@@ -518,7 +634,6 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
         return NULL;
     }
     r->dtype = (int32_t)hd.dtype;
-    r->dim = hd.dim;
     r->n_examples = hd.n_examples;
     r->theta_hash = hd.theta_hash;
     r->identity = hd.identity;
@@ -635,7 +750,7 @@ static int from_bytes(const unsigned char *p, size_t len, const char *shown,
         else if (rc)
             sivei_fail(NULL, rc, "%s: out of memory", shown);
     }
-    if (!rc && (rc = sivei_result_summarise(r)))
+    if (!rc && ((rc = sivei_result_summarise(r)) || (rc = sivei_views_finish(r))))
         sivei_fail(NULL, rc, "%s: out of memory while summarising", shown);
     if (rc) {
         sive_result_free(r);

@@ -11,6 +11,7 @@
 
 #include <blis.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -113,6 +114,31 @@ int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1, size_t *h2,
     if (h2) *h2 = m->h2;
     if (classes) *classes = m->out;
     return SIVE_OK;
+}
+
+int sive_mlp_param_range(const sive_mlp *m, const char *name, uint64_t *begin,
+                         uint64_t *end)
+{
+    if (!m || !name || !begin || !end)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_mlp_param_range: NULL argument");
+    /* layer k's weights, bias, and the next layer's start (the dim last) */
+    const size_t at[4][2] = {{m->w1, m->b1}, {m->w2, m->b2}, {m->w3, m->b3}, {m->dim, 0}};
+    for (int k = 0; k < 3; k++) {
+        char w[16], b[16], l[16];
+        snprintf(w, sizeof w, "%d.weight", k + 1);
+        snprintf(b, sizeof b, "%d.bias", k + 1);
+        snprintf(l, sizeof l, "layer%d", k + 1);
+        const int iw = !strcmp(name, w), ib = !strcmp(name, b), il = !strcmp(name, l);
+        if (iw || ib || il) {
+            *begin = ib ? at[k][1] : at[k][0];
+            *end = iw ? at[k][1] : at[k + 1][0];
+            return SIVE_OK;
+        }
+    }
+    return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                     "sive_mlp_param_range: no parameters named '%s' (names: 1.weight, "
+                     "1.bias, 2.weight, 2.bias, 3.weight, 3.bias, or layer1, layer2, layer3)",
+                     name);
 }
 
 static void init_layer(sive_rng *g, float *p, size_t n, size_t fan_in)

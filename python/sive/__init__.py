@@ -301,6 +301,15 @@ _probe_set_text = _fn("sive_probe_set_text", c_int, _vp, c_char_p, c_char_p)
 _probe_set_progress = _fn("sive_probe_set_progress", c_int, _vp, _PROGRESS, _vp)
 _probe_errmsg = _fn("sive_probe_errmsg", c_char_p, _vp)
 _probe_run = _fn("sive_probe_run", c_int, _vp, POINTER(_Model), _vp, _pvp)
+_probe_set_params = _fn("sive_probe_set_params", c_int, _vp, POINTER(c_uint64), c_size_t)
+_result_params = _fn("sive_result_params", POINTER(c_uint64), _vp, POINTER(c_size_t))
+_result_params_dim = _fn("sive_result_params_dim", c_uint64, _vp)
+_probe_add_eval_view = _fn("sive_probe_add_eval_view", c_int, _vp, c_char_p, POINTER(_Model),
+                           POINTER(c_uint64), c_size_t)
+_probe_clear_eval_views = _fn("sive_probe_clear_eval_views", c_int, _vp)
+_result_views = _fn("sive_result_views", c_size_t, _vp)
+_result_view = _fn("sive_result_view", _vp, _vp, c_size_t)
+_result_view_name = _fn("sive_result_view_name", c_char_p, _vp, c_size_t)
 _result_free = _fn("sive_result_free", None, _vp)
 _result_to_bytes = _fn("sive_result_to_bytes", c_int, _vp, c_char_p, _pvp, POINTER(c_size_t))
 _result_from_bytes = _fn("sive_result_from_bytes", c_int, c_char_p, c_size_t, _pvp, _pvp)
@@ -986,17 +995,26 @@ def _typed_int(info, value):
 
 class Probe(_Handle):
     """Options plus a progress callback; run() probes a Model.  Keyword
-    arguments set options by name: Probe(t=1e4, steps=20000, chains=4)."""
+    arguments set options by name: Probe(t=1e4, steps=20000, chains=4);
+    params= restricts the chains to some parameters (set_params()), views=
+    {name: Model or (Model, subset)} adds evaluation views
+    (add_eval_view())."""
 
     _destroy = _probe_free
 
-    def __init__(self, **options):
+    def __init__(self, params=None, views=None, **options):
         out = c_void_p()
         _check(_probe_new(byref(out)))
         super().__init__(out.value)
         self._failure = _Failure()
         self._progress_keep = None  # the ctypes callback: must outlive every run
+        self._views = []  # the views' Models: their callbacks must outlive every run
         self.set(**options)
+        if params is not None:
+            self.set_params(params)
+        for name, view in (views or {}).items():
+            model, subset = view if isinstance(view, tuple) else (view, None)
+            self.add_eval_view(name, model, subset)
 
     @property
     def errmsg(self):
@@ -1043,8 +1061,44 @@ class Probe(_Handle):
         return {o.name: self.get(o.name) for o in OPTIONS}
 
     def reset(self):
-        """Every option back to its default (the progress callback stays)."""
+        """Every option back to its default (the progress callback stays;
+        the parameter subset goes back to all of theta)."""
         self._check(_probe_reset(self._p))
+        return self
+
+    def add_eval_view(self, name, model, subset=None):
+        """Add an evaluation view (docs/guide.md, "Refined LLCs: other
+        data"): at every evaluated step the chains also evaluate model's
+        loss (or group_loss) at the same theta, on their own draws; its grad
+        is not used.  model is a Model of the run's dim and dtype (another
+        data set's, or the run's own with subset, ascending example indices
+        such as one class).  Each run's Result then has .views, one Result
+        per view.  Returns the probe."""
+        if subset is None:
+            ptr, n = None, 0
+        else:
+            sub = np.ascontiguousarray(subset, dtype=np.uint64)
+            ptr, n = sub.ctypes.data_as(POINTER(c_uint64)), sub.size
+        self._check(_probe_add_eval_view(self._p, str(name).encode(), byref(model._struct()),
+                                         ptr, n))
+        self._views.append(model)
+        return self
+
+    def clear_eval_views(self):
+        """Remove every evaluation view.  Returns the probe."""
+        self._check(_probe_clear_eval_views(self._p))
+        self._views = []
+        return self
+
+    def set_params(self, params):
+        """Make the probe weight-restricted (docs/guide.md, "Refined LLCs"):
+        only these parameters move, the rest stays at theta*.  params is a
+        boolean mask of the model's dim entries, or (begin, end) index
+        ranges (half-open; sorted and merged here), or None for all of
+        theta.  Returns the probe."""
+        ranges = params_ranges(params)
+        flat = (c_uint64 * (2 * len(ranges)))(*[v for r in ranges for v in r])
+        self._check(_probe_set_params(self._p, flat, len(ranges)))
         return self
 
     def set_progress(self, fn):
@@ -1079,12 +1133,16 @@ class Probe(_Handle):
         theta = _array(theta_star, model.dtype, (model.dim,), "theta_star")
         self._failure.take()
         model._failure.take()
+        for v in self._views:
+            v._failure.take()
         out = c_void_p()
         rc = _probe_run(self._p, byref(m), theta.ctypes.data_as(c_void_p), byref(out))
         if rc != 0:  # no result, no chain ran
             raise SiveError(rc, self.errmsg)
         result = Result(out.value)
         exc = model._failure.take() or self._failure.take()
+        for v in self._views:
+            exc = exc or v._failure.take()
         if exc is not None:
             message = result.errmsg
             result.close()
@@ -1096,10 +1154,61 @@ class Probe(_Handle):
         return result
 
 
+def params_ranges(params):
+    """params (a boolean mask, (begin, end) pairs, or None) as sorted,
+    merged half-open ranges [(begin, end), ...]; [] for None."""
+    if params is None:
+        return []
+    a = np.asarray(params)
+    if a.dtype == np.bool_:
+        if a.ndim != 1:
+            raise ValueError("a parameter mask is one-dimensional")
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], a.astype(np.int8), [0]))))
+        return [(int(b), int(e)) for b, e in zip(edges[0::2], edges[1::2])]
+    pairs = sorted((int(b), int(e)) for b, e in params)
+    out = []
+    for b, e in pairs:
+        if out and b <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((b, e))
+    return out
+
+
 class Result(_Handle):
     """Estimators, diagnostics and traces of one run (immutable)."""
 
     _destroy = _result_free
+
+    @property
+    def views(self):
+        """{name: Result} of the run's evaluation views (Probe.add_eval_view):
+        each read like a result (lambda_hat, mcse, stat, trace, health); they
+        belong to this result and close with it."""
+        if getattr(self, "_view_list", None) is None:
+            self._view_list = [(_text(_result_view_name(self._p, k)),
+                                _ViewResult(_result_view(self._p, k), self))
+                               for k in range(_result_views(self._p))]
+        return dict(self._view_list)
+
+    def close(self):
+        for _, v in getattr(self, "_view_list", None) or []:
+            v._ptr = None  # freed with this result
+        super().close()
+
+    @property
+    def params(self):
+        """The (begin, end) ranges of the parameters the chains moved, or
+        None when they moved all of theta."""
+        n = c_size_t()
+        p = _result_params(self._p, byref(n))
+        if not p or n.value == 0:
+            return None
+        return [(int(p[2 * i]), int(p[2 * i + 1])) for i in range(n.value)]
+
+    params_dim = property(lambda self: int(_result_params_dim(self._p)),
+                          doc="How many parameters the chains moved (the model's dim "
+                              "when unrestricted).")
 
     def to_bytes(self, note=""):
         """The bytes of this result's result file (sive_result_to_bytes),
@@ -1204,7 +1313,8 @@ class Result(_Handle):
         over chains, or one pooled number), chains, chains_ok, flags,
         flag_names, health (a list of lines) and per_chain.  NaN becomes
         None, as the CLI writes null.  traces=True adds "traces":
-        per chain {name: list}."""
+        per chain {name: list}.  With evaluation views, "views": a list of
+        {name, the statistics, ..., per_chain} as the CLI writes them."""
         def num(v):
             v = float(v)
             return v if math.isfinite(v) else None
@@ -1236,6 +1346,12 @@ class Result(_Handle):
         if traces:
             d["traces"] = [{n: [num(x) for x in a] for n, a in self.traces(k).items()}
                            for k in range(self.chains)]
+        if self.params is not None:  # a weight-restricted probe, as the CLI writes it
+            d["params_dim"] = self.params_dim
+        if _result_views(self._p):  # as the CLI's "views": name, then the statistics
+            d["views"] = [{"name": n, **{k: x for k, x in v.to_dict(traces).items()
+                                         if k not in ("settings", "status", "error")}}
+                          for n, v in self.views.items()]
         return d
 
     def to_json(self, traces=False, **kwargs):
@@ -1248,6 +1364,17 @@ class Result(_Handle):
         return (f"Result(status={self.status.name}, lambda={self.lambda_hat:.4g} "
                 f"(mcse {self.mcse:.2g}), ess={self.ess:.0f}, "
                 f"chains_ok={self.chains_ok}/{self.chains}, flags={self.flags!r})")
+
+
+class _ViewResult(Result):
+    """An evaluation view's result (Result.views): owned by the run's Result,
+    which it keeps alive; closing it only closes this handle."""
+
+    _destroy = staticmethod(lambda ptr: None)
+
+    def __init__(self, ptr, parent):
+        super().__init__(ptr)
+        self._parent = parent
 
 
 # ---------------------------------------------------------------------------

@@ -465,6 +465,7 @@ class TorchModel:
                           paired=batch_loss is None, say=say)
         self.np_dtype = np.float32 if self.dtype == torch.float32 else np.float64
         self.dim = sum(p.numel() for p in params)
+        self.names = [(n, p.numel()) for n, p in module.named_parameters() if p.requires_grad]
         self.module = module
         self.eval_chunk = int(eval_chunk)
         self.grad_chunk = None if grad_chunk is None else int(grad_chunk)
@@ -491,6 +492,36 @@ class TorchModel:
         except BaseException:  # give the module back as it was
             self._restore(params)
             raise
+
+    def param_ranges(self, params):
+        """params as (begin, end) ranges of theta: parameter names (as
+        module.named_parameters() gives them; a name that is a prefix
+        followed by '.' selects the submodule's parameters, so "1" is layer
+        1's weight and bias), or a predicate(name, tensor) -> bool, or
+        None (all: [])."""
+        if params is None:
+            return []
+        tensors = dict(self.module.named_parameters())
+        if callable(params):
+            chosen = [n for n, _ in self.names if params(n, tensors[n])]
+        else:
+            if isinstance(params, str):
+                params = [params]
+            chosen = []
+            for want in params:
+                hit = [n for n, _ in self.names if n == want or n.startswith(want + ".")]
+                if not hit:
+                    raise ValueError(f"no trainable parameter named {want!r} "
+                                     f"(names: {', '.join(n for n, _ in self.names)})")
+                chosen += hit
+        if not chosen:
+            raise ValueError("params selects no parameter")
+        ranges, off = [], 0
+        for n, k in self.names:
+            if n in chosen:
+                ranges.append((off, off + k))
+            off += k
+        return sive.params_ranges(ranges)
 
     # The callbacks.  theta is a read-only numpy array (sive owns it).
     def _set(self, theta, batch):
@@ -617,7 +648,7 @@ def _pick_threads(tm, p, options, say):
 
 
 def probe(module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None, progress=None,
-          quiet=False, check=True, eval_chunk=4096, grad_chunk=None, **options):
+          quiet=False, check=True, eval_chunk=4096, grad_chunk=None, params=None, **options):
     """Probe module around its current parameters and return a sive.Result.
 
     The data, as torch users hold it:
@@ -656,13 +687,22 @@ def probe(module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None, p
     results do not depend on threads).  eval_chunk / grad_chunk bound
     the examples per forward pass.  An exception raised inside the model or
     loss propagates as itself, with its traceback.  The module's parameters,
-    mode and .grad are as before when probe() returns or raises."""
+    mode and .grad are as before when probe() returns or raises.
+
+    params makes the probe weight-restricted (docs/guide.md, "Refined
+    LLCs"): only these parameters move, the rest stays at its current
+    value.  A list of names from module.named_parameters() ("1.weight"; a
+    submodule's name such as "1" takes all of its parameters) or a
+    predicate(name, tensor) -> bool; the result's params_dim says how many
+    moved."""
     torch = _torch()
     threads = options.get("threads", 1)
     say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr))
     with TorchModel(module, loss_fn, inputs, targets, batch_loss=batch_loss, threads=threads,
                     eval_chunk=eval_chunk, grad_chunk=grad_chunk, quiet=quiet) as tm, \
             sive.Probe(**options) as p:
+        if params is not None:
+            p.set_params(tm.param_ranges(params))
         cap, before = _torch_threads(torch, p.get("threads")), torch.get_num_threads()
         if cap is not None:
             torch.set_num_threads(cap)

@@ -249,6 +249,25 @@ class Adapter(unittest.TestCase):
         two = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, threads=2, **self.OPTS)
         self.assertEqual(one.stat("sive_unclipped", 1), two.stat("sive_unclipped", 1))
 
+    def test_params_by_name_and_predicate(self):
+        # all parameters by name = the unrestricted run; one layer moves
+        # only its own numel parameters; a predicate selects the same
+        x, y = data()
+        names = [n for n, _ in net().named_parameters()]
+        full = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, **self.OPTS)
+        cover = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, params=names, **self.OPTS)
+        self.assertEqual(full.trace("lbar", 0).tolist(), cover.trace("lbar", 0).tolist())
+        first = names[0].split(".")[0]
+        k = sum(p.numel() for n, p in net().named_parameters() if n.startswith(first + "."))
+        one = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, params=[first], **self.OPTS)
+        same = sive.torch.probe(net(), torch.nn.MSELoss(), x, y,
+                                params=lambda n, p: n.startswith(first + "."), **self.OPTS)
+        self.assertEqual(one.params_dim, k)
+        self.assertEqual(one.params, same.params)
+        self.assertNotEqual(one.trace("lbar", 0).tolist(), full.trace("lbar", 0).tolist())
+        with self.assertRaisesRegex(ValueError, "no trainable parameter"):
+            sive.torch.probe(net(), torch.nn.MSELoss(), x, y, params=["nope"], **self.OPTS)
+
     def test_callback_exception_propagates(self):
         m = net()
         before = snapshot(m)

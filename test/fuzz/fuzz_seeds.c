@@ -302,11 +302,12 @@ static int toy_cancel(int32_t chain, int64_t step, int64_t total, void *user)
 }
 
 /* One probe of the toy (chains [begin, end) of K, base_lr lr, user
- * fail), saved
+ * fail; refined: parameter 1 only and an evaluation view, the optional
+ * sections of the file), saved
  * with note, as two seeds: mode 0 and the payload (the target frames it),
  * mode 4 and the whole file. */
 static void result_seed(int *k, int64_t K, int64_t begin, int64_t end, double lr,
-                        int fail, int cancel, const char *note)
+                        int fail, int cancel, int refined, const char *note)
 {
     sive_model m;
     sive_model_init(&m, sizeof m);
@@ -330,6 +331,10 @@ static void result_seed(int *k, int64_t K, int64_t begin, int64_t end, double lr
         sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.5) ||
         (cancel && sive_probe_set_progress(p, toy_cancel, NULL)))
         die("options");
+    const uint64_t one[] = {1, 2};
+    if (refined && (sive_probe_set_params(p, one, 1) ||
+                    sive_probe_add_eval_view(p, "view", &m, NULL, 0)))
+        die("refined");
     const double theta[2] = {0.5, -0.25};
     sive_result *r = NULL;
     if (sive_probe_run(p, &m, theta, &r))
@@ -461,11 +466,12 @@ int main(int argc, char **argv)
     }
 
     k = 0;
-    result_seed(&k, 2, 0, 0, 0.05, 0, 0, "");            /* a whole run */
-    result_seed(&k, 3, 1, 3, 0.05, 0, 0, "part 1:3");    /* a chain range */
-    result_seed(&k, 1, 0, 0, 0.5, 2, 0, "diverged");     /* every chain diverges */
-    result_seed(&k, 2, 0, 0, 0.05, 0, 1, "cancelled");   /* stopped at step 6 */
-    result_seed(&k, 2, 1, 2, 0.05, 1, 0, "callback");    /* a callback error */
+    result_seed(&k, 2, 0, 0, 0.05, 0, 0, 0, "");         /* a whole run */
+    result_seed(&k, 3, 1, 3, 0.05, 0, 0, 0, "part 1:3"); /* a chain range */
+    result_seed(&k, 1, 0, 0, 0.5, 2, 0, 0, "diverged");  /* every chain diverges */
+    result_seed(&k, 2, 0, 0, 0.05, 0, 1, 0, "cancelled"); /* stopped at step 6 */
+    result_seed(&k, 2, 1, 2, 0.05, 1, 0, 0, "callback"); /* a callback error */
+    result_seed(&k, 3, 1, 3, 0.05, 0, 0, 1, "refined");  /* params and a view */
 
     pair *ps[] = {&a, &b, &c, &d, &tr, &te};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
