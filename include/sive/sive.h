@@ -95,7 +95,9 @@ SIVE_API const char *sive_last_errmsg(void);
  * this, and the run's error message then carries the text, e.g.
  * "evaluation callback returned -1 at chain 0 step 3: index 9000 out of
  * range".  The library clears the message before every callback call, so a
- * stale message is never picked up.  At most 511 bytes are kept.
+ * stale message is never picked up.  At most 511 bytes are kept.  The
+ * reference stack (libsive-ref) reports its errors through this too, so
+ * sive_last_errmsg() is the one place to read them.  Thread-safe.
  */
 SIVE_API void sive_set_errmsg(const char *msg);
 
@@ -242,7 +244,11 @@ SIVE_API void sive_model_destroy(sive_model *m);
  * Options: parameters as data.  sive_option_info() gives each option's
  * name, type, bounds, default and a one-line description; the tables of
  * the CLI and of the language bindings are built from it.  Values are
- * pinned; new options are appended.
+ * pinned; new options are appended.  Values from 1000 up are given to
+ * experimental options (sive/experimental.h, docs/abi.md "Experimental
+ * tier"): their names are declared only under SIVE_EXPERIMENTAL, the
+ * table lists them with tier SIVE_TIER_EXPERIMENTAL, and they keep their
+ * value when they become stable.
  */
 typedef enum sive_option {
     SIVE_OPT_T = 1,           /**< double: inverse temperature t = n*beta     */
@@ -341,6 +347,12 @@ typedef enum sive_option {
     SIVE_OPT_PRECONDITION = 22
 } sive_option;
 
+/** Whether an option is part of the stable ABI (docs/abi.md). */
+typedef enum sive_option_tier {
+    SIVE_TIER_STABLE = 0,      /**< pinned: meaning, bounds and default kept */
+    SIVE_TIER_EXPERIMENTAL = 1 /**< may change or go in any release          */
+} sive_option_tier;
+
 /** Type of an option's value. */
 typedef enum sive_option_type {
     SIVE_TYPE_INT = 1,   /**< int64_t, set with sive_probe_set_int()        */
@@ -361,6 +373,7 @@ typedef struct sive_option_info {
     int64_t int_lo, int_hi, int_default;
     double double_lo, double_hi, double_default; /**< NaN: no default     */
     const char *doc;         /**< one line: meaning and default              */
+    sive_option_tier tier;   /**< stable or experimental (since 0.3)         */
 } sive_option_info;
 
 /**
@@ -922,6 +935,17 @@ SIVE_API uint32_t sive_rng_next(sive_rng *g);
 SIVE_API double sive_rng_uniform(sive_rng *g);
 /** Standard normal variates (ziggurat) into out[0..n-1]. */
 SIVE_API void sive_rng_normals(sive_rng *g, double *out, size_t n);
+/**
+ * Seed g with the stream the library derives for (seed, chain, purpose):
+ * the three are mixed so that no two triples share a stream (the chains'
+ * own streams are derived this way).  The reference stack (libsive-ref)
+ * draws its initialisations, shuffles and data from such streams.
+ */
+SIVE_API void sive_rng_stream(sive_rng *g, uint64_t seed, uint64_t chain,
+                              uint64_t purpose);
+/** Uniform integer in [0, bound) without modulo bias; bound 0 or 1 gives 0
+ *  and consumes no draw. */
+SIVE_API uint64_t sive_rng_below(sive_rng *g, uint64_t bound);
 
 /* ------------------------------------------------------------------ */
 /* Statistics helpers (the ones the result uses, for callers' own     */
@@ -937,6 +961,11 @@ SIVE_API double sive_stats_mcse(const double *x, size_t n);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* The experimental tier, for programs that opt in (docs/abi.md). */
+#ifdef SIVE_EXPERIMENTAL
+#include "sive/experimental.h"
 #endif
 
 #endif /* SIVE_SIVE_H */
