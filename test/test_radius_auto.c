@@ -7,7 +7,11 @@
  *  - K = sum w_i^4 at theta* = 0 (base_lr 0.01, chains long enough for the
  *    quartic to relax): the same against the quadrature of its tethered law;
  *  - the option itself: c_h = 0 and "auto" select it, the chosen h is the
- *    result's SIVE_STAT_H, the health text names it, a saved result loads. */
+ *    result's SIVE_STAT_H, the health text names it, a saved result loads;
+ *  - (argument "slow") the valley slide of L2 10-20-10 r3 with the suite's
+ *    settings: the step-curvature rule stops the search on the plateau
+ *    (h = 0.16; without it the search reached h = 1.28, where the main run
+ *    slid to lambda-hat = 12 lambda). */
 #include "exact_ula.h"
 #include "truth.h"
 
@@ -147,11 +151,36 @@ START_TEST(option_and_result)
 }
 END_TEST
 
-int main(void)
+/* The suite's own settings (docs/validation.md), c_h = auto: the share of
+ * lambda-hat due to the step grows from h = 0.16 to 0.32 while lambda-hat
+ * moves by 13 %; the search must stop between the plateau's start (0.08:
+ * lambda-hat still 16 % low) and the slide (0.64 and beyond). */
+START_TEST(valley)
+{
+    truth_settings s;
+    truth_settings_default(&s);
+    s.sets[s.nsets++] = "c_h=auto";
+    truth_row row;
+    char err[600];
+    int rc = truth_run(find("L2 10-20-10 r3"), &s, &row, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    printf("L2 10-20-10 r3 h %.4g: lambda-hat %.4g +- %.3g (lambda %g)\n", row.h, row.est,
+           row.mcse, row.lambda);
+    ck_assert_msg(row.h > 0.1 && row.h < 0.5, "chosen h %g", row.h);
+}
+END_TEST
+
+int main(int argc, char **argv)
 {
     Suite *s = suite_create("radius_auto");
     TCase *tc = tcase_create("exact");
     tcase_set_timeout(tc, 120);
+    if (argc > 1 && strcmp(argv[1], "slow") == 0) {
+        tcase_set_timeout(tc, 900);
+        tcase_add_test(tc, valley);
+        suite_add_tcase(s, tc);
+        return check_run(s);
+    }
     tcase_add_test(tc, option_and_result);
     tcase_add_test(tc, quadratics);
     tcase_add_test(tc, quartic);

@@ -168,8 +168,8 @@ SIVE_HIDDEN int sivei_run_once(sive_probe *p, const sivei_options *o,
 typedef struct sivei_auto {
     double h, slope, slope_se, share;
     int levels;
-    int accepted; /* 1 plateau; past it: 2 flattest pair, 3 before the jump;
-                     0 none */
+    int accepted; /* 1 plateau; past it: 2 flattest pair, 3 before the jump,
+                     4 before the step's curvature share grew; 0 none */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
 } sivei_auto;
 /* Pilot runs of o at absolute radii; SIVE_OK with a filled, or a status

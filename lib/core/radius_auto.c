@@ -25,6 +25,13 @@
 #define AUTO_JUMP 0.3
 /* a pair that moved lambda-hat by at most this is a plateau to go back to */
 #define AUTO_FLAT 0.1
+/* past the plateau when, for a pair that moved lambda-hat by at most
+ * AUTO_JUMP, the step-curvature share a t mean||g||^2 / (2 lambda-hat)
+ * grew by more than this factor to above AUTO_STIFF_SHARE (the step_bias
+ * flag's threshold): the chains reach stiffer regions than at the smaller
+ * radius and the larger h buys step bias */
+#define AUTO_STIFF 1.5
+#define AUTO_STIFF_SHARE 0.05
 #define AUTO_LEVELS 12
 /* pilots: this fraction of the steps (at least AUTO_MIN_STEPS), at most
  * AUTO_CHAINS chains */
@@ -131,6 +138,15 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             choose(a, i ? &prev : &cur, 0);
             return SIVE_OK;
         }
+        /* the step's curvature grown with the radius while lambda-hat
+         * barely moved: on deep networks the chains slide along the
+         * rescaling valleys to stiffer points, the step bias grows and,
+         * over a longer run, lambda-hat runs away */
+        if (i && rel <= AUTO_JUMP && cur.share > AUTO_STIFF * prev.share &&
+            cur.share > AUTO_STIFF_SHARE) {
+            choose(a, &prev, 4);
+            return SIVE_OK;
+        }
         /* the plateau: the slope at this radius, or the paired change from
          * the previous one, says a larger h no longer moves lambda-hat */
         if (cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
@@ -177,6 +193,8 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
                                           "radii: its smaller h)"
                      : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
                                           "before the jump)"
+                     : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
+                                          "the last h before it)"
                                         : " (no plateau: the flattest level used)");
     if (n < 0 || (size_t)n >= sizeof line)
         n = (int)strlen(line); /* truncated: the line as far as it fits */
