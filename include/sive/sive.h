@@ -900,6 +900,50 @@ SIVE_API int sive_result_from_bytes(const void *bytes, size_t len,
                                     sive_result **out, char **note);
 
 /* ------------------------------------------------------------------ */
+/* The retrospective estimator (docs/theory.md)                       */
+/* ------------------------------------------------------------------ */
+
+/**
+ * The retrospective LLC estimator of a training trajectory (the paper's
+ * Section 4.2): chain c of the probe at checkpoint k gives
+ *   t (mean_T Lbar_c(k) - L*_c),  L*_c = min_T Lbar_c at the FINAL checkpoint,
+ * so it is known only once the final checkpoint was probed.  Probe every
+ * checkpoint with the same options (seed included): chain c then draws the
+ * same random streams everywhere and the chains pair by index.  A chain
+ * that did not finish (in r or in the final result) gives NaN.
+ *
+ * sive_retrospective_anchor() writes the n = sive_result_chains(final)
+ * anchors L*_c (SIVE_STAT_TAIL_MIN_LOSS of each finished chain, NaN for
+ * the others).  Errors: SIVE_E_INVALID_ARG (NULL argument, n not the
+ * result's chain count).  Thread-safe: final is only read.
+ */
+SIVE_API int sive_retrospective_anchor(const sive_result *final,
+                                       double *anchor, size_t n);
+
+/**
+ * The retrospective lambda-hat of each of the n = sive_result_chains(r)
+ * chains of r against anchor (from sive_retrospective_anchor() of the
+ * final checkpoint's result), with r's t: lambda[c] =
+ * sive_retrospective_values() of r's SIVE_STAT_TAIL_MEAN_LOSS (NaN for a
+ * chain that did not finish).  Errors: SIVE_E_INVALID_ARG (NULL argument,
+ * n not the result's chain count).  Thread-safe: r is only read.
+ */
+SIVE_API int sive_retrospective(const sive_result *r, const double *anchor,
+                                size_t n, double *lambda);
+
+/**
+ * The same estimator on numbers, for a caller that keeps only each
+ * checkpoint's per-chain tail mean loss (SIVE_STAT_TAIL_MEAN_LOSS) rather
+ * than its result (a trajectory of large results): lambda[c] =
+ * t (tail_mean[c] - anchor[c]) for c < n, NaN in, NaN out.  lambda may
+ * alias tail_mean.  Errors: SIVE_E_INVALID_ARG (NULL argument, t not a
+ * positive finite number).  Thread-safe.
+ */
+SIVE_API int sive_retrospective_values(double t, const double *tail_mean,
+                                       const double *anchor, size_t n,
+                                       double *lambda);
+
+/* ------------------------------------------------------------------ */
 /* Calibration rules (docs/calibration.md)                            */
 /* ------------------------------------------------------------------ */
 
