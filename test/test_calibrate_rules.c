@@ -1,4 +1,4 @@
-/* The plateau rules of a calibration sweep (sive_calibrate(), lib/calibrate.c)
+/* The plateau rules of a calibration sweep (sive_calibrate(), lib/core/calibrate.c)
  * on synthetic result rows: plateau present, absent, noisy; the arguments
  * refused; rows from a real result.  Links the internal archive for the
  * paired standard error (sivei_calib_diff_se, sivei_calib_z). */

@@ -1,4 +1,4 @@
-/* The retrospective estimator (sive_retrospective*, lib/retrospective.c) on
+/* The retrospective estimator (sive_retrospective*, lib/core/retrospective.c) on
  * a two-checkpoint "trajectory" of the quadratic fixture: at the final
  * checkpoint it is the online estimator bit for bit (the same anchor: the
  * chain's own tail minimum); at the earlier one t (tail mean - final tail

@@ -1,4 +1,4 @@
-/* Internal helpers of the calibration rules (lib/calibrate.c), hidden;
+/* Internal helpers of the calibration rules (lib/core/calibrate.c), hidden;
  * test/test_calibrate_rules.c calls them through the internal archive. */
 #ifndef SIVE_LIB_CALIBRATE_H
 #define SIVE_LIB_CALIBRATE_H
