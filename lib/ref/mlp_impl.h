@@ -1,0 +1,12 @@
+/* What mlp.c and mlp_model.c share beyond sive/mlp.h (not installed). */
+#ifndef SIVE_MLP_IMPL_H
+#define SIVE_MLP_IMPL_H
+
+#include "internal.h"
+#include "sive/mlp.h"
+
+/* Change a workspace's BLIS thread count (1 .. 1024, checked by the caller);
+ * results do not depend on it (mlp.c). */
+SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
+
+#endif
