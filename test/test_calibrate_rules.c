@@ -1,8 +1,11 @@
-/* The plateau rules of `sive calibrate` (tools/calibrate_rules.c) on
- * synthetic result rows: plateau present, absent, noisy. */
-#include "calibrate_rules.h"
+/* The plateau rules of a calibration sweep (sive_calibrate(), lib/core/calibrate.c)
+ * on synthetic result rows: plateau present, absent, noisy; the arguments
+ * refused; rows from a real result.  Links the internal archive for the
+ * paired standard error (sivei_calib_diff_se, sivei_calib_z). */
+#include "calibrate.h"
 
 #include "check_run.h"
+#include "quad.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -10,9 +13,30 @@
 #include <string.h>
 #include <stdlib.h>
 
-static cal_row row(double value, double lambda, double se)
+#define CAL_Z 2.0 /* the rules' confidence multiplier (sive.h) */
+#define CAL_H_TOL SIVE_CALIB_H_TOL
+#define cal_diff_se sivei_calib_diff_se
+#define cal_z sivei_calib_z
+
+/* The rules through the public entry point: never an error on valid rows. */
+static void cal_rule_h(const sive_calib_row *r, size_t n, double tol, sive_calib_verdict *v)
 {
-    cal_row r = {.value = value, .lambda = lambda, .se = se, .ess = 1000, .rhat = 1.0,
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_H, r, n, tol, v), SIVE_OK);
+}
+
+static void cal_rule_step(const sive_calib_row *r, size_t n, sive_calib_verdict *v)
+{
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_STEP, r, n, NAN, v), SIVE_OK);
+}
+
+static void cal_rule_groups(const sive_calib_row *r, size_t n, double frac, sive_calib_verdict *v)
+{
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_GROUPS, r, n, frac, v), SIVE_OK);
+}
+
+static sive_calib_row row(double value, double lambda, double se)
+{
+    sive_calib_row r = {.value = value, .lambda = lambda, .se = se, .ess = 1000, .rhat = 1.0,
                  .nc = 1.0, .nc_std = 0.01, .ok = 1};
     return r;
 }
@@ -33,7 +57,7 @@ static double pseudo_normal(uint32_t *s)
     return u - 6.0;
 }
 
-static void syn_rows(cal_row *r, size_t n, const double *h, const double *mu, double spread,
+static void syn_rows(sive_calib_row *r, size_t n, const double *h, const double *mu, double spread,
                      double jitter)
 {
     uint32_t s = 12345;
@@ -51,7 +75,7 @@ static void syn_rows(cal_row *r, size_t n, const double *h, const double *mu, do
             q += (syn_chain[i][c] - m) * (syn_chain[i][c] - m);
         r[i] = row(h[i], m, sqrt(q / (K_SYN - 1) / K_SYN));
         r[i].chain = syn_chain[i];
-        r[i].k = K_SYN;
+        r[i].chains = K_SYN;
     }
 }
 
@@ -63,9 +87,9 @@ static const double k2_mu[] = {1.823, 0.548, 0.347, 0.374, 0.406,
 
 START_TEST(h_plateau_present)
 {
-    cal_row r[10];
+    sive_calib_row r[10];
     syn_rows(r, 10, k2_h, k2_mu, 0.1, 0.005); /* chain spread 0.1, paired SE ~0.002 */
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_h(r, 10, CAL_H_TOL, &v);
     ck_assert_int_eq(v.found, 1);
     ck_assert_int_eq(v.noisy, 0);
@@ -91,12 +115,12 @@ START_TEST(h_unpaired_too_wide)
                                0.4547, 0.4551, 0.4549, 0.4550, 0.4550};
     static const double sd[] = {0.1469, 0.1172, 0.1462, 0.0969, 0.0957,
                                 0.1040, 0.1043, 0.1041, 0.1042, 0.1042};
-    cal_row r[10];
+    sive_calib_row r[10];
     for (int i = 0; i < 10; i++)
         r[i] = row(k2_h[i], l[i], sd[i] / sqrt(5));
     for (int j = 3; j < 10; j++)
         ck_assert_double_lt(fabs(r[2].lambda - r[j].lambda), 2 * cal_diff_se(&r[2], &r[j], NULL));
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_h(r, 10, CAL_H_TOL, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_ptr_nonnull(strstr(v.reason, "no plateau found in this range"));
@@ -110,7 +134,7 @@ START_TEST(h_tolerance_edge)
 {
     static const double h[] = {1, 2}, mu[] = {1.0, 1.0};
     for (int below = 0; below <= 1; below++) {
-        cal_row r[2];
+        sive_calib_row r[2];
         syn_rows(r, 2, h, mu, 0.1, 0.01);
         size_t m;
         double se = cal_diff_se(&r[0], &r[1], &m);
@@ -122,7 +146,7 @@ START_TEST(h_tolerance_edge)
             syn_chain[0][c] += shift;
         r[0].lambda += shift;
         ck_assert_double_eq_tol(cal_diff_se(&r[0], &r[1], NULL), se, 1e-12);
-        cal_verdict v;
+        sive_calib_verdict v;
         cal_rule_h(r, 2, 0.1, &v);
         ck_assert_int_eq(v.found, below);
     }
@@ -131,10 +155,10 @@ END_TEST
 
 START_TEST(h_plateau_absent)
 {
-    cal_row r[5];
+    sive_calib_row r[5];
     for (int i = 0; i < 5; i++)
         r[i] = row(pow(2, i), 1.0 + 0.5 * i, 0.05); /* still rising */
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_h(r, 5, CAL_H_TOL, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_int_eq(v.noisy, 0);
@@ -153,10 +177,10 @@ END_TEST
 
 START_TEST(h_noisy)
 {
-    cal_row r[5];
+    sive_calib_row r[5];
     for (int i = 0; i < 5; i++)
         r[i] = row(pow(2, i), 0.4 + 0.3 * (i % 2), 0.5); /* se > lambda */
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_h(r, 5, CAL_H_TOL, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_int_eq(v.noisy, 1);
@@ -169,13 +193,13 @@ END_TEST
 START_TEST(diff_se_paired)
 {
     static const double a[] = {1, 2, 3, 4, NAN}, b[] = {1.1, 2.1, 3.2, 4.1, 5};
-    cal_row ra = row(1, 2.5, 0.6), rb = row(2, 2.625, 0.6);
-    ra.chain = a, ra.k = 5, rb.chain = b, rb.k = 5;
+    sive_calib_row ra = row(1, 2.5, 0.6), rb = row(2, 2.625, 0.6);
+    ra.chain = a, ra.chains = 5, rb.chain = b, rb.chains = 5;
     size_t m;
     /* differences -0.1, -0.1, -0.2, -0.1: std 0.05, SE 0.025 */
     ck_assert_double_eq_tol(cal_diff_se(&ra, &rb, &m), 0.025, 1e-12);
     ck_assert_uint_eq(m, 4);
-    rb.k = 4;
+    rb.chains = 4;
     ck_assert_double_eq_tol(cal_diff_se(&ra, &rb, &m), sqrt(0.72), 1e-12);
     ck_assert_uint_eq(m, 0);
     ck_assert_double_eq_tol(cal_z(5), 2.776, 1e-9);  /* t(0.975, 4) */
@@ -186,8 +210,8 @@ END_TEST
 
 START_TEST(h_single_value_no_plateau)
 {
-    cal_row r[1] = {row(1, 0.5, 0.01)};
-    cal_verdict v;
+    sive_calib_row r[1] = {row(1, 0.5, 0.01)};
+    sive_calib_verdict v;
     cal_rule_h(r, 1, CAL_H_TOL, &v);
     ck_assert_int_eq(v.found, 0);
 }
@@ -195,9 +219,9 @@ END_TEST
 
 START_TEST(h_diverged_tail_no_plateau)
 {
-    cal_row r[4] = {row(1, 0.5, 0.01), row(2, 0.5, 0.01), row(4, 0.5, 0.01), row(8, 0.5, 0.01)};
+    sive_calib_row r[4] = {row(1, 0.5, 0.01), row(2, 0.5, 0.01), row(4, 0.5, 0.01), row(8, 0.5, 0.01)};
     r[3].ok = 0;
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_h(r, 4, CAL_H_TOL, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_ptr_nonnull(strstr(v.reason, "diverged"));
@@ -212,13 +236,13 @@ START_TEST(step_range_present)
     static const double se[] = {1.3, 0.084, 0.14, 0.09, 0.043, 0.048, 2.2, 7.7};
     static const double rh[] = {1.9, 1.3, 1.08, 1.02, 1.0, 1.0, 1.01, 1.0};
     static const double es[] = {10, 40, 90, 300, 2000, 3000, 4000, 5000};
-    cal_row r[8];
+    sive_calib_row r[8];
     for (int i = 0; i < 8; i++) {
         r[i] = row(lr[i], l[i], se[i]);
         r[i].rhat = rh[i];
         r[i].ess = es[i];
     }
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_step(r, 8, &v);
     ck_assert_int_eq(v.found, 1);
     ck_assert_double_eq(r[v.lo].value, 0.01);
@@ -229,12 +253,12 @@ END_TEST
 
 START_TEST(step_range_absent)
 {
-    cal_row r[4];
+    sive_calib_row r[4];
     for (int i = 0; i < 4; i++) {
         r[i] = row(0.01 * pow(2, i), 0.4, 0.02);
         r[i].rhat = 1.2; /* nothing mixes */
     }
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_step(r, 4, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_ptr_nonnull(strstr(v.reason, "no plateau found in this range"));
@@ -244,10 +268,10 @@ END_TEST
 START_TEST(step_jump_breaks_range)
 {
     /* mixes everywhere, but lambda doubles between each pair */
-    cal_row r[4];
+    sive_calib_row r[4];
     for (int i = 0; i < 4; i++)
         r[i] = row(0.01 * pow(2, i), pow(2, i), 0.01 * pow(2, i));
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_step(r, 4, &v);
     ck_assert_int_eq(v.found, 0);
 }
@@ -255,10 +279,10 @@ END_TEST
 
 START_TEST(step_noisy)
 {
-    cal_row r[4];
+    sive_calib_row r[4];
     for (int i = 0; i < 4; i++)
         r[i] = row(0.01 * pow(2, i), 0.4, 0.4);
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_step(r, 4, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_int_eq(v.noisy, 1);
@@ -268,13 +292,13 @@ END_TEST
 /* N: the noise correction's std falls as N^-1.5 */
 START_TEST(groups_present)
 {
-    cal_row r[6];
+    sive_calib_row r[6];
     for (int i = 0; i < 6; i++) {
         double n = 2.0 * pow(4, i);
         r[i] = row(n, 0.45, 0.03);
         r[i].nc_std = 1.069 * pow(2.0 / n, 1.5);
     }
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_groups(r, 6, 0.1, &v);
     ck_assert_int_eq(v.found, 1);
     ck_assert_double_eq(r[v.pick].value, 32.0); /* 0.017 < 0.045 from 32 on */
@@ -283,12 +307,12 @@ END_TEST
 
 START_TEST(groups_absent_and_noisy)
 {
-    cal_row r[3];
+    sive_calib_row r[3];
     for (int i = 0; i < 3; i++) {
         r[i] = row(2 << i, 0.45, 0.03);
         r[i].nc_std = 0.2;
     }
-    cal_verdict v;
+    sive_calib_verdict v;
     cal_rule_groups(r, 3, 0.1, &v);
     ck_assert_int_eq(v.found, 0);
     ck_assert_ptr_nonnull(strstr(v.hint, "larger N"));
@@ -300,6 +324,76 @@ START_TEST(groups_absent_and_noisy)
     cal_rule_groups(r, 3, 0.1, &v);
     ck_assert_int_eq(v.found, 1);
     ck_assert_uint_eq(v.pick, 2);
+}
+END_TEST
+
+/* errors as values: what sive_calibrate and sive_calib_rule_of refuse */
+START_TEST(arguments_refused)
+{
+    sive_calib_row r[3] = {row(1, 0.5, 0.01), row(2, 0.5, 0.01), row(4, 0.5, 0.01)};
+    sive_calib_verdict v;
+    v.found = 7;
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_H, r, 0, 0, &v), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(v.found, 0); /* cleared */
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_H, NULL, 3, 0, &v), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_H, r, 3, 0, NULL), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_calibrate((sive_calib_rule)3, r, 3, 0, &v), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "unknown rule"));
+    r[1].value = 8; /* 1, 8, 4: not sorted */
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_STEP, r, 3, 0, &v), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "sorted"));
+    r[1].value = NAN;
+    ck_assert_int_eq(sive_calibrate(SIVE_CALIB_RULE_STEP, r, 3, 0, &v), SIVE_E_INVALID_ARG);
+    sive_calib_rule rule = (sive_calib_rule)9;
+    ck_assert_int_eq(sive_calib_rule_of(SIVE_OPT_T, &rule), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(rule, 9);
+    ck_assert_int_eq(sive_calib_rule_of(SIVE_OPT_C_H, NULL), SIVE_E_INVALID_ARG);
+    static const struct { sive_option o; sive_calib_rule r; } map[] = {
+        {SIVE_OPT_H, SIVE_CALIB_RULE_H}, {SIVE_OPT_C_H, SIVE_CALIB_RULE_H},
+        {SIVE_OPT_BASE_LR, SIVE_CALIB_RULE_STEP}, {SIVE_OPT_GROUPS, SIVE_CALIB_RULE_GROUPS}};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_int_eq(sive_calib_rule_of(map[i].o, &rule), SIVE_OK);
+        ck_assert_int_eq(rule, map[i].r);
+    }
+}
+END_TEST
+
+/* The row of a real (small) probe: the result's numbers, the SE from the
+ * chains' spread, and per-chain values that pair with themselves. */
+START_TEST(row_from_result)
+{
+    quad_fixture q = {.k = 2.0, .l0 = 0.0, .sigma = 0.01};
+    sive_model m = quad_fixture_model(&q, 2);
+    const double theta0[2] = {0.1, -0.2};
+    sive_probe *p;
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 300), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 3), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, theta0, &r), SIVE_OK);
+    double chain[3], small[2];
+    sive_calib_row row3, unpaired;
+    ck_assert_int_eq(sive_calib_row_from_result(r, 0.5, small, 2, &row3), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_calib_row_from_result(NULL, 0.5, chain, 3, &row3), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_calib_row_from_result(r, 0.5, chain, 3, &row3), SIVE_OK);
+    ck_assert_double_eq(row3.value, 0.5);
+    ck_assert(row3.chain == chain && row3.chains == 3 && row3.ok == 1);
+    ck_assert(memcmp(&row3.lambda, &(double){sive_result_lambda(r)}, sizeof(double)) == 0);
+    ck_assert_double_eq(row3.se, sive_result_lambda_std(r) / sqrt(3.0));
+    ck_assert_double_eq(row3.rhat, sive_result_rhat(r));
+    ck_assert_double_eq(row3.nc_std, sive_result_noise_correction_std(r));
+    for (int32_t c = 0; c < 3; c++)
+        ck_assert_double_eq(chain[c], sive_result_stat(r, SIVE_STAT_SIVE, c));
+    size_t pairs;
+    ck_assert_double_eq(cal_diff_se(&row3, &row3, &pairs), 0.0);
+    ck_assert_uint_eq(pairs, 3);
+    ck_assert_int_eq(sive_calib_row_from_result(r, 0.5, NULL, 0, &unpaired), SIVE_OK);
+    ck_assert(unpaired.chain == NULL && unpaired.chains == 0);
+    ck_assert_double_eq(unpaired.se, row3.se);
+    sive_result_free(r);
+    sive_probe_free(p);
 }
 END_TEST
 
@@ -321,6 +415,8 @@ int main(void)
     tcase_add_test(tc, step_noisy);
     tcase_add_test(tc, groups_present);
     tcase_add_test(tc, groups_absent_and_noisy);
+    tcase_add_test(tc, arguments_refused);
+    tcase_add_test(tc, row_from_result);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -505,6 +505,82 @@ START_TEST(test_huge_claim_small_file)
 }
 END_TEST
 
+/* from_bytes must fail with FORMAT, leave both outputs NULL and say
+ * "checkpoint bytes". */
+static void expect_bytes_reject(const uint8_t *b, size_t n, const char *why, size_t at)
+{
+    sive_mlp *m = (sive_mlp *)1;
+    float *th = (float *)1;
+    int rc = sive_checkpoint_from_bytes(b, n, &m, &th, NULL);
+    ck_assert_msg(rc == SIVE_E_FORMAT, "%s at %zu: status %d (%s)", why, at, rc,
+                  sive_last_errmsg());
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_null(th);
+    ck_assert_msg(strstr(sive_last_errmsg(), "checkpoint bytes") != NULL, "%s: '%s'", why,
+                  sive_last_errmsg());
+}
+
+/* The bytes are the file's bit for bit, round trip through memory, and
+ * every truncation and flipped bit of them is SIVE_E_FORMAT. */
+START_TEST(test_bytes)
+{
+    make_dir();
+    char path[300];
+    snprintf(path, sizeof path, "%s/small.ckpt", dir);
+    float *th;
+    sive_mlp *m = small_model(&th, 3, 4, 3, 2);
+    sive_checkpoint_meta meta = {7, 11, 0.5, NAN}, meta2;
+    void *bytes = (void *)1;
+    size_t n = 1, flen;
+    ck_assert_int_eq(sive_checkpoint_to_bytes(m, th, &meta, &bytes, &n), SIVE_OK);
+    ck_assert_int_eq(sive_checkpoint_save(path, m, th, &meta), SIVE_OK);
+    uint8_t *file = slurp(path, &flen);
+    ck_assert_uint_eq(n, flen);
+    ck_assert(memcmp(bytes, file, n) == 0);
+    sive_mlp *m2;
+    float *th2;
+    ck_assert_int_eq(sive_checkpoint_from_bytes(bytes, n, &m2, &th2, &meta2), SIVE_OK);
+    ck_assert_uint_eq(sive_mlp_dim(m2), sive_mlp_dim(m));
+    ck_assert(memcmp(th, th2, sive_mlp_dim(m) * sizeof *th) == 0);
+    ck_assert(meta2.epoch == 7 && meta2.seed == 11 && meta2.train_loss == 0.5 &&
+              isnan(meta2.test_loss));
+    sive_free(th2);
+    sive_mlp_free(m2);
+    uint8_t *b = bytes;
+    for (size_t k = 0; k < n; k++)
+        expect_bytes_reject(b, k, "truncated", k);
+    for (size_t i = 0; i < n; i++)
+        for (int bit = 0; bit < 8; bit++) {
+            b[i] ^= (uint8_t)(1u << bit);
+            expect_bytes_reject(b, n, "flipped", i);
+            b[i] ^= (uint8_t)(1u << bit);
+        }
+    uint8_t *longer = malloc(n + 1);
+    memcpy(longer, b, n);
+    longer[n] = 0;
+    expect_bytes_reject(longer, n + 1, "appended", n);
+    free(longer);
+    /* the huge claim in a few bytes: refused without allocating it */
+    uint8_t f[256];
+    expect_bytes_reject(f, huge_claim_file(f), "huge claim", 0);
+    expect_bytes_reject(NULL, 0, "empty", 0);
+    /* arguments: errors as values, outputs cleared */
+    ck_assert_int_eq(sive_checkpoint_from_bytes(NULL, 5, &m2, &th2, NULL), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(m2);
+    ck_assert_int_eq(sive_checkpoint_from_bytes(b, n, NULL, &th2, NULL), SIVE_E_INVALID_ARG);
+    void *none = (void *)1;
+    size_t none_len = 1;
+    ck_assert_int_eq(sive_checkpoint_to_bytes(m, NULL, NULL, &none, &none_len),
+                     SIVE_E_INVALID_ARG);
+    ck_assert(none == NULL && none_len == 0);
+    sive_free(bytes);
+    free(file);
+    free(th);
+    sive_mlp_free(m);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(test_atomic_write_and_io_errors)
 {
     make_dir();
@@ -645,6 +721,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_huge_claim_small_file);
     tcase_add_test(tc, test_fifo_refused);
     tcase_add_test(tc, test_junk_not_read_whole);
+    tcase_add_test(tc, test_bytes);
     tcase_add_test(tc, test_atomic_write_and_io_errors);
     tcase_add_test(tc, test_long_path_messages);
     tcase_add_test(tc, test_stale_temporaries);

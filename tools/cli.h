@@ -349,7 +349,7 @@ int cli_mpi_bcast(char **buf, int64_t *len, int *is_error);
 /* The bytes of a file (*buf NUL-terminated, free()), and back: a result
  * as the bytes of its result file (sive_result_to_bytes(); *buf free()),
  * a result from those bytes (sive_result_from_bytes()), or a checkpoint
- * from a checkpoint file's bytes, loaded through a memory file.  Each
+ * from a checkpoint file's bytes (sive_checkpoint_from_bytes()).  Each
  * returns a libsive status; err receives the message. */
 int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t errlen);
 int cli_mpi_pack(const sive_result *r, const char *note, char **buf, int64_t *len, char *err,
@@ -379,7 +379,7 @@ int cmd_trajectory(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 
 /* `sive calibrate`: one-parameter sweeps and plateau rules (cmd_calibrate.c,
- * calibrate_rules.c; docs/calibration.md). */
+ * the rules are the library's sive_calibrate(); docs/calibration.md). */
 int cmd_calibrate(int argc, char **argv);
 
 /* Draw the trajectory figure (plot.c): writes dir/trajectory.gp and runs

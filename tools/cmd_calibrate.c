@@ -1,8 +1,8 @@
 /* `sive calibrate`: sweep one probe parameter (c_h or h, base_lr, N) around
  * the operating point with common random numbers (sive_probe_sweep()),
  * print every value's estimate and diagnostics, apply the plateau rule of
- * that parameter (calibrate_rules.h) and draw the picture (docs/calibration.md). */
-#include "calibrate_rules.h"
+ * that parameter (the library's sive_calibrate()) and draw the picture
+ * (docs/calibration.md). */
 #include "cli.h"
 
 #include <errno.h>
@@ -231,7 +231,7 @@ static int check_positional(cal_args *a, int argc, char **argv, int model_set)
 /* ---- rows ---- */
 
 typedef struct cal_out_row {
-    cal_row r;
+    sive_calib_row r;
     double lambda_std, mcse, disp, h;
     int32_t chains_ok;
     int status;
@@ -243,28 +243,15 @@ typedef struct cal_out_row {
 static void fill_row(cal_out_row *o, double value, const sive_result *r, double *chain)
 {
     memset(o, 0, sizeof *o);
-    o->r.value = value;
-    o->r.k = (size_t)sive_result_chains(r);
-    for (size_t c = 0; c < o->r.k; c++)
-        chain[c] = sive_result_chain_status(r, (int32_t)c, NULL) == SIVE_CHAIN_OK
-                       ? sive_result_stat(r, SIVE_STAT_SIVE, (int32_t)c)
-                       : NAN;
-    o->r.chain = chain;
-    o->r.lambda = sive_result_lambda(r);
+    /* r and chain (room for SIVE_OPT_CHAINS) are valid: no error */
+    sive_calib_row_from_result(r, value, chain, (size_t)sive_result_chains(r), &o->r);
     o->lambda_std = sive_result_lambda_std(r);
     o->mcse = sive_result_mcse(r);
     o->chains_ok = sive_result_chains_ok(r);
-    o->r.se = o->chains_ok >= 2 && isfinite(o->lambda_std) ? o->lambda_std / sqrt(o->chains_ok)
-                                                           : o->mcse;
-    o->r.ess = sive_result_ess(r);
-    o->r.rhat = sive_result_rhat(r);
-    o->r.nc = sive_result_noise_correction(r);
-    o->r.nc_std = sive_result_noise_correction_std(r);
     o->disp = sive_result_stat(r, SIVE_STAT_RMS_DISP_REL_H, SIVE_SUMMARY);
     o->h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
     o->flags = sive_result_flags(r);
     o->status = sive_result_status(r);
-    o->r.ok = o->chains_ok > 0 && !(o->flags & (SIVE_FLAG_DIVERGED | SIVE_FLAG_ABORTED));
 }
 
 /* ---- output ---- */
@@ -275,7 +262,7 @@ static const char *model_name(int m)
 }
 
 static void print_table(FILE *f, const cal_args *a, const cal_out_row *rows,
-                        const cal_verdict *v, const char *pname)
+                        const sive_calib_verdict *v, const char *pname)
 {
     static const char *const head[] = {"",    NULL, "λ̂ ± std",  "SE",        "MCSE", "ESS",
                                        "R̂", "C ± std", "disp/h", "health"};
@@ -321,7 +308,7 @@ static void print_table(FILE *f, const cal_args *a, const cal_out_row *rows,
         fprintf(f, "\n%s\n  try: %s\n", v->reason, v->hint);
 }
 
-static void print_csv(FILE *f, const cal_out_row *rows, size_t n, const cal_verdict *v,
+static void print_csv(FILE *f, const cal_out_row *rows, size_t n, const sive_calib_verdict *v,
                       const char *pname)
 {
     fprintf(f, "%s,lambda,lambda_std,se,%s,%s,%s,%s,%s,%s,%s,chains_ok,recommended,flags,"
@@ -343,7 +330,7 @@ static void print_csv(FILE *f, const cal_out_row *rows, size_t n, const cal_verd
 }
 
 static void print_json(FILE *f, const cal_args *a, const cal_out_row *rows,
-                       const cal_verdict *v, const char *pname, const sive_probe *p,
+                       const sive_calib_verdict *v, const char *pname, const sive_probe *p,
                        double seconds)
 {
     fprintf(f, "{\"model\":\"%s\",\"param\":", model_name(a->model));
@@ -371,7 +358,7 @@ static void print_json(FILE *f, const cal_args *a, const cal_out_row *rows,
         cli_json_member(f, sive_stat_name(SIVE_STAT_RMS_DISP_REL_H), o->disp);
         cli_json_member(f, sive_stat_name(SIVE_STAT_H), o->h);
         fputs(",\"chain_lambda\":[", f);
-        for (size_t c = 0; c < o->r.k; c++) {
+        for (size_t c = 0; c < o->r.chains; c++) {
             if (c)
                 fputc(',', f);
             cli_json_num(f, o->r.chain[c]);
@@ -477,7 +464,7 @@ static void gp_safe(char *dst, size_t cap, const char *src)
 
 /* The first panel: lambda-hat against the value, the pick and the flags. */
 static void gp_lambda_panel(FILE *f, const cal_out_row *rows, size_t n_rows,
-                            const cal_verdict *v, const char *pname)
+                            const sive_calib_verdict *v, const char *pname)
 {
     /* a log y axis when the estimates span more than a factor 20 */
     double lmin = INFINITY, lmax = -INFINITY;
@@ -525,7 +512,7 @@ static int run_gnuplot(const char *dir, const char *path, int quiet)
 }
 
 static int plot_calibrate(const char *dir, const char *pname_raw, const char *title,
-                          const cal_out_row *rows, size_t n_rows, const cal_verdict *v,
+                          const cal_out_row *rows, size_t n_rows, const sive_calib_verdict *v,
                           const size_t cols[3], int quiet)
 {
     char path[4096], pname[64];
@@ -571,7 +558,7 @@ static int plot_calibrate(const char *dir, const char *pname_raw, const char *ti
 }
 
 static int write_file(const char *dir, const char *name, int which, const cal_args *a,
-                      const cal_out_row *rows, const cal_verdict *v, const char *pname,
+                      const cal_out_row *rows, const sive_calib_verdict *v, const char *pname,
                       const sive_probe *p, double secs, sive_result *const *res, size_t cols[3])
 {
     char path[4096];
@@ -722,24 +709,22 @@ static int fill_rows(cal_run *c, const cal_args *a, const char *pname)
     return 0;
 }
 
-/* The plateau rule of the swept option. */
+/* The plateau rule of the swept option (the library's). */
 static void verdict_of(sive_option opt, const cal_args *a, const cal_out_row *rows,
-                       cal_verdict *v)
+                       sive_calib_verdict *v)
 {
-    cal_row cr[CAL_MAX_VALUES];
+    sive_calib_row cr[CAL_MAX_VALUES];
+    sive_calib_rule rule = SIVE_CALIB_RULE_H;
     for (size_t i = 0; i < a->n_values; i++)
         cr[i] = rows[i].r;
-    if (opt == SIVE_OPT_BASE_LR)
-        cal_rule_step(cr, a->n_values, v);
-    else if (opt == SIVE_OPT_GROUPS)
-        cal_rule_groups(cr, a->n_values, a->nc_frac, v);
-    else
-        cal_rule_h(cr, a->n_values, a->h_tol > 0 ? a->h_tol : CAL_H_TOL, v);
+    sive_calib_rule_of(opt, &rule); /* --param admits only the four options with a rule */
+    sive_calibrate(rule, cr, a->n_values, rule == SIVE_CALIB_RULE_GROUPS ? a->nc_frac : a->h_tol,
+                   v);
 }
 
 /* calibrate.gp/.png with a gnuplot-safe title; 0 or EXIT_RUN. */
 static int plot(const cal_args *a, const cal_run *c, const char *pname, const char *dir,
-                const cal_verdict *v, const size_t *cols)
+                const sive_calib_verdict *v, const size_t *cols)
 {
     char title[512];
     snprintf(title, sizeof title, "sive calibrate: %s on %s%s%s\\nM = %lld, %lld chains, seed %lld",
@@ -754,7 +739,7 @@ static int plot(const cal_args *a, const cal_run *c, const char *pname, const ch
 }
 
 /* The result on stdout in the chosen format. */
-static void print_result(const cal_args *a, const cal_run *c, const cal_verdict *v,
+static void print_result(const cal_args *a, const cal_run *c, const sive_calib_verdict *v,
                          const char *pname, double secs, const char *dir)
 {
     if (a->fmt == FMT_JSON) {
@@ -818,7 +803,7 @@ static int sweep_and_report(cal_args *a, cal_run *c, sive_option opt, const char
     int status = fill_rows(c, a, pname);
     if (status)
         return status;
-    cal_verdict v;
+    sive_calib_verdict v;
     verdict_of(opt, a, c->rows, &v);
     /* files (the directory was checked before the sweep) */
     size_t cols[3];
@@ -876,7 +861,7 @@ int cmd_calibrate(int argc, char **argv)
         goto out;
     status = EXIT_RUN;
     if (a.nc_frac <= 0)
-        a.nc_frac = CAL_NC_FRAC;
+        a.nc_frac = SIVE_CALIB_NC_FRAC;
     char dir[3072];
     if (prepare_dir(&a, pname, dir, sizeof dir))
         goto out;

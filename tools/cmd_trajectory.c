@@ -3,7 +3,8 @@
  *  - Online:        t (mean_T L - min_T L) of each chain (SIVE_STAT_ONLINE_MEAN);
  *  - Retrospective: t (mean_T L - L*_c), L*_c the minimum tail loss of chain c
  *                   at the FINAL checkpoint, so it can only be computed once
- *                   every checkpoint was probed;
+ *                   every checkpoint was probed (the library's
+ *                   sive_retrospective_values());
  *  - SIVE.
  * Each is a mean ± std over chains ("trials"), chain c of every checkpoint
  * using the same seed streams. */
@@ -809,17 +810,24 @@ static int traj_probe_mpi(traj_ctx *x, int R, int status)
 }
 
 /* 3. the retrospective anchor of chain c: its minimum tail loss at the
- *    final checkpoint; then every estimator's mean ± std over chains. */
+ *    final checkpoint (the column is sive_retrospective_anchor() of its
+ *    result); the library's estimator on every checkpoint's tail means
+ *    (the results are not kept: sive_retrospective_values()); then every
+ *    estimator's mean ± std over chains. */
 static void traj_retrospective(traj_ctx *x)
 {
-    double t = cli_opt_double(x->c->probe.p, SIVE_OPT_T);
+    double t = cli_opt_double(x->c->probe.p, SIVE_OPT_T), mean[4096], retro[4096];
     int final = x->n == x->n_ckpt; /* else interrupted before the final checkpoint */
+    const int32_t K = x->K < 4096 ? x->K : 4096; /* SIVE_OPT_CHAINS is at most 4096 */
     for (int32_t k = 0; k < x->K; k++)
         x->anchor[k] = final ? *pcv(&x->ep[x->n - 1], k, PC_TAIL_MIN) : NAN;
     for (int64_t i = 0; i < x->n; i++) {
         traj_epoch *e = &x->ep[i];
-        for (int32_t k = 0; k < x->K; k++)
-            *pcv(e, k, PC_RETRO) = t * (*pcv(e, k, PC_TAIL_MEAN) - x->anchor[k]);
+        for (int32_t k = 0; k < K; k++)
+            mean[k] = *pcv(e, k, PC_TAIL_MEAN);
+        sive_retrospective_values(t, mean, x->anchor, (size_t)K, retro); /* t > 0: no error */
+        for (int32_t k = 0; k < K; k++)
+            *pcv(e, k, PC_RETRO) = retro[k];
         column_stats(e, x->K);
     }
 }

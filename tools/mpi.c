@@ -4,45 +4,19 @@
  * checkpoints).  Without MPI every function behaves as a one-rank world,
  * so callers need no #ifdef.  The messages are the bytes of the library's
  * checksummed file formats: the checksum guards the transfer as it guards
- * a disk.  Results go to and from bytes in memory (sive_result_to_bytes,
- * _from_bytes); a received checkpoint is loaded from a memory file
- * (memfd).  Nothing touches the disk. */
+ * a disk.  Results and checkpoints go to and from bytes in memory
+ * (sive_result_to_bytes/_from_bytes, sive_checkpoint_from_bytes): nothing
+ * touches the disk. */
 #include "cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Bytes and files (both builds)                                       */
 /* ------------------------------------------------------------------ */
-
-/* A memory file holding the len bytes of buf, opened by its /proc path:
- * what a rank receives is never written to disk, so nothing of it is left
- * behind when the rank is killed. */
-static int mem_file(const char *buf, int64_t len, char *path, size_t cap, char *err,
-                    size_t errlen)
-{
-    int fd = memfd_create("sive-mpi", MFD_CLOEXEC);
-    int64_t done = 0;
-    while (fd >= 0 && done < len) {
-        ssize_t k = write(fd, buf + done, (size_t)(len - done));
-        if (k <= 0)
-            break;
-        done += k;
-    }
-    if (fd < 0 || done < len) {
-        snprintf(err, errlen, "cannot hold a message in memory: %s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    snprintf(path, cap, "/proc/self/fd/%d", fd);
-    return fd;
-}
 
 int cli_file_read(const char *path, char **buf, int64_t *len, char *err, size_t errlen)
 {
@@ -106,16 +80,9 @@ int cli_mpi_unpack(const char *buf, int64_t len, sive_result **r, char **note, c
 int cli_mpi_unpack_checkpoint(const char *buf, int64_t len, sive_mlp **m, float **theta,
                               char *err, size_t errlen)
 {
-    char path[64];
-    *m = NULL;
-    *theta = NULL;
-    int fd = mem_file(buf, len, path, sizeof path, err, errlen);
-    if (fd < 0)
-        return SIVE_E_IO;
-    int rc = sive_checkpoint_load(path, m, theta, NULL);
+    int rc = sive_checkpoint_from_bytes(buf, (size_t)len, m, theta, NULL);
     if (rc)
         snprintf(err, errlen, "the checkpoint as received: %s", sive_last_errmsg());
-    close(fd);
     return rc;
 }
 

@@ -356,6 +356,38 @@ SIVE_API int sive_checkpoint_load(const char *path, sive_mlp **mlp_out,
                                   float **theta_out,
                                   sive_checkpoint_meta *meta_out);
 
+/**
+ * The bytes sive_checkpoint_save() would write to a file, in memory (for a
+ * message between processes, a database, an object store).  *bytes
+ * receives a new buffer of *len bytes (free with sive_free()); both are
+ * NULL/0 on failure.  meta as in sive_checkpoint_save().  The bytes are the
+ * file's, bit for bit: a file written by sive_checkpoint_save() reads back
+ * with sive_checkpoint_from_bytes() and these bytes saved to a file read
+ * back with sive_checkpoint_load().  Thread-safe: m and theta are only
+ * read.  Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG (NULL argument),
+ * SIVE_E_NOMEM.
+ */
+SIVE_API int sive_checkpoint_to_bytes(const sive_mlp *m, const float *theta,
+                                      const sive_checkpoint_meta *meta,
+                                      void **bytes, size_t *len);
+
+/**
+ * A checkpoint from len bytes written by sive_checkpoint_to_bytes() or read
+ * from a checkpoint file: the checks of sive_checkpoint_load() (trailer
+ * checksum over the whole buffer first, then zstd's checksum, the header
+ * and the payload hash), so damaged, truncated or foreign bytes are
+ * SIVE_E_FORMAT, never a wrong model (0 bytes too: bytes may then be NULL).
+ * Memory grows with what the frame really holds, not with what its header
+ * claims.  bytes is only read and may be freed afterwards.  *mlp_out,
+ * *theta_out and meta_out as in sive_checkpoint_load(); messages name
+ * "checkpoint bytes".  Thread-safe.  Errors (sive_last_errmsg()):
+ * SIVE_E_INVALID_ARG (NULL output, or NULL bytes with len > 0),
+ * SIVE_E_NOMEM, SIVE_E_FORMAT.
+ */
+SIVE_API int sive_checkpoint_from_bytes(const void *bytes, size_t len,
+                                        sive_mlp **mlp_out, float **theta_out,
+                                        sive_checkpoint_meta *meta_out);
+
 /* sive_free(), which frees sive_checkpoint_load()'s parameters, is declared
  * in sive.h (included above). */
 

@@ -1006,6 +1006,143 @@ SIVE_API int sive_result_from_bytes(const void *bytes, size_t len,
                                     sive_result **out, char **note);
 
 /* ------------------------------------------------------------------ */
+/* The retrospective estimator (docs/theory.md)                       */
+/* ------------------------------------------------------------------ */
+
+/**
+ * The retrospective LLC estimator of a training trajectory (the paper's
+ * Section 4.2): chain c of the probe at checkpoint k gives
+ *   t (mean_T Lbar_c(k) - L*_c),  L*_c = min_T Lbar_c at the FINAL checkpoint,
+ * so it is known only once the final checkpoint was probed.  Probe every
+ * checkpoint with the same options (seed included): chain c then draws the
+ * same random streams everywhere and the chains pair by index.  A chain
+ * that did not finish (in r or in the final result) gives NaN.
+ *
+ * sive_retrospective_anchor() writes the n = sive_result_chains(final)
+ * anchors L*_c (SIVE_STAT_TAIL_MIN_LOSS of each finished chain, NaN for
+ * the others).  Errors: SIVE_E_INVALID_ARG (NULL argument, n not the
+ * result's chain count).  Thread-safe: final is only read.
+ */
+SIVE_API int sive_retrospective_anchor(const sive_result *final,
+                                       double *anchor, size_t n);
+
+/**
+ * The retrospective lambda-hat of each of the n = sive_result_chains(r)
+ * chains of r against anchor (from sive_retrospective_anchor() of the
+ * final checkpoint's result), with r's t: lambda[c] =
+ * sive_retrospective_values() of r's SIVE_STAT_TAIL_MEAN_LOSS (NaN for a
+ * chain that did not finish).  Errors: SIVE_E_INVALID_ARG (NULL argument,
+ * n not the result's chain count).  Thread-safe: r is only read.
+ */
+SIVE_API int sive_retrospective(const sive_result *r, const double *anchor,
+                                size_t n, double *lambda);
+
+/**
+ * The same estimator on numbers, for a caller that keeps only each
+ * checkpoint's per-chain tail mean loss (SIVE_STAT_TAIL_MEAN_LOSS) rather
+ * than its result (a trajectory of large results): lambda[c] =
+ * t (tail_mean[c] - anchor[c]) for c < n, NaN in, NaN out.  lambda may
+ * alias tail_mean.  Errors: SIVE_E_INVALID_ARG (NULL argument, t not a
+ * positive finite number).  Thread-safe.
+ */
+SIVE_API int sive_retrospective_values(double t, const double *tail_mean,
+                                       const double *anchor, size_t n,
+                                       double *lambda);
+
+/* ------------------------------------------------------------------ */
+/* Calibration rules (docs/calibration.md)                            */
+/* ------------------------------------------------------------------ */
+
+/**
+ * One swept value's numbers, the input of sive_calibrate() (NaN where
+ * unknown).  A plain value type; fill it by hand or with
+ * sive_calib_row_from_result().  Its layout is part of the LIBSIVE_0.3 ABI.
+ */
+typedef struct sive_calib_row {
+    double value;        /**< the swept option's value                      */
+    double lambda;       /**< lambda-hat, mean over chains                  */
+    double se;           /**< its standard error                            */
+    double ess, rhat;    /**< multi-chain ESS of L-bar, split-R-hat         */
+    double nc, nc_std;   /**< noise correction C and its std                */
+    int ok;              /**< 1: a chain finished and none diverged/aborted */
+    const double *chain; /**< per-chain lambda-hat (NaN: failed), or NULL;
+                              borrowed: must outlive the sive_calibrate call */
+    size_t chains;       /**< entries of chain                              */
+} sive_calib_row;
+
+/** The three plateau rules (docs/calibration.md). */
+typedef enum sive_calib_rule {
+    SIVE_CALIB_RULE_H = 0,      /**< h or c_h: the onset of the plateau      */
+    SIVE_CALIB_RULE_STEP = 1,   /**< base_lr: the stable range              */
+    SIVE_CALIB_RULE_GROUPS = 2  /**< groups (N): the noise correction settles */
+} sive_calib_rule;
+
+/** Default tolerances of sive_calibrate() (tol <= 0 or NaN selects them). */
+#define SIVE_CALIB_H_TOL 0.10   /**< h rule: lambda-hat within 10 %          */
+#define SIVE_CALIB_NC_FRAC 0.10 /**< groups rule: nc_std below 10 % of lambda */
+
+/** What a rule found.  Its layout is part of the LIBSIVE_0.3 ABI. */
+typedef struct sive_calib_verdict {
+    int found;        /**< 1: a recommendation (rows[pick].value)         */
+    int noisy;        /**< 1: the errors are too large to decide          */
+    size_t pick;      /**< the recommended row, when found                */
+    size_t lo, hi;    /**< the plateau / stable range, rows lo..hi        */
+    char reason[512]; /**< why (or why not), one sentence                 */
+    char hint[256];   /**< what to try when nothing was found ("" if found) */
+} sive_calib_verdict;
+
+/**
+ * The rule that calibrates opt: SIVE_OPT_H and SIVE_OPT_C_H the h rule,
+ * SIVE_OPT_BASE_LR the step rule, SIVE_OPT_GROUPS the groups rule.
+ * Errors: SIVE_E_INVALID_ARG (NULL rule, or an option without a rule).
+ * Thread-safe.
+ */
+SIVE_API int sive_calib_rule_of(sive_option opt, sive_calib_rule *rule);
+
+/**
+ * The row of a sweep's value from its result r: lambda-hat and its SE (the
+ * std over chains / sqrt(chains_ok) with >= 2 finished chains, else the
+ * pooled MCSE), ESS, R-hat, the noise correction and its std, and ok.  With
+ * chain non-NULL (room for cap >= sive_result_chains(r) doubles, the
+ * caller's) each chain's lambda-hat goes there (NaN for a chain that did
+ * not finish) and row->chain points to it, so that the h rule pairs the
+ * chains across values; with chain NULL the row is unpaired.  Thread-safe:
+ * r is only read.  Errors: SIVE_E_INVALID_ARG (NULL r or row, cap too
+ * small).
+ */
+SIVE_API int sive_calib_row_from_result(const sive_result *r, double value,
+                                        double *chain, size_t cap,
+                                        sive_calib_row *row);
+
+/**
+ * Apply rule to the n >= 1 rows of a sweep, sorted by value ascending, into
+ * *v (cleared first).  Pure: the same rows give the same verdict, bit for
+ * bit and word for word.  tol is the h rule's tolerance (default
+ * SIVE_CALIB_H_TOL) or the groups rule's fraction (default
+ * SIVE_CALIB_NC_FRAC); the step rule ignores it; tol <= 0 or NaN selects
+ * the default.
+ *  - h: the smallest value i from which lambda-hat agrees with every larger
+ *    value j within tol |lambda_j| with 95 % confidence:
+ *    |lambda_i - lambda_j| + z se_ij <= tol |lambda_j|, se_ij paired over
+ *    the chains when both rows carry >= 2 finished chains (common random
+ *    numbers), else sqrt(se_i^2 + se_j^2); z the Student-t 97.5 % quantile
+ *    with pairs - 1 degrees of freedom, at least 2.  An equivalence test:
+ *    too few chains give "no plateau", never an early one.
+ *  - step: rows with R-hat <= 1.05, ESS >= 100, ok, and se <= 3x the
+ *    smallest such se; the longest run (>= 2) of adjacent such rows in
+ *    which lambda-hat changes by less than 2 combined SE per doubling of the
+ *    value; the pick is its row with the smallest se.  A sweep whose median
+ *    se / |lambda| exceeds 0.5 is noisy: no decision.
+ *  - groups: the smallest N whose nc_std < tol |lambda| and stays so for
+ *    every larger N.
+ * Thread-safe (rows are only read).  Errors: SIVE_E_INVALID_ARG (NULL
+ * rows or v, n = 0, an unknown rule, values not sorted or NaN); a verdict
+ * that finds nothing is not an error (v->found = 0, v->reason, v->hint).
+ */
+SIVE_API int sive_calibrate(sive_calib_rule rule, const sive_calib_row *rows,
+                            size_t n, double tol, sive_calib_verdict *v);
+
+/* ------------------------------------------------------------------ */
 /* Random numbers for callbacks                                       */
 /* ------------------------------------------------------------------ */
 

@@ -142,14 +142,11 @@ static int write_atomic(const char *path, const uint8_t *buf, size_t n)
     return rc ? sivei_fail(NULL, rc, "%s", err) : SIVE_OK;
 }
 
-int sive_checkpoint_save(const char *path, const sive_mlp *m,
-                         const float *theta, const sive_checkpoint_meta *meta)
+/* The checkpoint of (m, theta, meta) as a file's bytes: *out (malloc'd,
+ * *len bytes).  what names the checkpoint in messages. */
+static int encode(const char *what, const sive_mlp *m, const float *theta,
+                  const sive_checkpoint_meta *meta, uint8_t **out, size_t *len)
 {
-    if (!path || !m || !theta)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "sive_checkpoint_save: NULL argument");
-    char shown[SIVEI_PATH_SHOWN]; /* path for messages: the cause must fit */
-    sivei_path_shown(shown, sizeof shown, path);
     size_t sz[4];
     sive_mlp_sizes(m, &sz[0], &sz[1], &sz[2], &sz[3]);
     const size_t dim = sive_mlp_dim(m);
@@ -159,7 +156,7 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
 
     /* dim <= 2^32 (sive_mlp_new), so the sizes below fit on 64-bit hosts */
     if (dim > (SIZE_MAX - HEADER_SIZE - HASH_SIZE) / 4)
-        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: model too large", shown);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: model too large", what);
     const size_t plen = HEADER_SIZE + 4 * dim + HASH_SIZE;
     uint8_t *payload = malloc(plen);
     const size_t cap = ZSTD_compressBound(plen) + TRAILER_SIZE;
@@ -169,7 +166,7 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
         free(payload);
         free(file);
         ZSTD_freeCCtx(cc);
-        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", shown);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", what);
     }
     uint8_t *h = payload;
     memcpy(h, "SIVECKPT", 8);
@@ -198,15 +195,54 @@ int sive_checkpoint_save(const char *path, const sive_mlp *m,
     if (ZSTD_isError(r)) {
         free(file);
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: zstd compression failed: %s",
-                         shown, ZSTD_getErrorName(r));
+                         what, ZSTD_getErrorName(r));
     }
     uint8_t *t = file + r;
     put_u32(t, TRAILER_MAGIC);
     put_u32(t + 4, TRAILER_SIZE - 8);
     memcpy(t + 8, "SIVE", 4);
     put_u64(t + 12, fnv1a64(FNV_OFFSET, file, r));
+    *out = file;
+    *len = r + TRAILER_SIZE;
+    return SIVE_OK;
+}
 
-    int rc = write_atomic(path, file, r + TRAILER_SIZE);
+int sive_checkpoint_to_bytes(const sive_mlp *m, const float *theta,
+                             const sive_checkpoint_meta *meta, void **bytes,
+                             size_t *len)
+{
+    if (bytes)
+        *bytes = NULL;
+    if (len)
+        *len = 0;
+    if (!m || !theta || !bytes || !len)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_checkpoint_to_bytes: NULL argument");
+    uint8_t *file;
+    size_t n;
+    int rc = encode("sive_checkpoint_to_bytes", m, theta, meta, &file, &n);
+    if (rc)
+        return rc;
+    uint8_t *fit = realloc(file, n); /* the compression bound is generous */
+    *bytes = fit ? fit : file;
+    *len = n;
+    return SIVE_OK;
+}
+
+int sive_checkpoint_save(const char *path, const sive_mlp *m,
+                         const float *theta, const sive_checkpoint_meta *meta)
+{
+    if (!path || !m || !theta)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_checkpoint_save: NULL argument");
+    char shown[SIVEI_PATH_SHOWN]; /* path for messages: the cause must fit */
+    sivei_path_shown(shown, sizeof shown, path);
+    uint8_t *file;
+    size_t n;
+    int rc = encode(shown, m, theta, meta, &file, &n);
+    if (rc)
+        return rc;
+    rc = write_atomic(path, file, n);
     free(file);
     return rc;
 }
@@ -540,4 +576,20 @@ int sive_checkpoint_load(const char *path, sive_mlp **mlp_out,
     rc = parse(shown, buf, len, mlp_out, theta_out, meta_out);
     free(buf);
     return rc;
+}
+
+int sive_checkpoint_from_bytes(const void *bytes, size_t len, sive_mlp **mlp_out,
+                               float **theta_out, sive_checkpoint_meta *meta_out)
+{
+    if (mlp_out)
+        *mlp_out = NULL;
+    if (theta_out)
+        *theta_out = NULL;
+    if ((!bytes && len) || !mlp_out || !theta_out)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_checkpoint_from_bytes: NULL argument");
+    if ((uint64_t)len > max_file_size())
+        return sivei_fail(NULL, SIVE_E_FORMAT,
+                         "checkpoint bytes: %zu bytes is larger than any checkpoint", len);
+    return parse("checkpoint bytes", bytes, len, mlp_out, theta_out, meta_out);
 }

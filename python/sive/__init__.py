@@ -72,7 +72,7 @@ import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_double,
                     c_float, c_int, c_int32, c_int64, c_size_t, c_uint8,
                     c_uint32, c_uint64, c_void_p, sizeof)
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -275,6 +275,17 @@ class _CheckpointMeta(Structure):
                 ("train_loss", c_double), ("test_loss", c_double)]
 
 
+class _CalibRow(Structure):
+    _fields_ = [("value", c_double), ("lambda_hat", c_double), ("se", c_double),
+                ("ess", c_double), ("rhat", c_double), ("nc", c_double), ("nc_std", c_double),
+                ("ok", c_int), ("chain", POINTER(c_double)), ("chains", c_size_t)]
+
+
+class _CalibVerdict(Structure):
+    _fields_ = [("found", c_int), ("noisy", c_int), ("pick", c_size_t), ("lo", c_size_t),
+                ("hi", c_size_t), ("reason", ctypes.c_char * 512), ("hint", ctypes.c_char * 256)]
+
+
 _vp = c_void_p
 _pvp = POINTER(c_void_p)
 _pf, _pd, _pu64, _pu8 = POINTER(c_float), POINTER(c_double), POINTER(c_uint64), POINTER(c_uint8)
@@ -341,6 +352,14 @@ _result_flags = _fn("sive_result_flags", c_uint32, _vp)
 _flag_string = _fn("sive_flag_string", c_char_p, c_uint32)
 _flag_name = _fn("sive_flag_name", c_char_p, c_uint32)
 _result_health = _fn("sive_result_health", c_char_p, _vp)
+_retro_anchor = _fn("sive_retrospective_anchor", c_int, _vp, _pd, c_size_t)
+_retro = _fn("sive_retrospective", c_int, _vp, _pd, c_size_t, _pd)
+_retro_values = _fn("sive_retrospective_values", c_int, c_double, _pd, _pd, c_size_t, _pd)
+_calib_rule_of = _fn("sive_calib_rule_of", c_int, c_int, POINTER(c_int))
+_calib_row_from_result = _fn("sive_calib_row_from_result", c_int, _vp, c_double, _pd,
+                             c_size_t, POINTER(_CalibRow))
+_calibrate = _fn("sive_calibrate", c_int, c_int, POINTER(_CalibRow), c_size_t, c_double,
+                 POINTER(_CalibVerdict))
 _rng_seed = _fn("sive_rng_seed", None, POINTER(_Rng), c_uint64, c_uint64)
 _rng_next = _fn("sive_rng_next", c_uint32, POINTER(_Rng))
 _rng_uniform = _fn("sive_rng_uniform", c_double, POINTER(_Rng))
@@ -384,6 +403,10 @@ _checkpoint_save = _fn("sive_checkpoint_save", c_int, c_char_p, _vp, _pf,
                        POINTER(_CheckpointMeta), lib=_ref)
 _checkpoint_load = _fn("sive_checkpoint_load", c_int, c_char_p, _pvp, POINTER(_pf),
                        POINTER(_CheckpointMeta), lib=_ref)
+_checkpoint_to_bytes = _fn("sive_checkpoint_to_bytes", c_int, _vp, _pf,
+                           POINTER(_CheckpointMeta), _pvp, POINTER(c_size_t), lib=_ref)
+_checkpoint_from_bytes = _fn("sive_checkpoint_from_bytes", c_int, c_char_p, c_size_t, _pvp,
+                             POINTER(_pf), POINTER(_CheckpointMeta), lib=_ref)
 _free = _fn("sive_free", None, _vp)
 
 # ---------------------------------------------------------------------------
@@ -1263,6 +1286,23 @@ class Result(_Handle):
         _check(get(self._p, info.id, byref(v)))
         return v.value
 
+    def retrospective_anchor(self):
+        """Each chain's retrospective anchor, its minimum tail loss (NaN for
+        a chain that did not finish): call it on the FINAL checkpoint's
+        result (sive_retrospective_anchor)."""
+        out = np.empty(self.chains)
+        _check(_retro_anchor(self._p, _ptr(out, c_double), out.size))
+        return out
+
+    def retrospective(self, anchor):
+        """The retrospective lambda-hat of each chain against anchor (from
+        the final checkpoint's retrospective_anchor()): t (tail mean loss -
+        anchor), NaN for a chain that did not finish (sive_retrospective)."""
+        a = _array(anchor, np.float64, (self.chains,), "anchor")
+        out = np.empty(self.chains)
+        _check(_retro(self._p, _ptr(a, c_double), a.size, _ptr(out, c_double)))
+        return out
+
     lambda_hat = property(lambda self: _result_lambda(self._p))
     lambda_std = property(lambda self: _result_lambda_std(self._p))
     mcse = property(lambda self: _result_mcse(self._p))
@@ -1380,6 +1420,114 @@ class _ViewResult(Result):
 # ---------------------------------------------------------------------------
 # Data sets
 # ---------------------------------------------------------------------------
+
+
+def retrospective(results):
+    """The retrospective estimator over a trajectory: results are the
+    probes of successive checkpoints with the same options (seed included),
+    the last one the final checkpoint.  Returns (lambdas, anchor): an array
+    of shape (len(results), chains), row k the chains' estimates at
+    checkpoint k, and the final checkpoint's anchors.  docs/python.md."""
+    results = list(results)
+    if not results:
+        raise ValueError("retrospective() needs at least the final checkpoint's result")
+    anchor = results[-1].retrospective_anchor()
+    return np.array([r.retrospective(anchor) for r in results]).reshape(
+        len(results), anchor.size), anchor
+
+
+def retrospective_values(t, tail_mean, anchor):
+    """The same estimator on numbers (sive_retrospective_values): t
+    (tail_mean - anchor) per chain, for a caller that keeps only each
+    checkpoint's per-chain Stat.TAIL_MEAN_LOSS."""
+    m = _array(tail_mean, np.float64, name="tail_mean").ravel()
+    a = _array(anchor, np.float64, m.shape, "anchor")
+    out = np.empty(m.size)
+    _check(_retro_values(float(t), _ptr(m, c_double), _ptr(a, c_double), m.size,
+                         _ptr(out, c_double)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Calibration rules (docs/calibration.md)
+# ---------------------------------------------------------------------------
+
+
+class CalibRule(enum.IntEnum):
+    """The plateau rules of sive_calibrate()."""
+    H = 0       # h or c_h: the onset of the plateau
+    STEP = 1    # base_lr: the stable range
+    GROUPS = 2  # groups (N): the noise correction settles
+
+
+CALIB_H_TOL = 0.10    # SIVE_CALIB_H_TOL
+CALIB_NC_FRAC = 0.10  # SIVE_CALIB_NC_FRAC
+
+
+class CalibRow(NamedTuple):
+    """One swept value's numbers (NaN where unknown); chain: per-chain
+    lambda-hat (an array, NaN for failed chains) or None (unpaired)."""
+    value: float
+    lambda_hat: float
+    se: float
+    ess: float = math.nan
+    rhat: float = math.nan
+    nc: float = math.nan
+    nc_std: float = math.nan
+    ok: bool = True
+    chain: Optional[np.ndarray] = None
+
+    @classmethod
+    def from_result(cls, result, value):
+        """The row of the swept value from its result
+        (sive_calib_row_from_result): the SE is the std over chains /
+        sqrt(chains_ok) with >= 2 finished chains, else the MCSE."""
+        chain = np.empty(result.chains)
+        c = _CalibRow()
+        _check(_calib_row_from_result(result._p, float(value), _ptr(chain, c_double), chain.size,
+                                      byref(c)))
+        return cls(c.value, c.lambda_hat, c.se, c.ess, c.rhat, c.nc, c.nc_std, bool(c.ok), chain)
+
+
+class CalibVerdict(NamedTuple):
+    found: bool
+    noisy: bool
+    pick: int     # the recommended row (when found)
+    lo: int       # the plateau / stable range, rows lo..hi
+    hi: int
+    reason: str
+    hint: str
+
+
+def calib_rule(option):
+    """The rule that calibrates option (an Option or its name)."""
+    rule = c_int()
+    _check(_calib_rule_of(_name(option, Option), byref(rule)))
+    return CalibRule(rule.value)
+
+
+def calibrate(rule, rows, tol=None):
+    """Apply a plateau rule (CalibRule, or the swept Option or its name) to
+    rows (CalibRow, sorted by value ascending) (sive_calibrate).  tol: the h
+    rule's tolerance or the groups rule's fraction (None: the defaults)."""
+    if not isinstance(rule, CalibRule):
+        rule = calib_rule(rule)
+    rows = list(rows)
+    arr = (_CalibRow * max(len(rows), 1))()
+    keep = []
+    for i, r in enumerate(rows):
+        c = arr[i]
+        c.value, c.lambda_hat, c.se, c.ess, c.rhat = r.value, r.lambda_hat, r.se, r.ess, r.rhat
+        c.nc, c.nc_std, c.ok = r.nc, r.nc_std, int(bool(r.ok))
+        if r.chain is not None:
+            ch = _array(r.chain, np.float64, name="chain").ravel()
+            keep.append(ch)  # must live until the call returns
+            c.chain, c.chains = _ptr(ch, c_double), ch.size
+    v = _CalibVerdict()
+    _check(_calibrate(int(rule), arr, len(rows), math.nan if tol is None else float(tol),
+                      byref(v)))
+    return CalibVerdict(bool(v.found), bool(v.noisy), int(v.pick), int(v.lo), int(v.hi),
+                        v.reason.decode(), v.hint.decode())
 
 
 def _new_pair():
@@ -1552,19 +1700,50 @@ class CheckpointMeta(NamedTuple):
     test_loss: float = math.nan
 
 
+def _meta(meta):
+    m = CheckpointMeta() if meta is None else meta
+    return _CheckpointMeta(_int_value(m.epoch, c_int64, "meta.epoch"),
+                           _int_value(m.seed, c_uint64, "meta.seed"), m.train_loss, m.test_loss)
+
+
 def save_checkpoint(path, mlp, theta, meta=None):
     """Write an atomic, checksummed checkpoint of theta (float32)."""
-    m = CheckpointMeta() if meta is None else meta
     th = mlp._theta(theta)
-    c = _CheckpointMeta(_int_value(m.epoch, c_int64, "meta.epoch"),
-                        _int_value(m.seed, c_uint64, "meta.seed"), m.train_loss, m.test_loss)
+    c = _meta(meta)
     _check(_checkpoint_save(_path(path), mlp._p, _ptr(th, c_float), byref(c)))
+
+
+def checkpoint_to_bytes(mlp, theta, meta=None):
+    """The bytes save_checkpoint() would write (sive_checkpoint_to_bytes):
+    for a queue, a socket or an object store."""
+    th = mlp._theta(theta)
+    c = _meta(meta)
+    buf, n = c_void_p(), c_size_t()
+    _check(_checkpoint_to_bytes(mlp._p, _ptr(th, c_float), byref(c), byref(buf), byref(n)))
+    try:
+        return ctypes.string_at(buf, n.value)
+    finally:
+        _free(buf)  # the library's allocator, not Python's
+
+
+def checkpoint_from_bytes(data):
+    """(Mlp, theta, CheckpointMeta) from checkpoint_to_bytes()'s bytes or a
+    checkpoint file's (sive_checkpoint_from_bytes): damaged bytes raise
+    SiveError (Status.FORMAT)."""
+    data = bytes(data)
+    m, theta_p, c = c_void_p(), _pf(), _CheckpointMeta()
+    _check(_checkpoint_from_bytes(data, len(data), byref(m), byref(theta_p), byref(c)))
+    return _adopt_checkpoint(m, theta_p, c)
 
 
 def load_checkpoint(path):
     """(Mlp, theta as a float32 array, CheckpointMeta)."""
     m, theta_p, c = c_void_p(), _pf(), _CheckpointMeta()
     _check(_checkpoint_load(_path(path), byref(m), byref(theta_p), byref(c)))
+    return _adopt_checkpoint(m, theta_p, c)
+
+
+def _adopt_checkpoint(m, theta_p, c):
     mlp = Mlp(_adopt=m.value)
     try:
         theta = _view(theta_p, mlp.dim, False).copy()

@@ -75,6 +75,76 @@ class Package(unittest.TestCase):
                 sive.Result.from_bytes(bad)
             self.assertEqual(e.exception.status, sive.Status.FORMAT)
 
+    def test_checkpoint_bytes(self):
+        """checkpoint_to_bytes = the file's bytes; from_bytes reads them back; damage refused."""
+        mlp = sive.Mlp(3, 4, 3, 2)
+        theta = np.arange(mlp.dim, dtype=np.float32) / 7
+        meta = sive.CheckpointMeta(3, 9, 0.5, math.nan)
+        data = sive.checkpoint_to_bytes(mlp, theta, meta)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "c.ckpt")
+            sive.save_checkpoint(path, mlp, theta, meta)
+            self.assertEqual(pathlib.Path(path).read_bytes(), data)
+        m2, th2, meta2 = sive.checkpoint_from_bytes(data)
+        with m2:
+            self.assertEqual(m2.sizes, (3, 4, 3, 2))
+        self.assertTrue(np.array_equal(th2, theta))
+        self.assertEqual((meta2.epoch, meta2.seed, meta2.train_loss), (3, 9, 0.5))
+        for bad in (data[:-1], data[:10] + bytes([data[10] ^ 1]) + data[11:], b""):
+            with self.assertRaises(sive.SiveError) as e:
+                sive.checkpoint_from_bytes(bad)
+            self.assertEqual(e.exception.status, sive.Status.FORMAT)
+        mlp.close()
+
+    def test_retrospective(self):
+        """Two checkpoints probed alike: at the final one the online estimator
+        bit for bit, at the earlier one t (tail mean - final tail minimum)."""
+        opts = dict(steps=300, h=1.0, t=100.0, chains=3, seed=5)
+        with sive.Probe(**opts) as p:
+            early = p.run(quadratic(), np.array([3.0, -2.0]))
+            final = p.run(quadratic(), np.array([0.1, -0.2]))
+        with early, final:
+            lam, anchor = sive.retrospective([early, final])
+            self.assertEqual(lam.shape, (2, 3))
+            for c in range(3):
+                self.assertEqual(anchor[c], final.stat("tail_min_loss", c))
+                self.assertEqual(lam[1, c], final.stat("online_mean", c))
+                self.assertEqual(lam[0, c], 100.0 * (early.stat("tail_mean_loss", c) - anchor[c]))
+            tm = [early.stat("tail_mean_loss", c) for c in range(3)]
+            self.assertTrue(np.array_equal(sive.retrospective_values(100.0, tm, anchor), lam[0]))
+            with self.assertRaises(sive.InvalidArgument):
+                sive.retrospective_values(0.0, tm, anchor)
+            with self.assertRaises(ValueError):
+                early.retrospective(anchor[:2])
+
+    def test_calibrate(self):
+        """The library's plateau rules: the step rule on the paper's table,
+        rows from results, and unsorted rows refused."""
+        lr = [0.0001, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1]
+        lam = [4.06, 0.235, 0.375, 0.405, 0.431, 0.481, 3.07, 9.45]
+        se = [1.3, 0.084, 0.14, 0.09, 0.043, 0.048, 2.2, 7.7]
+        rh = [1.9, 1.3, 1.08, 1.02, 1.0, 1.0, 1.01, 1.0]
+        es = [10, 40, 90, 300, 2000, 3000, 4000, 5000]
+        rows = [sive.CalibRow(*x, nc=1.0, nc_std=0.01) for x in zip(lr, lam, se, es, rh)]
+        v = sive.calibrate("base_lr", rows)
+        self.assertTrue(v.found)
+        self.assertEqual((lr[v.lo], lr[v.pick], lr[v.hi]), (0.01, 0.05, 0.1))
+        self.assertIn("stable range", v.reason)
+        self.assertEqual(sive.calib_rule("c_h"), sive.CalibRule.H)
+        with self.assertRaises(sive.InvalidArgument):
+            sive.calibrate(sive.CalibRule.STEP, rows[::-1])
+        with self.assertRaises(sive.InvalidArgument):
+            sive.calib_rule("t")
+        with sive.Probe(steps=300, h=1.0, chains=3) as p, \
+                p.run(quadratic(), np.array([0.1, -0.2])) as r:
+            row = sive.CalibRow.from_result(r, 1.0)
+            self.assertEqual(row.lambda_hat, r.lambda_hat)
+            self.assertEqual(row.se, r.lambda_std / math.sqrt(3))
+        self.assertEqual(len(row.chain), 3)
+        v = sive.calibrate("h", [row, row._replace(value=2.0)])
+        self.assertTrue(v.found)  # identical chains: a paired difference of 0
+        self.assertIn("paired over 3 chains", v.reason)
+
     def test_stats_from_library(self):
         """One row per Stat, in order, read from sive_stat_at()."""
         self.assertEqual([s.id for s in sive.STATS], list(sive.Stat))

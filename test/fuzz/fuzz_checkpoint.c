@@ -9,7 +9,9 @@
  * decoded independently from mlp.h's description of format version 1; the
  * library must accept exactly the files the reference accepts, with the
  * same layer sizes, parameters (bit for bit) and metadata, and reject the
- * others with SIVE_E_FORMAT, a message naming the file and NULL outputs. */
+ * others with SIVE_E_FORMAT, a message naming the file and NULL outputs;
+ * sive_checkpoint_from_bytes() on the same bytes must agree, and an
+ * accepted checkpoint must go to bytes and back unchanged. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -512,6 +512,49 @@ static inline int ref_ckpt_file(const uint8_t *f, size_t n, ref_ckpt *c)
 
 /* Run sive_checkpoint_load on path (whose bytes are f[0..n)) and check it
  * against the reference both ways. */
+/* sive_checkpoint_from_bytes() on the file's bytes agrees with the file
+ * loader (status rc, and for an accepted file m, th, meta bit for bit);
+ * an accepted checkpoint goes to bytes and back unchanged. */
+static inline void check_checkpoint_bytes(const uint8_t *f, size_t n, int rc, const sive_mlp *m,
+                                          const float *th, const sive_checkpoint_meta *meta)
+{
+    sive_mlp *m2 = (sive_mlp *)1;
+    float *th2 = (float *)1;
+    sive_checkpoint_meta meta2;
+    memset(&meta2, 0x5A, sizeof meta2);
+    int rc2 = sive_checkpoint_from_bytes(f, n, &m2, &th2, &meta2);
+    ORACLE(rc2 == rc || (rc == SIVE_E_NOMEM || rc2 == SIVE_E_NOMEM),
+           "from_bytes status %d, load %d", rc2, rc);
+    if (rc2 != SIVE_OK) {
+        ORACLE(m2 == NULL && th2 == NULL, "from_bytes outputs not NULL after a failure");
+        ORACLE(rc2 == SIVE_E_NOMEM || strstr(sive_last_errmsg(), "checkpoint bytes") != NULL,
+               "from_bytes message does not say \"checkpoint bytes\"");
+        return;
+    }
+    if (rc == SIVE_OK) {
+        ORACLE(sive_mlp_dim(m2) == sive_mlp_dim(m) &&
+                   memcmp(th2, th, 4 * sive_mlp_dim(m)) == 0 &&
+                   memcmp(&meta2, meta, sizeof meta2) == 0,
+               "from_bytes and load differ");
+        void *b = NULL;
+        size_t len = 0;
+        sive_mlp *m3 = NULL;
+        float *th3 = NULL;
+        int rc3 = sive_checkpoint_to_bytes(m2, th2, &meta2, &b, &len);
+        ORACLE(rc3 == SIVE_OK || rc3 == SIVE_E_NOMEM, "to_bytes status %d", rc3);
+        if (rc3 == SIVE_OK) {
+            ORACLE(sive_checkpoint_from_bytes(b, len, &m3, &th3, NULL) == SIVE_OK &&
+                       memcmp(th3, th2, 4 * sive_mlp_dim(m2)) == 0,
+                   "to_bytes does not read back");
+            sive_free(th3);
+            sive_mlp_free(m3);
+            sive_free(b);
+        }
+    }
+    sive_free(th2);
+    sive_mlp_free(m2);
+}
+
 static inline void check_checkpoint(const char *path, const uint8_t *f, size_t n)
 {
     ref_ckpt c;
@@ -535,6 +578,7 @@ static inline void check_checkpoint(const char *path, const uint8_t *f, size_t n
         ORACLE(th == NULL, "theta not NULL after a failure");
         ORACLE(strstr(sive_last_errmsg(), path) != NULL,
                "message does not name the file");
+        check_checkpoint_bytes(f, n, rc, NULL, NULL, NULL);
     } else {
         ORACLE(v == REF_OK, "invalid checkpoint accepted");
         size_t s[4];
@@ -554,6 +598,7 @@ static inline void check_checkpoint(const char *path, const uint8_t *f, size_t n
         ORACLE((uint64_t)meta.epoch == le64(h + 48) && meta.seed == le64(h + 56) &&
                    bits[0] == le64(h + 64) && bits[1] == le64(h + 72),
                "metadata differs");
+        check_checkpoint_bytes(f, n, rc, m, th, &meta);
         sive_free(th);
         sive_mlp_free(m);
     }

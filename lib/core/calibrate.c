@@ -1,5 +1,9 @@
-/* Plateau rules of `sive calibrate` (see calibrate_rules.h). */
-#include "calibrate_rules.h"
+/* The plateau rules of a calibration sweep (sive.h, sive_calibrate;
+ * docs/calibration.md): pure functions of the rows, libc and libm only.
+ * Moved from the CLI (tools/calibrate_rules.c) unchanged in arithmetic, so
+ * `sive calibrate` recommends what it did. */
+#include "calibrate.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -7,17 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void verdict_clear(cal_verdict *v)
+/* The rules' fixed parameters (documented at sive_calibrate in sive.h). */
+#define CAL_Z 2.0            /* confidence: 2 standard errors          */
+#define CAL_RHAT_MAX 1.05
+#define CAL_ESS_MIN 100.0
+#define CAL_SE_SPREAD 3.0    /* step rule: se <= 3 x the smallest se   */
+#define CAL_NOISY_REL 0.5    /* median se / |lambda| above this: noisy */
+
+static void verdict_clear(sive_calib_verdict *v)
 {
     memset(v, 0, sizeof *v);
 }
 
-static double comb(const cal_row *a, const cal_row *b)
+static double comb(const sive_calib_row *a, const sive_calib_row *b)
 {
     return sqrt(a->se * a->se + b->se * b->se);
 }
 
-static int finite_row(const cal_row *r)
+static int finite_row(const sive_calib_row *r)
 {
     return r->ok && isfinite(r->lambda) && isfinite(r->se);
 }
@@ -29,7 +40,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median of se/|lambda| over the finite rows; NaN without any. */
-static double median_rel_se(const cal_row *rows, size_t n)
+static double median_rel_se(const sive_calib_row *rows, size_t n)
 {
     double *x = malloc((n ? n : 1) * sizeof *x);
     size_t k = 0;
@@ -47,7 +58,7 @@ static double median_rel_se(const cal_row *rows, size_t n)
     return m;
 }
 
-static int noisy(const cal_row *rows, size_t n, cal_verdict *v, const char *what)
+static int noisy(const sive_calib_row *rows, size_t n, sive_calib_verdict *v, const char *what)
 {
     double m = median_rel_se(rows, n);
     if (!(m > CAL_NOISY_REL))
@@ -64,13 +75,13 @@ static int noisy(const cal_row *rows, size_t n, cal_verdict *v, const char *what
 }
 
 /* Mean and SE of lambda_a - lambda_b, paired over chains when possible
- * (calibrate_rules.h); returns the number of pairs (0: unpaired). */
-static size_t diff_pair(const cal_row *a, const cal_row *b, double *diff, double *se)
+ * (calibrate.h); returns the number of pairs (0: unpaired). */
+static size_t diff_pair(const sive_calib_row *a, const sive_calib_row *b, double *diff, double *se)
 {
     size_t m = 0;
     double mean = 0.0, m2 = 0.0;
-    if (a->chain && b->chain && a->k == b->k)
-        for (size_t c = 0; c < a->k; c++) {
+    if (a->chain && b->chain && a->chains == b->chains)
+        for (size_t c = 0; c < a->chains; c++) {
             double d = a->chain[c] - b->chain[c];
             if (!isfinite(d))
                 continue;
@@ -88,7 +99,7 @@ static size_t diff_pair(const cal_row *a, const cal_row *b, double *diff, double
     return 0;
 }
 
-double cal_diff_se(const cal_row *a, const cal_row *b, size_t *pairs)
+double sivei_calib_diff_se(const sive_calib_row *a, const sive_calib_row *b, size_t *pairs)
 {
     double d, se;
     size_t m = diff_pair(a, b, &d, &se);
@@ -97,7 +108,7 @@ double cal_diff_se(const cal_row *a, const cal_row *b, size_t *pairs)
     return se;
 }
 
-double cal_z(size_t pairs)
+double sivei_calib_z(size_t pairs)
 {
     /* Student-t 97.5 % quantiles, df 1..30; beyond, z + (z^3 + z)/(4 df) */
     static const double t975[30] = {
@@ -113,17 +124,17 @@ double cal_z(size_t pairs)
 
 /* Worst end of the confidence interval of lambda_i - lambda_j relative to
  * |lambda_j|: the h rule wants it <= tol.  +inf when lambda_j is 0. */
-static double h_gap(const cal_row *ri, const cal_row *rj, size_t *pairs)
+static double h_gap(const sive_calib_row *ri, const sive_calib_row *rj, size_t *pairs)
 {
     double d, se;
     *pairs = diff_pair(ri, rj, &d, &se);
-    double g = (fabs(d) + cal_z(*pairs) * se) / fabs(rj->lambda);
+    double g = (fabs(d) + sivei_calib_z(*pairs) * se) / fabs(rj->lambda);
     return isnan(g) ? INFINITY : g;
 }
 
 /* Row i starts a plateau: every row from it on is finite and every larger
  * one agrees within tol.  *worst: the largest gap; *pairs: the fewest pairs. */
-static int h_plateau_from(const cal_row *rows, size_t n, size_t i, double tol,
+static int h_plateau_from(const sive_calib_row *rows, size_t n, size_t i, double tol,
                           double *worst, size_t *pairs)
 {
     *worst = 0.0;
@@ -154,9 +165,9 @@ static void se_kind(char *buf, size_t len, size_t pairs)
 }
 
 /* Why the two largest values do not make a plateau, and what to try. */
-static void h_no_plateau(const cal_row *rows, size_t n, double tol, cal_verdict *v)
+static void h_no_plateau(const sive_calib_row *rows, size_t n, double tol, sive_calib_verdict *v)
 {
-    const cal_row *a = &rows[n - 2], *last = &rows[n - 1];
+    const sive_calib_row *a = &rows[n - 2], *last = &rows[n - 1];
     if (!finite_row(a) || !finite_row(last)) {
         snprintf(v->reason, sizeof v->reason,
                  "no plateau found in this range: the largest values have no estimate (a "
@@ -169,7 +180,7 @@ static void h_no_plateau(const cal_row *rows, size_t n, double tol, cal_verdict 
     size_t m = diff_pair(a, last, &d, &se);
     char kind[96];
     se_kind(kind, sizeof kind, m);
-    double rel = fabs(d) / fabs(last->lambda), half = cal_z(m) * se / fabs(last->lambda);
+    double rel = fabs(d) / fabs(last->lambda), half = sivei_calib_z(m) * se / fabs(last->lambda);
     double med = median_rel_se(rows, n);
     if (med > CAL_NOISY_REL || (rel <= tol && isfinite(half))) {
         v->noisy = med > CAL_NOISY_REL;
@@ -198,11 +209,11 @@ static void h_no_plateau(const cal_row *rows, size_t n, double tol, cal_verdict 
                  "extend the range upwards (larger values) or add values between the last ones");
 }
 
-void cal_rule_h(const cal_row *rows, size_t n, double tol, cal_verdict *v)
+static void rule_h(const sive_calib_row *rows, size_t n, double tol, sive_calib_verdict *v)
 {
     verdict_clear(v);
     if (!(tol > 0))
-        tol = CAL_H_TOL;
+        tol = SIVE_CALIB_H_TOL;
     if (n < 2) {
         snprintf(v->reason, sizeof v->reason,
                  "no plateau found in this range: a plateau needs at least two values");
@@ -223,20 +234,20 @@ void cal_rule_h(const cal_row *rows, size_t n, double tol, cal_verdict *v)
                  "plateau from %g: lambda-hat = %.4g there is within %.0f %% of every larger "
                  "value's up to %g with 95 %% confidence (|difference| + %.3g SE <= %.0f %% of "
                  "the larger value; worst %.1f %%; %s); no smaller value is",
-                 rows[i].value, rows[i].lambda, 100.0 * tol, rows[n - 1].value, cal_z(pairs),
+                 rows[i].value, rows[i].lambda, 100.0 * tol, rows[n - 1].value, sivei_calib_z(pairs),
                  100.0 * tol, 100.0 * worst, kind);
         return;
     }
     h_no_plateau(rows, n, tol, v);
 }
 
-static int step_good(const cal_row *r, double se_min)
+static int step_good(const sive_calib_row *r, double se_min)
 {
     return finite_row(r) && r->rhat <= CAL_RHAT_MAX && r->ess >= CAL_ESS_MIN &&
            r->se <= CAL_SE_SPREAD * se_min;
 }
 
-void cal_rule_step(const cal_row *rows, size_t n, cal_verdict *v)
+static void rule_step(const sive_calib_row *rows, size_t n, sive_calib_verdict *v)
 {
     verdict_clear(v);
     if (noisy(rows, n, v, "neighbouring step sizes"))
@@ -293,14 +304,14 @@ void cal_rule_step(const cal_row *rows, size_t n, cal_verdict *v)
              rows[v->pick].value, rows[v->pick].se);
 }
 
-void cal_rule_groups(const cal_row *rows, size_t n, double frac, cal_verdict *v)
+static void rule_groups(const sive_calib_row *rows, size_t n, double frac, sive_calib_verdict *v)
 {
     verdict_clear(v);
     if (!(frac > 0))
-        frac = CAL_NC_FRAC;
+        frac = SIVE_CALIB_NC_FRAC;
     size_t from = n;
     for (size_t i = n; i-- > 0;) {
-        const cal_row *r = &rows[i];
+        const sive_calib_row *r = &rows[i];
         if (r->ok && isfinite(r->nc_std) && isfinite(r->lambda) &&
             r->nc_std < frac * fabs(r->lambda))
             from = i;
@@ -323,4 +334,74 @@ void cal_rule_groups(const cal_row *rows, size_t n, double frac, cal_verdict *v)
              "N = %g is the smallest N from which the noise correction's std (%.3g) stays "
              "below %.0f %% of lambda-hat (%.4g)",
              rows[from].value, rows[from].nc_std, 100.0 * frac, rows[from].lambda);
+}
+
+int sive_calib_rule_of(sive_option opt, sive_calib_rule *rule)
+{
+    if (!rule)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_calib_rule_of: NULL argument");
+    switch (opt) {
+    case SIVE_OPT_H:
+    case SIVE_OPT_C_H: *rule = SIVE_CALIB_RULE_H; return SIVE_OK;
+    case SIVE_OPT_BASE_LR: *rule = SIVE_CALIB_RULE_STEP; return SIVE_OK;
+    case SIVE_OPT_GROUPS: *rule = SIVE_CALIB_RULE_GROUPS; return SIVE_OK;
+    default:
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                          "sive_calib_rule_of: option %d has no calibration rule "
+                          "(h, c_h, base_lr and groups have)", (int)opt);
+    }
+}
+
+int sive_calib_row_from_result(const sive_result *r, double value, double *chain, size_t cap,
+                               sive_calib_row *row)
+{
+    if (!r || !row)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_calib_row_from_result: NULL argument");
+    const size_t k = (size_t)sive_result_chains(r);
+    if (chain && cap < k)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                          "sive_calib_row_from_result: room for %zu chains, the result has %zu",
+                          cap, k);
+    memset(row, 0, sizeof *row);
+    row->value = value;
+    for (size_t c = 0; chain && c < k; c++)
+        chain[c] = sive_result_chain_status(r, (int32_t)c, NULL) == SIVE_CHAIN_OK
+                       ? sive_result_stat(r, SIVE_STAT_SIVE, (int32_t)c)
+                       : NAN;
+    row->chain = chain;
+    row->chains = chain ? k : 0;
+    row->lambda = sive_result_lambda(r);
+    const double sd = sive_result_lambda_std(r);
+    const int32_t ok = sive_result_chains_ok(r);
+    /* the std over chains / sqrt(K) with >= 2 chains, else the pooled MCSE */
+    row->se = ok >= 2 && isfinite(sd) ? sd / sqrt(ok) : sive_result_mcse(r);
+    row->ess = sive_result_ess(r);
+    row->rhat = sive_result_rhat(r);
+    row->nc = sive_result_noise_correction(r);
+    row->nc_std = sive_result_noise_correction_std(r);
+    row->ok = ok > 0 && !(sive_result_flags(r) & (SIVE_FLAG_DIVERGED | SIVE_FLAG_ABORTED));
+    return SIVE_OK;
+}
+
+int sive_calibrate(sive_calib_rule rule, const sive_calib_row *rows, size_t n, double tol,
+                   sive_calib_verdict *v)
+{
+    if (v)
+        memset(v, 0, sizeof *v);
+    if (!rows || !v || n == 0)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                          "sive_calibrate: NULL argument or no rows");
+    for (size_t i = 0; i < n; i++)
+        if (isnan(rows[i].value) || (i && rows[i].value < rows[i - 1].value))
+            return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                              "sive_calibrate: row %zu: the values must be sorted ascending "
+                              "(%g after %g)", i, rows[i].value, i ? rows[i - 1].value : NAN);
+    switch (rule) {
+    case SIVE_CALIB_RULE_H: rule_h(rows, n, tol, v); return SIVE_OK;
+    case SIVE_CALIB_RULE_STEP: rule_step(rows, n, v); return SIVE_OK;
+    case SIVE_CALIB_RULE_GROUPS: rule_groups(rows, n, tol, v); return SIVE_OK;
+    default:
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_calibrate: unknown rule %d",
+                          (int)rule);
+    }
 }
