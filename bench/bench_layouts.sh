@@ -76,4 +76,11 @@ for load in ("idle", "busy"):
         print("%-5s %6s " % (load, k) +
               " ".join("%16s" % ("%.1f (%.1f)" % (med[n], min(v[n]))) for n in names) +
               "   %5.2f  %8.2f" % (med["T2"] / med["T1"], med["T2"] / med["T1xB1"]))
+# the same round's T1 and T2 ran seconds apart: their ratio pair by pair
+print("\nT2/T1 pair by pair (round 1, 2, ...), median [min, max]")
+for load in ("idle", "busy"):
+    for k in ("1", "2"):
+        r = [b / a for a, b in zip(t[(load, k, "T1")], t[(load, k, "T2")])]
+        print("%-5s %6s  %s   median %.2f [%.2f, %.2f]" % (load, k,
+              " ".join("%.2f" % x for x in r), st.median(r), min(r), max(r)))
 PY

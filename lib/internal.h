@@ -28,5 +28,9 @@ SIVE_HIDDEN int sivei_model_size_ok(size_t size);
  * results do not depend on it (lib/mlp.c). */
 typedef struct sive_mlp_work sive_mlp_work;
 SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
+/* Make a workspace run 0.2's layout: forward blocks of block_rows rows and
+ * the weights read in place (lib/mlp.c; for the test that the faster
+ * layout gives the same bits). */
+SIVE_HIDDEN void sivei_mlp_work_plain(sive_mlp_work *w);
 
 #endif
