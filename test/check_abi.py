@@ -30,6 +30,12 @@ break: bump the soversion).  --fresh writes a single node holding every
 name (for an ABI break).  The node name defaults to the map's last
 LIBSIVE_* node, else LIBSIVE_MAJOR.MINOR of meson.build's project version.
 
+The experimental tier: names declared SIVE_API in experimental.h belong
+to the node LIBSIVE_EXPERIMENTAL, kept last, and only they do.  They are
+not stable: --write-map drops or adds them without calling it a break, and
+moves a name that graduated (its declaration moved to a stable header) into
+the newest stable node.  A stable name may not move back (an ABI break).
+
 HEADER_OR_DIR defaults to include/sive (every *.h in a directory is read);
 --map defaults to lib/libsive.map, both relative to the source tree.
 """
@@ -42,6 +48,8 @@ import sys
 SRC = pathlib.Path(__file__).resolve().parent.parent
 PREFIX = "sive_"
 NODE_PREFIX = "LIBSIVE_"
+EXPERIMENTAL_NODE = "LIBSIVE_EXPERIMENTAL"
+EXPERIMENTAL_HEADER = "experimental.h"
 MAP_HEADER = """\
 /* Exported symbols of libsive: every name, under the version node of the
  * release that added it (docs/abi.md).  Generated from the SIVE_API
@@ -211,10 +219,17 @@ def default_node():
     return f"{NODE_PREFIX}{m.group(1)}.{m.group(2)}"
 
 
+def split_tiers(declared):
+    """({stable name: header}, {experimental name: header})."""
+    exp = {n: h for n, h in declared.items() if h.name == EXPERIMENTAL_HEADER}
+    return {n: h for n, h in declared.items() if n not in exp}, exp
+
+
 def write_map(args):
     declared, errors = declared_symbols(args.headers)
     if errors:
         raise SystemExit("\n".join(errors))
+    stable, experimental = split_tiers(declared)
     try:
         old = read_map(args.map)
     except FileNotFoundError:
@@ -222,24 +237,40 @@ def write_map(args):
     # Nodes worth keeping: LIBSIVE_* nodes listing names, not patterns.
     kept = [(n, [s for s in g if not re.search(r"[*?\[]", s)])
             for n, g, _, _ in old if n.startswith(NODE_PREFIX)]
+    old_exp = {s for n, g in kept if n == EXPERIMENTAL_NODE for s in g}
+    kept = [(n, g) for n, g in kept if n != EXPERIMENTAL_NODE]
     if args.fresh:
         kept = []
+    demoted = sorted({s for _, g in kept for s in g} & set(experimental))
+    if demoted:
+        raise SystemExit("stable names declared in %s (an ABI break): %s"
+                         % (EXPERIMENTAL_HEADER, ", ".join(demoted)))
     node = args.node or (kept[-1][0] if kept else default_node())
+    if node == EXPERIMENTAL_NODE:
+        raise SystemExit("--node: %s is filled from %s only"
+                         % (EXPERIMENTAL_NODE, EXPERIMENTAL_HEADER))
     if node not in [n for n, _ in kept]:
         kept.append((node, []))
     placed = {s for _, g in kept for s in g}
-    dropped = sorted(placed - set(declared))
-    new = sorted(set(declared) - placed)
-    nodes = [(n, [s for s in g if s in declared] + (new if n == node else []))
+    dropped = sorted(placed - set(stable))
+    new = sorted(set(stable) - placed)
+    nodes = [(n, [s for s in g if s in stable] + (new if n == node else []))
              for n, g in kept]
     nodes = [(n, g) for n, g in nodes if g or n == node]
+    if experimental:
+        nodes.append((EXPERIMENTAL_NODE, sorted(experimental)))
     text = format_map(nodes)
     old_text = pathlib.Path(args.map).read_text("utf-8") \
         if pathlib.Path(args.map).exists() else ""
     if text != old_text:
         pathlib.Path(args.map).write_text(text, "utf-8")
     for s in new:
-        print(f"+ {s} -> {node}")
+        print(f"+ {s} -> {node}" + (" (graduated from the experimental tier)"
+                                    if s in old_exp else ""))
+    for s in sorted(set(experimental) - old_exp):
+        print(f"+ {s} -> {EXPERIMENTAL_NODE}")
+    for s in sorted(old_exp - set(experimental) - set(stable)):
+        print(f"- {s} (experimental: removed, not a break)")
     for s in dropped:
         print(f"- {s} (no longer declared: an ABI break, bump sive_soversion)")
     print(f"{args.map}: {len(declared)} symbols in "
@@ -313,6 +344,16 @@ def check(args):
                      sorted(f"{s}@{exported[s] or '(unversioned)'}, map: "
                             f"{mapped[s]}" for s in set(exported) & set(mapped)
                             if exported[s] != mapped[s]))
+    stable, experimental = split_tiers(declared)
+    failed |= report(f"declared in {EXPERIMENTAL_HEADER} but not in the "
+                     f"{EXPERIMENTAL_NODE} node",
+                     sorted(f"{s}: {mapped[s]}" for s in experimental
+                            if s in mapped and mapped[s] != EXPERIMENTAL_NODE))
+    failed |= report(f"in the {EXPERIMENTAL_NODE} node but declared in a "
+                     f"stable header", sorted(s for s in stable
+                                              if mapped.get(s) == EXPERIMENTAL_NODE))
+    if nodes and any(n == EXPERIMENTAL_NODE for n, _, _, _ in nodes[:-1]):
+        failed |= report("node order", [f"{EXPERIMENTAL_NODE} must be the last node"])
     if args.soname:
         got = soname(args.lib)
         failed |= report("SONAME", [f"expected {args.soname}, library has "

@@ -1,5 +1,6 @@
 /* Bit-identity with libsive 0.1 (issue 8: the estimates of the bundled
- * configurations equal 0.1's at the same seed).
+ * configurations equal 0.1's at the same seed) and with 0.2 (issue 20:
+ * results saved by 0.2.0 reproduce; compat02_as_02 below).
  *
  * The hex constants below were printed ("%a") by libsive 0.1.0 (commit
  * 3494ad8) with a short generator program (ref01.c) that ran, through the
@@ -28,6 +29,7 @@
 #include <sive/mlp.h>
 
 #include "check_run.h"
+#include "compat02.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -235,6 +237,110 @@ START_TEST(toy_as_01)
 }
 END_TEST
 
+/* ---- 0.2 ---- */
+
+#ifndef SIVE_TEST_DATA_DIR
+#define SIVE_TEST_DATA_DIR "test/data"
+#endif
+
+/* Statistics 0.3 changed on purpose (CHANGELOG, "The per-chain MCSE of
+ * SIVE pools the autocorrelation time ..."): the MCSE and SIVE_ESS. */
+static int changed_since_02(const char *stat)
+{
+    return strcmp(stat, "mcse") == 0 || strcmp(stat, "sive_ess") == 0;
+}
+
+/* A probe with the options a result records (the radius mode in use and
+ * the anchor only when set), as a user repeating a saved run would. */
+static sive_probe *probe_from(const sive_result *r)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        int64_t iv = 0;
+        double dv = 0.0;
+        if (in->type == SIVE_TYPE_INT) {
+            ck_assert_int_eq(sive_result_option_int(r, in->id, &iv), SIVE_OK);
+            ck_assert_int_eq(sive_probe_set_int(p, in->id, iv), SIVE_OK);
+        } else {
+            ck_assert_int_eq(sive_result_option_double(r, in->id, &dv), SIVE_OK);
+            if (!isnan(dv))
+                ck_assert_int_eq(sive_probe_set_double(p, in->id, dv), SIVE_OK);
+        }
+    }
+    return p;
+}
+
+/* 0.2's statistics of case name (test/data/compat02_stats.txt, printed by
+ * 0.2.0) against r: bit for bit but for changed_since_02(); returns how
+ * many were compared. */
+static int compare_stats_02(const char *name, const sive_result *r)
+{
+    FILE *f = fopen(SIVE_TEST_DATA_DIR "/compat02_stats.txt", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512], cn[64], sn[64], val[64];
+    int ch, compared = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%63s %63s %d %63s", cn, sn, &ch, val) != 4 ||
+            strcmp(cn, name) != 0 || changed_since_02(sn))
+            continue;
+        int s = 0;
+        while (sive_stat_name((sive_stat)s) && strcmp(sive_stat_name((sive_stat)s), sn))
+            s++;
+        ck_assert_msg(sive_stat_name((sive_stat)s), "0.2's statistic %s is gone", sn);
+        char what[160];
+        snprintf(what, sizeof what, "%s: %s of chain %d", name, sn, ch);
+        double got = sive_result_stat(r, (sive_stat)s, ch), want = strtod(val, NULL);
+        ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "%s: %a, 0.2 gave %a", what, got,
+                      want);
+        compared++;
+    }
+    fclose(f);
+    return compared;
+}
+
+/* _i: a case of test/compat02.h.  The result 0.2.0 saved (format 1)
+ * loads; a probe set from its options, run on the same model, gives the
+ * traces in the file bit for bit and 0.2's statistics (but the MCSE and
+ * SIVE_ESS, changed on purpose). */
+START_TEST(compat02_as_02)
+{
+    const c02_case *c = &c02_cases[_i];
+    char path[512];
+    snprintf(path, sizeof path, "%s/compat02_%s.sres", SIVE_TEST_DATA_DIR, c->name);
+    sive_result *old = NULL, *r = NULL;
+    char *note = NULL;
+    ck_assert_msg(sive_result_load(path, &old, &note) == SIVE_OK, "%s", sive_last_errmsg());
+    ck_assert_str_eq(note, c->name);
+    quad_fixture q = {.k = 1.0, .l0 = 1.0, .sigma = 0.01};
+    sive_model m = c->model == 0 ? quad_fixture_model(&q, 3) : c02_lsq_model();
+    sive_probe *p = probe_from(old);
+    ck_assert_msg(sive_probe_run(p, &m, c->theta, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    int32_t b, e, b0, e0;
+    ck_assert_int_eq(sive_result_chain_range(r, &b, &e), SIVE_OK);
+    ck_assert_int_eq(sive_result_chain_range(old, &b0, &e0), SIVE_OK);
+    ck_assert(b == b0 && e == e0);
+    for (int32_t ch = b; ch < e; ch++)
+        for (int k = 0; sive_trace_name((sive_trace)k); k++) {
+            size_t n = 0, n0 = 1;
+            const double *x = sive_result_trace(r, (sive_trace)k, ch, &n);
+            const double *x0 = sive_result_trace(old, (sive_trace)k, ch, &n0);
+            ck_assert_uint_eq(n, n0);
+            ck_assert_msg(n > 0 && memcmp(x, x0, n * sizeof *x) == 0,
+                          "%s: chain %d, trace %s differs from 0.2's", c->name, (int)ch,
+                          sive_trace_name((sive_trace)k));
+        }
+    /* 0.2 had 20 statistics, 2 of them changed: 18 per chain and summary */
+    ck_assert_int_eq(compare_stats_02(c->name, r), 18 * (e - b + 1));
+    sive_free(note);
+    sive_probe_free(p);
+    sive_result_free(r);
+    sive_result_free(old);
+}
+END_TEST
+
 int main(void)
 {
     /* before libsive's first BLIS use (test cases fork from here) */
@@ -245,6 +351,7 @@ int main(void)
     tcase_add_loop_test(tc, mlp_probe_as_01, 0, 2);
     tcase_add_loop_test(tc, mlp_model_as_01_path, 0, 2);
     tcase_add_loop_test(tc, toy_as_01, 0, 2);
+    tcase_add_loop_test(tc, compat02_as_02, 0, (int)C02_CASES);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -2,11 +2,13 @@
  * run merges into the whole run bit for bit; parts that do not fit are
  * refused; a saved result loads back identical; every damaged or
  * truncated file is refused. */
+#define SIVE_EXPERIMENTAL /* sive_result_bytes_options() */
 #include <sive/mlp.h>
 #include <sive/sive.h>
 
 #include "check_run.h"
 #include "quad.h"
+#include "sres_forge.h"
 
 #include <check.h>
 #include <math.h>
@@ -298,43 +300,17 @@ END_TEST
 /* ---- forged files: fields changed and the hash recomputed, as an
  * attacker would (FNV-1a is a checksum, not a signature) ---- */
 
-/* Offsets in a version-3 file (lib/result_file.c's layout: 0.3 added
- * grad_control_variate and precondition after control_variate). */
-enum { OFF_VERSION = 8, OFF_PLEN = 16, OFF_STEPS = 80, OFF_CHAINS = 112, OFF_BEGIN_OPT = 144,
-       OFF_END_OPT = 152, OFF_CV = 168, OFF_BEGIN = 208, OFF_END = 216, OFF_DTYPE = 224,
-       OFF_IDENTITY = 256, OFF_STATUS = 264, OFF_ERRLEN = 280 };
-
-static uint64_t get64(const unsigned char *p, size_t off)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[off + (size_t)i];
-    return v;
-}
-
-static void put64(unsigned char *p, size_t off, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[off + (size_t)i] = (unsigned char)(v >> (8 * i));
-}
+/* Offsets in a format-4 file (test/sres_forge.h). */
+#define OFF_F(p, k) (sres_head(p) + 8 * (size_t)(k))
+#define get64 sres_get64
+#define put64 sres_put64
+#define rehash sres_rehash
 
 /* Where the first chain record starts (after the error text and note). */
 static size_t chains_at(const unsigned char *p)
 {
-    size_t at = OFF_ERRLEN + 8 + get64(p, OFF_ERRLEN);
+    size_t at = OFF_F(p, SRES_ERRLEN) + 8 + get64(p, OFF_F(p, SRES_ERRLEN));
     return at + 8 + get64(p, at);
-}
-
-/* Fix the payload length of an n-byte file and recompute its hash. */
-static void rehash(unsigned char *p, size_t n)
-{
-    put64(p, OFF_PLEN, n - 32);
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n - 8; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    put64(p, n - 8, h);
 }
 
 /* The file of chain 2 of the 4-chain probe, in memory. */
@@ -368,13 +344,13 @@ START_TEST(header_sizes_are_checked_first)
     size_t n;
     unsigned char *p = one_chain_file(&n);
     const size_t at = chains_at(p);
-    put64(p, OFF_STEPS, (uint64_t)1 << 40);
+    put64(p, sres_opt(p, SIVE_OPT_STEPS), (uint64_t)1 << 40);
     put64(p, at + 8, (uint64_t)1 << 40);
     put64(p, at + 16, (uint64_t)1 << 40);
     sive_result *r = NULL;
     ck_assert_int_eq(load_forged(p, at + 24 + 8, &r), SIVE_E_FORMAT);
     ck_assert_ptr_null(r);
-    put64(p, OFF_STATUS, (uint64_t)SIVE_E_DIVERGED);
+    put64(p, OFF_F(p, SRES_STATUS), (uint64_t)SIVE_E_DIVERGED);
     put64(p, at, SIVE_CHAIN_DIVERGED);
     put64(p, at + 8, 0);
     put64(p, at + 16, 0);
@@ -386,11 +362,11 @@ START_TEST(header_sizes_are_checked_first)
     ck_assert_uint_eq(len, 0);
     sive_result_free(r);
     /* a range of 4096 chains cannot fit a payload of one record */
-    put64(p, OFF_CHAINS, 4096);
-    put64(p, OFF_BEGIN_OPT, 0);
-    put64(p, OFF_END_OPT, 4096);
-    put64(p, OFF_BEGIN, 0);
-    put64(p, OFF_END, 4096);
+    put64(p, sres_opt(p, SIVE_OPT_CHAINS), 4096);
+    put64(p, sres_opt(p, SIVE_OPT_CHAIN_BEGIN), 0);
+    put64(p, sres_opt(p, SIVE_OPT_CHAIN_END), 4096);
+    put64(p, OFF_F(p, SRES_BEGIN), 0);
+    put64(p, OFF_F(p, SRES_END), 4096);
     ck_assert_int_eq(load_forged(p, at + 24 + 8, &r), SIVE_E_FORMAT);
     free(p);
 }
@@ -440,7 +416,7 @@ START_TEST(dtype_mismatch_is_named)
 {
     size_t n;
     unsigned char *p = one_chain_file(&n);
-    put64(p, OFF_DTYPE, SIVE_F32);
+    put64(p, OFF_F(p, SRES_DTYPE), SIVE_F32);
     sive_result *r = NULL, *a = run_range(0, 2, 11, theta_star), *b = run_range(3, 4, 11, theta_star);
     ck_assert_int_eq(load_forged(p, n, &r), SIVE_OK);
     expect_refused((const sive_result *[]){a, r, b}, 3, "dtype (f32; part 0: f64)");
@@ -486,12 +462,12 @@ START_TEST(merge_memory_is_linear)
     sive_result **parts = calloc(K, sizeof *parts);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
-    put64(p, OFF_CHAINS, K);
+    put64(p, sres_opt(p, SIVE_OPT_CHAINS), K);
     for (int64_t c = 0; c < K; c++) {
-        put64(p, OFF_BEGIN_OPT, (uint64_t)c);
-        put64(p, OFF_END_OPT, (uint64_t)c + 1);
-        put64(p, OFF_BEGIN, (uint64_t)c);
-        put64(p, OFF_END, (uint64_t)c + 1);
+        put64(p, sres_opt(p, SIVE_OPT_CHAIN_BEGIN), (uint64_t)c);
+        put64(p, sres_opt(p, SIVE_OPT_CHAIN_END), (uint64_t)c + 1);
+        put64(p, OFF_F(p, SRES_BEGIN), (uint64_t)c);
+        put64(p, OFF_F(p, SRES_END), (uint64_t)c + 1);
         ck_assert_msg(load_forged(p, n, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
     }
     sive_result *m = NULL;
@@ -511,46 +487,334 @@ START_TEST(merge_memory_is_linear)
 END_TEST
 
 /* R6: a part of another model or data set (the identity differs) is
- * refused; files of format 2 (no identity) and 1 still load, as 0. */
-START_TEST(identity_is_checked_old_files_load)
+ * refused. */
+START_TEST(identity_is_checked)
 {
     size_t n;
     unsigned char *p = one_chain_file(&n);
-    sive_result *whole = run_range(0, 0, 11, theta_star), *a = run_range(0, 2, 11, theta_star),
-                *b = run_range(3, 4, 11, theta_star), *r = NULL, *m = NULL;
-    put64(p, OFF_IDENTITY, 0x1234);
+    sive_result *a = run_range(0, 2, 11, theta_star), *b = run_range(3, 4, 11, theta_star),
+                *r = NULL;
+    put64(p, OFF_F(p, SRES_IDENTITY), 0x1234);
     ck_assert_int_eq(load_forged(p, n, &r), SIVE_OK);
     expect_refused((const sive_result *[]){a, r, b}, 3, "another model or data set");
     sive_result_free(r);
-    /* version 2: the same bytes without the identity word and the sampler
-     * options (grad_control_variate, precondition: they were 0) */
-    for (uint64_t v = 2; v >= 1; v--) {
+    sive_result_free(a);
+    sive_result_free(b);
+    free(p);
+}
+END_TEST
+
+#ifndef SIVE_TEST_DATA_DIR
+#define SIVE_TEST_DATA_DIR "test/data"
+#endif
+
+/* Offsets in a format-3 file: the identity word, and control_variate
+ * (then grad_control_variate and precondition). */
+enum { V3_IDENTITY = 256, V3_CV = 168 };
+
+/* Files of older formats still load: test/data/result_v3.sres was written
+ * by the format-3 writer (chains 1-2 of run_range(1, 3, 11), before
+ * format 4), and formats 2 and 1 are made from it by dropping the fields
+ * they did not have (the identity, the sampler options, control_variate:
+ * all 0 there, the behaviour of the versions that wrote them).  Each
+ * loads to the run of today bit for bit, merges with parts in memory,
+ * and saves as format 4. */
+START_TEST(old_formats_load)
+{
+    size_t n;
+    unsigned char *p = read_all(SIVE_TEST_DATA_DIR "/result_v3.sres", &n);
+    ck_assert_int_eq(get64(p, SRES_OFF_VERSION), 3);
+    sive_result *whole = run_range(0, 0, 11, theta_star), *a = run_range(0, 1, 11, theta_star),
+                *b = run_range(3, 4, 11, theta_star), *now = run_range(1, 3, 11, theta_star);
+    for (uint64_t v = 3; v >= 1; v--) {
         size_t len = n;
         unsigned char *q = malloc(n);
         memcpy(q, p, n);
-        put64(q, OFF_VERSION, v);
-        memmove(q + OFF_IDENTITY, q + OFF_IDENTITY + 8, len - OFF_IDENTITY - 8);
-        len -= 8;
-        memmove(q + OFF_CV + 8, q + OFF_CV + 24, len - OFF_CV - 24);
-        len -= 16;
-        if (v == 1) { /* nor the control_variate word (it was 0) */
-            memmove(q + OFF_CV, q + OFF_CV + 8, len - OFF_CV - 8);
+        put64(q, SRES_OFF_VERSION, v);
+        if (v <= 2) { /* no identity word, no sampler options */
+            memmove(q + V3_IDENTITY, q + V3_IDENTITY + 8, len - V3_IDENTITY - 8);
+            len -= 8;
+            memmove(q + V3_CV + 8, q + V3_CV + 24, len - V3_CV - 24);
+            len -= 16;
+        }
+        if (v == 1) { /* nor the control_variate word */
+            memmove(q + V3_CV, q + V3_CV + 8, len - V3_CV - 8);
             len -= 8;
         }
-        size_t cut = n - len;
-        ck_assert_msg(load_forged(q, n - cut, &r) == SIVE_OK, "version %d: %s", (int)v,
-                      sive_last_errmsg());
+        sive_result *r = NULL, *m = NULL;
+        char *note = NULL;
+        rehash(q, len);
+        ck_assert_msg(sive_result_from_bytes(q, len, &r, &note) == SIVE_OK, "version %d: %s",
+                      (int)v, sive_last_errmsg());
+        ck_assert_ptr_nonnull(strstr(note, "format 3"));
+        assert_same(now, r);
         ck_assert_msg(sive_result_merge(&m, (const sive_result *[]){a, r, b}, 3) == SIVE_OK,
                       "%s", sive_last_errmsg());
         assert_same(whole, m);
+        void *again = NULL;
+        size_t len2 = 0;
+        ck_assert_int_eq(sive_result_to_bytes(r, note, &again, &len2), SIVE_OK);
+        ck_assert_uint_eq(get64(again, SRES_OFF_VERSION), 4);
+        sive_free(again);
+        sive_free(note);
         sive_result_free(m);
         sive_result_free(r);
         free(q);
     }
-    sive_result_free(whole);
-    sive_result_free(a);
-    sive_result_free(b);
+    sive_result *rs[] = {whole, a, b, now};
+    for (size_t i = 0; i < 4; i++)
+        sive_result_free(rs[i]);
     free(p);
+}
+END_TEST
+
+static int same_option(const sive_result *a, const sive_result *b, const sive_option_info *in)
+{
+    int64_t ia = 1, ib = 2;
+    double da = 1.0, db = 2.0;
+    if (in->type == SIVE_TYPE_INT)
+        return sive_result_option_int(a, in->id, &ia) == SIVE_OK &&
+               sive_result_option_int(b, in->id, &ib) == SIVE_OK && ia == ib;
+    return sive_result_option_double(a, in->id, &da) == SIVE_OK &&
+           sive_result_option_double(b, in->id, &db) == SIVE_OK &&
+           ((isnan(da) && isnan(db)) || same(da, db));
+}
+
+/* Every option of the table comes back from a format-4 file, the
+ * absolute radius mode, a negative seed and the anchor included, one
+ * record per option in ascending id, each flagged ignorable exactly when
+ * it holds the option's default. */
+START_TEST(options_round_trip)
+{
+    sive_model m = quad_fixture_model(&qf, D);
+    sive_probe *pr = NULL;
+    ck_assert_int_eq(sive_probe_new(&pr), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_STEPS, 40), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_CHAINS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_SEED, -5), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_EVAL_STRIDE, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(pr, SIVE_OPT_H, 0.3), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(pr, SIVE_OPT_ANCHOR, 1.25), SIVE_OK);
+    sive_result *r = NULL, *back = NULL;
+    ck_assert_int_eq(sive_probe_run(pr, &m, theta_star, &r), SIVE_OK);
+    void *bytes = NULL;
+    size_t len = 0, k = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &len), SIVE_OK);
+    const unsigned char *p = bytes;
+    ck_assert_uint_eq(get64(p, SRES_OFF_VERSION), 4);
+    const sive_option_info *in;
+    uint32_t prev = 0;
+    for (; (in = sive_option_at(k)); k++) {
+        const size_t at = sres_record(p, (uint32_t)in->id);
+        ck_assert_uint_eq(at, SRES_OFF_PAYLOAD + 8 + 16 * k);
+        ck_assert_uint_gt((uint32_t)in->id, prev);
+        prev = (uint32_t)in->id;
+        ck_assert_uint_eq((get64(p, at) >> 32) & 0xff, (uint64_t)in->type);
+        int64_t iv = 0;
+        double dv = 0.0;
+        if (in->type == SIVE_TYPE_INT)
+            sive_result_option_int(r, in->id, &iv);
+        else
+            sive_result_option_double(r, in->id, &dv);
+        const int dflt = in->type == SIVE_TYPE_INT ? iv == in->int_default
+                                                   : (isnan(dv) && isnan(in->double_default)) ||
+                                                         same(dv, in->double_default);
+        ck_assert_msg((get64(p, at) >> 40) == (uint64_t)dflt, "option %s", in->name);
+    }
+    ck_assert_uint_eq(get64(p, SRES_OFF_PAYLOAD), k);
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    for (size_t i = 0; (in = sive_option_at(i)); i++)
+        ck_assert_msg(same_option(r, back, in), "option %s", in->name);
+    double c_h = 0.0;
+    ck_assert_int_eq(sive_result_option_double(back, SIVE_OPT_C_H, &c_h), SIVE_OK);
+    ck_assert(isnan(c_h));
+    assert_same(r, back);
+    sive_free(bytes);
+    sive_result_free(back);
+    sive_result_free(r);
+    sive_probe_free(pr);
+}
+END_TEST
+
+/* p (n bytes, format 4) with a record (id, type, flags, value) inserted
+ * where the ascending order puts it; the new length is n + 16. */
+static unsigned char *with_record(const unsigned char *p, size_t n, uint64_t id, uint64_t type,
+                                  uint64_t flags, uint64_t value)
+{
+    unsigned char *q = malloc(n + 16);
+    const uint64_t count = get64(p, SRES_OFF_PAYLOAD);
+    size_t at = SRES_OFF_PAYLOAD + 8;
+    while (at < SRES_OFF_PAYLOAD + 8 + 16 * count && (uint32_t)get64(p, at) < id)
+        at += 16;
+    memcpy(q, p, at);
+    put64(q, at, id | type << 32 | flags << 40);
+    put64(q, at + 8, value);
+    memcpy(q + at + 16, p + at, n - at);
+    put64(q, SRES_OFF_PAYLOAD, count + 1);
+    rehash(q, n + 16);
+    return q;
+}
+
+static int from_forged(unsigned char *q, size_t n, sive_result **out)
+{
+    rehash(q, n);
+    return sive_result_from_bytes(q, n, out, NULL);
+}
+
+/* The rule for options this library does not know (docs/abi.md, "Result
+ * files"): a record flagged ignorable (its value is the option's default,
+ * the behaviour of a library without it) is dropped; one that is not is
+ * refused with a message naming the id.  A known option without a
+ * record takes its default.  Records out of order, repeated, of the
+ * wrong type or with unknown flags are refused. */
+START_TEST(unknown_option_rule)
+{
+    sive_result *r = run_range(2, 3, 11, theta_star), *x = NULL;
+    void *bytes = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, "u", &bytes, &n), SIVE_OK);
+    const unsigned char *p = bytes;
+    const uint32_t unknown = 999; /* no option has this id */
+    ck_assert_ptr_null(sive_option_info_get((sive_option)unknown));
+    unsigned char *q = with_record(p, n, unknown, SIVE_TYPE_INT, 1, 7);
+    ck_assert_msg(sive_result_from_bytes(q, n + 16, &x, NULL) == SIVE_OK, "%s",
+                  sive_last_errmsg());
+    assert_same(r, x);
+    void *again = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(sive_result_to_bytes(x, "u", &again, &len), SIVE_OK);
+    ck_assert_uint_eq(len, n); /* dropped: the bytes of this library's writer */
+    ck_assert_mem_eq(again, p, n);
+    sive_free(again);
+    sive_result_free(x);
+    free(q);
+    q = with_record(p, n, unknown, SIVE_TYPE_DOUBLE, 0, 7);
+    ck_assert_int_eq(sive_result_from_bytes(q, n + 16, &x, NULL), SIVE_E_FORMAT);
+    ck_assert_ptr_null(x);
+    ck_assert_msg(strstr(sive_last_errmsg(), "option id 999"), "%s", sive_last_errmsg());
+    free(q);
+    /* a known option without a record: its default (precondition 0) */
+    q = malloc(n);
+    memcpy(q, p, n);
+    const size_t pre = sres_record(q, SIVE_OPT_PRECONDITION);
+    ck_assert_uint_gt(pre, 0);
+    memmove(q + pre, q + pre + 16, n - pre - 16);
+    put64(q, SRES_OFF_PAYLOAD, get64(q, SRES_OFF_PAYLOAD) - 1);
+    ck_assert_int_eq(from_forged(q, n - 16, &x), SIVE_OK);
+    assert_same(r, x);
+    sive_result_free(x);
+    /* malformed records */
+    const size_t steps = sres_record(p, SIVE_OPT_STEPS);
+    const uint64_t key = get64(p, steps);
+    const uint64_t bad_keys[] = {
+        (key & ~((uint64_t)0xff << 32)) | (uint64_t)SIVE_TYPE_DOUBLE << 32, /* wrong type */
+        (key & ~((uint64_t)0xff << 32)) | (uint64_t)3 << 32,                /* no such type */
+        key | (uint64_t)2 << 40,                                             /* unknown flag */
+        (key & ~(uint64_t)0xffffffffu) | SIVE_OPT_BASE_LR,                   /* out of order */
+        (key & ~(uint64_t)0xffffffffu) | SIVE_OPT_C_H,                       /* repeated */
+    };
+    for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
+        memcpy(q, p, n);
+        put64(q, steps, bad_keys[i]);
+        ck_assert_msg(from_forged(q, n, &x) == SIVE_E_FORMAT, "bad key %zu accepted", i);
+    }
+    /* both radius modes, or neither */
+    const double h = 0.5, nan = NAN;
+    uint64_t hb, nb;
+    memcpy(&hb, &h, 8);
+    memcpy(&nb, &nan, 8);
+    memcpy(q, p, n);
+    put64(q, sres_opt(q, SIVE_OPT_H), hb);
+    ck_assert_int_eq(from_forged(q, n, &x), SIVE_E_FORMAT);
+    memcpy(q, p, n);
+    put64(q, sres_opt(q, SIVE_OPT_C_H), nb);
+    ck_assert_int_eq(from_forged(q, n, &x), SIVE_E_FORMAT);
+    free(q);
+    sive_free(bytes);
+    sive_result_free(r);
+}
+END_TEST
+
+/* sive_result_bytes_options() (experimental) lists a file's option
+ * records without loading it: this library's own (every option of the
+ * table, flagged ignorable at its default), an unknown one that makes the
+ * load fail, and a format-3 file's options by position. */
+START_TEST(bytes_options_lists_records)
+{
+    sive_result *r = run_range(2, 3, 11, theta_star);
+    void *bytes = NULL;
+    size_t n = 0, cnt = 0, k = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &n), SIVE_OK);
+    while (sive_option_at(k))
+        k++;
+    sive_option_record rec[64];
+    ck_assert_uint_lt(k + 1, 64);
+    ck_assert_int_eq(sive_result_bytes_options(bytes, n, NULL, 0, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k);
+    ck_assert_int_eq(sive_result_bytes_options(bytes, n, rec, 64, &cnt), SIVE_OK);
+    for (size_t i = 0; i < k; i++) {
+        const sive_option_info *in = sive_option_at(i);
+        ck_assert_int_eq(rec[i].id, in->id);
+        ck_assert_int_eq(rec[i].type, in->type);
+        ck_assert_int_eq(rec[i].known, 1);
+        int64_t iv = 0;
+        double dv = 0.0;
+        if (in->type == SIVE_TYPE_INT) {
+            sive_result_option_int(r, in->id, &iv);
+            ck_assert_int_eq(rec[i].int_value, iv);
+            ck_assert_int_eq(rec[i].ignorable, iv == in->int_default);
+        } else {
+            sive_result_option_double(r, in->id, &dv);
+            ck_assert((isnan(dv) && isnan(rec[i].double_value)) || same(dv, rec[i].double_value));
+        }
+    }
+    /* an unknown option set away from its default: the load refuses, the
+     * listing names it; a short out[] gets the first cap records */
+    unsigned char *q = with_record(bytes, n, 999, SIVE_TYPE_INT, 0, 7);
+    sive_result *x = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(q, n + 16, &x, NULL), SIVE_E_FORMAT);
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 64, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k + 1);
+    ck_assert_int_eq(rec[k].id, 999);
+    ck_assert_int_eq(rec[k].known, 0);
+    ck_assert_int_eq(rec[k].ignorable, 0);
+    ck_assert_int_eq(rec[k].int_value, 7);
+    rec[2].id = -1;
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 2, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k + 1);
+    ck_assert_int_eq(rec[2].id, -1);
+    /* errors: NULL, damage, a malformed record */
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 2, NULL), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, NULL, 2, &cnt), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_result_bytes_options(NULL, 5, rec, 2, &cnt), SIVE_E_INVALID_ARG);
+    q[n / 2] ^= 1;
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 64, &cnt), SIVE_E_FORMAT);
+    ck_assert_uint_eq(cnt, 0);
+    q[n / 2] ^= 1;
+    put64(q, sres_record(q, SIVE_OPT_STEPS), SIVE_OPT_T | (uint64_t)SIVE_TYPE_DOUBLE << 32);
+    ck_assert_int_eq(from_forged(q, n + 16, &x), SIVE_E_FORMAT);
+    ck_assert_int_eq(sive_result_bytes_options(q, n + 16, rec, 64, &cnt), SIVE_E_FORMAT);
+    free(q);
+    /* format 3: the options by position */
+    size_t n3;
+    unsigned char *p3 = read_all(SIVE_TEST_DATA_DIR "/result_v3.sres", &n3);
+    ck_assert_int_eq(sive_result_bytes_options(p3, n3, rec, 64, &cnt), SIVE_OK);
+    ck_assert_uint_eq(cnt, k);
+    for (size_t i = 0; i < k; i++) {
+        ck_assert_int_eq(rec[i].id, sive_option_at(i)->id);
+        if (rec[i].id == SIVE_OPT_STEPS)
+            ck_assert_int_eq(rec[i].int_value, 60);
+        if (rec[i].id == SIVE_OPT_SEED)
+            ck_assert_int_eq(rec[i].int_value, 11);
+        if (rec[i].id == SIVE_OPT_T)
+            ck_assert(rec[i].double_value == 10.0 && !rec[i].ignorable);
+        if (rec[i].id == SIVE_OPT_CONTROL_VARIATE)
+            ck_assert(rec[i].int_value == 0 && rec[i].ignorable);
+    }
+    free(p3);
+    sive_free(bytes);
+    sive_result_free(r);
 }
 END_TEST
 
@@ -570,7 +834,11 @@ int main(void)
     tcase_add_test(tc, dtype_mismatch_is_named);
     tcase_add_test(tc, header_before_payload_no_fifo);
     tcase_add_test(tc, merge_memory_is_linear);
-    tcase_add_test(tc, identity_is_checked_old_files_load);
+    tcase_add_test(tc, identity_is_checked);
+    tcase_add_test(tc, old_formats_load);
+    tcase_add_test(tc, options_round_trip);
+    tcase_add_test(tc, unknown_option_rule);
+    tcase_add_test(tc, bytes_options_lists_records);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

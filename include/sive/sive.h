@@ -242,7 +242,11 @@ SIVE_API void sive_model_destroy(sive_model *m);
  * Options: parameters as data.  sive_option_info() gives each option's
  * name, type, bounds, default and a one-line description; the tables of
  * the CLI and of the language bindings are built from it.  Values are
- * pinned; new options are appended.
+ * pinned; new options are appended.  Values from 1000 up are given to
+ * experimental options (sive/experimental.h, docs/abi.md "Experimental
+ * tier"): their names are declared only under SIVE_EXPERIMENTAL, the
+ * table lists them with tier SIVE_TIER_EXPERIMENTAL, and they keep their
+ * value when they become stable.
  */
 typedef enum sive_option {
     SIVE_OPT_T = 1,           /**< double: inverse temperature t = n*beta     */
@@ -341,6 +345,12 @@ typedef enum sive_option {
     SIVE_OPT_PRECONDITION = 22
 } sive_option;
 
+/** Whether an option is part of the stable ABI (docs/abi.md). */
+typedef enum sive_option_tier {
+    SIVE_TIER_STABLE = 0,      /**< pinned: meaning, bounds and default kept */
+    SIVE_TIER_EXPERIMENTAL = 1 /**< may change or go in any release          */
+} sive_option_tier;
+
 /** Type of an option's value. */
 typedef enum sive_option_type {
     SIVE_TYPE_INT = 1,   /**< int64_t, set with sive_probe_set_int()        */
@@ -361,6 +371,7 @@ typedef struct sive_option_info {
     int64_t int_lo, int_hi, int_default;
     double double_lo, double_hi, double_default; /**< NaN: no default     */
     const char *doc;         /**< one line: meaning and default              */
+    sive_option_tier tier;   /**< stable or experimental (since 0.3)         */
 } sive_option_info;
 
 /**
@@ -937,6 +948,11 @@ SIVE_API double sive_stats_mcse(const double *x, size_t n);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* The experimental tier, for programs that opt in (docs/abi.md). */
+#ifdef SIVE_EXPERIMENTAL
+#include "sive/experimental.h"
 #endif
 
 #endif /* SIVE_SIVE_H */

@@ -224,7 +224,7 @@ class _OptionInfo(Structure):
                 ("lo_open", c_int), ("hi_open", c_int),
                 ("int_lo", c_int64), ("int_hi", c_int64), ("int_default", c_int64),
                 ("double_lo", c_double), ("double_hi", c_double),
-                ("double_default", c_double), ("doc", c_char_p)]
+                ("double_default", c_double), ("doc", c_char_p), ("tier", c_int)]
 
 
 class _StatInfo(Structure):
@@ -549,6 +549,7 @@ class OptionInfo(NamedTuple):
     hi_open: bool
     default: object
     doc: str
+    experimental: bool = False  # the experimental tier (docs/abi.md): may change
 
     def accepts(self, value):
         """Whether value lies within the bounds (the library checks again)."""
@@ -562,7 +563,8 @@ def _option_info(c):
     typed = ((i.int_lo, i.int_hi, i.int_default) if i.type == OptionType.INT
              else (i.double_lo, i.double_hi, i.double_default))
     return OptionInfo(i.id, _text(i.name), OptionType(i.type), typed[0], typed[1],
-                      bool(i.lo_open), bool(i.hi_open), typed[2], _text(i.doc))
+                      bool(i.lo_open), bool(i.hi_open), typed[2], _text(i.doc),
+                      i.tier == 1)
 
 
 OPTIONS = _read_table(_option_at, _option_info)  # every option, in the library's order

@@ -45,6 +45,12 @@ class Package(unittest.TestCase):
         info = sive.option_info("steps")
         self.assertEqual(info.type, sive.OptionType.INT)
         self.assertFalse(info.accepts(info.lo - 1))
+        # the tier read from the C table: experimental options have ids from
+        # 1000 (graduated ones keep theirs, so not every id >= 1000 is one)
+        for o in sive.options():
+            self.assertIsInstance(o.experimental, bool)
+            self.assertTrue(o.id >= 1000 or not o.experimental, o.name)
+        self.assertFalse(info.experimental)
 
     def test_bytes_round_trip(self):
         """to_bytes/from_bytes: the same statistics, the note, and damage refused."""

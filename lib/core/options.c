@@ -19,7 +19,11 @@
      .double_hi = hi_, .lo_open = lo_open_, .hi_open = hi_open_,            \
      .double_default = def_, .doc = doc_}
 
-/* Defaults: the paper's deep-network operating point (docs/guide.md §3). */
+/* Defaults: the paper's deep-network operating point (docs/guide.md §3).
+ * Rows in ascending id (result files write them in this order).  An
+ * experimental option (docs/abi.md, "Experimental tier") takes an id from
+ * 1000 up, .tier = SIVE_TIER_EXPERIMENTAL in its row, and its name in
+ * sive/experimental.h; it keeps the id when it becomes stable. */
 static const sive_option_info table[] = {
     D(SIVE_OPT_T, "t", 0.0, 1e12, 1, 0, 1e4,
       "inverse temperature t = n*beta"),
@@ -200,6 +204,18 @@ int sivei_options_get(const sivei_options *o, sive_option opt,
     /* only the radius mode in use has a value */
     if ((opt == SIVE_OPT_H && !o->h_absolute) || (opt == SIVE_OPT_C_H && o->h_absolute))
         *dv = NAN;
+    return SIVE_OK;
+}
+
+int sivei_options_put(sivei_options *o, sive_option opt, int64_t iv, double dv)
+{
+    const sive_option_info *in = sive_option_info_get(opt);
+    if (!in)
+        return SIVE_E_INVALID_ARG;
+    if (in->type == SIVE_TYPE_INT)
+        memcpy(field(o, opt), &iv, sizeof iv); /* seed is uint64_t: same bits */
+    else
+        *(double *)field(o, opt) = dv;
     return SIVE_OK;
 }
 

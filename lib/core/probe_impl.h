@@ -45,6 +45,11 @@ SIVE_HIDDEN void sivei_options_default(sivei_options *o);
 SIVE_HIDDEN int sivei_options_get(const sivei_options *o, sive_option opt,
                                   sive_option_type type, int64_t *iv,
                                   double *dv, char *errbuf);
+/* Store a value by id, unchecked (the result-file reader checks every
+ * option against its bounds afterwards); SIVE_E_INVALID_ARG for an id the
+ * table does not hold.  The radius mode (h_absolute) is left as it is. */
+SIVE_HIDDEN int sivei_options_put(sivei_options *o, sive_option opt, int64_t iv,
+                                  double dv);
 
 struct sive_probe {
     sivei_options opt;

@@ -4,21 +4,31 @@
  * Layout (all integers little-endian, doubles as their IEEE-754 bits):
  *
  *   off  0  magic "SIVERES\0"                              8 bytes
- *        8  format version (3; 1 and 2 are read too)       u32
+ *        8  format version (4; 1 to 3 are read too)        u32
  *       12  reserved (0)                                   u32
  *       16  payload length P                               u64
  *       24  payload                                        P bytes
  *   24+P    FNV-1a 64 of bytes [0, 24+P)                   u64
  *
  * Payload, as 8-byte words unless noted:
- *   options: t base_lr h c_h burn_in anchor (f64); h_absolute steps groups
- *   eval_batch grad_batch chains threads replacement eval_stride
- *   chain_begin chain_end seed (i64/u64); version 2 on: control_variate
- *   (i64); version 3 on: grad_control_variate precondition (i64); h eta
- *   (f64); begin end dtype dim n_examples theta_hash; version 3 on: identity
- *   (the model's, 0 = none); status callback_code; errmsg length + bytes;
- *   note length + bytes; then per chain c in [begin, end): status
- *   stop_step steps_run and the SIVEI_N_TRACES traces of steps_run f64.
+ *   options.  Version 4: a count n, then n records of two words, one per
+ *   option of the table in ascending id: (id | type << 32 | flags << 40),
+ *   then the value (i64, or f64 bits; the radius mode not in use is NaN,
+ *   which is how the mode is stored).  Flag bit 0 "ignorable": the value
+ *   is the option's default, which by the project's rule is the behaviour
+ *   of a library without the option, so a reader that does not know the id
+ *   may drop the record; an unknown id without it is refused.  A known
+ *   option without a record takes its default (written before the option
+ *   existed).  Versions 1-3, by position: t base_lr h c_h burn_in anchor
+ *   (f64); h_absolute steps groups eval_batch grad_batch chains threads
+ *   replacement eval_stride chain_begin chain_end seed (i64/u64); version
+ *   2 on: control_variate (i64); version 3: grad_control_variate
+ *   precondition (i64).
+ *   Then: h eta (f64); begin end dtype dim n_examples theta_hash; version
+ *   3 on: identity (the model's, 0 = none); status callback_code; errmsg
+ *   length + bytes; note length + bytes; then per chain c in [begin, end):
+ *   status stop_step steps_run and the SIVEI_N_TRACES traces of steps_run
+ *   f64.
  *
  * The statistics are not stored: loading recomputes them from the traces
  * with the code a run uses, so a file cannot carry numbers that disagree
@@ -30,6 +40,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -37,10 +48,18 @@
 #include <unistd.h>
 
 #define MAGIC "SIVERES"  /* with its NUL: 8 bytes */
-#define VERSION 3u       /* 0.3: the model's identity, the sampler options */
+#define VERSION 4u       /* 0.3: options as (id, value) records */
+#define VERSION_RECORDS 4u /* the first version with option records */
 #define VERSION_OLDEST 1u /* 0.2.0: no control_variate field (it was 0) */
 #define HEAD 24
 #define NOTE_MAX ((uint64_t)1 << 20)
+#define REC_IGNORABLE 1u  /* record flag: the value is the option's default */
+#define REC_MAX 4096u     /* option records a reader accepts */
+
+static int same_bits(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* ---- a growing byte buffer (writing) ---- */
 
@@ -91,17 +110,28 @@ static void put_text(wbuf *b, const char *s, size_t n)
     put(b, s, n);
 }
 
+/* Every option of the table as an (id, value) record (version 4). */
 static void put_options(wbuf *b, const sivei_options *o)
 {
-    const double d[] = {o->t, o->base_lr, o->h, o->c_h, o->burn_in, o->anchor};
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
-        put_f64(b, d[i]);
-    const int64_t v[] = {o->h_absolute, o->steps, o->groups, o->eval_batch, o->grad_batch,
-                         o->chains, o->threads, o->replacement, o->eval_stride,
-                         o->chain_begin, o->chain_end, (int64_t)o->seed,
-                         o->control_variate, o->grad_control_variate, o->precondition};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        put_u64(b, (uint64_t)v[i]);
+    size_t n = 0;
+    while (sive_option_at(n))
+        n++;
+    put_u64(b, n);
+    const sive_option_info *in;
+    for (size_t i = 0; (in = sive_option_at(i)); i++) {
+        int64_t iv = 0;
+        double dv = 0.0;
+        sivei_options_get(o, in->id, in->type, &iv, &dv, NULL);
+        uint64_t bits = (uint64_t)iv;
+        int dflt = iv == in->int_default;
+        if (in->type == SIVE_TYPE_DOUBLE) {
+            memcpy(&bits, &dv, sizeof bits);
+            dflt = same_bits(dv, in->double_default);
+        }
+        put_u64(b, (uint64_t)(uint32_t)in->id | (uint64_t)in->type << 32 |
+                       (uint64_t)(dflt ? REC_IGNORABLE : 0u) << 40);
+        put_u64(b, bits);
+    }
 }
 
 /* The whole file in memory. */
@@ -205,7 +235,8 @@ typedef struct rbuf {
     const unsigned char *p;
     size_t len, at;
     uint64_t version; /* of the file being read */
-    int bad; /* ran past the end */
+    int bad; /* ran past the end, or a field out of range */
+    char why[192]; /* what was wrong, when more can be said than "damaged" */
 } rbuf;
 
 static uint64_t get_u64(rbuf *b)
@@ -245,7 +276,8 @@ static const char *get_text(rbuf *b, uint64_t max, size_t *n)
     return s;
 }
 
-static void get_options(rbuf *b, sivei_options *o)
+/* Version 1-3 options, by position. */
+static void get_options_fixed(rbuf *b, sivei_options *o)
 {
     double *d[] = {&o->t, &o->base_lr, &o->h, &o->c_h, &o->burn_in, &o->anchor};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
@@ -263,6 +295,88 @@ static void get_options(rbuf *b, sivei_options *o)
     o->control_variate = b->version >= 2 ? get_i64(b) : 0;
     o->grad_control_variate = b->version >= 3 ? get_i64(b) : 0;
     o->precondition = b->version >= 3 ? get_i64(b) : 0;
+}
+
+/* A version-4 record as stored. */
+typedef struct rec {
+    uint64_t id, type, flags, bits;
+} rec;
+
+/* The next record, its shape checked: ids ascend from 1 (so none repeats
+ * and a file has one encoding) and fit an int, the type is int or double,
+ * no flag but REC_IGNORABLE.  prev is the previous record's id. */
+static int read_rec(rbuf *b, uint64_t *prev, rec *r)
+{
+    const uint64_t key = get_u64(b);
+    r->bits = get_u64(b);
+    r->id = key & 0xffffffffu;
+    r->type = (key >> 32) & 0xffu;
+    r->flags = key >> 40;
+    if (b->bad || r->id <= *prev || r->id > INT32_MAX ||
+        (r->type != SIVE_TYPE_INT && r->type != SIVE_TYPE_DOUBLE) ||
+        (r->flags & ~(uint64_t)REC_IGNORABLE))
+        return b->bad = 1, -1;
+    *prev = r->id;
+    return 0;
+}
+
+/* One version-4 record into o.  An unknown id is dropped when flagged
+ * ignorable and refused otherwise. */
+static void get_record(rbuf *b, sivei_options *o, uint64_t *prev)
+{
+    rec r;
+    if (read_rec(b, prev, &r))
+        return;
+    const sive_option_info *in = sive_option_info_get((sive_option)r.id);
+    if (!in) {
+        if (!(r.flags & REC_IGNORABLE)) {
+            b->bad = 1;
+            snprintf(b->why, sizeof b->why,
+                     "option id %llu is set to a value other than its default, and this "
+                     "libsive (%s) does not know that option: read the file with the "
+                     "version that wrote it", (unsigned long long)r.id,
+                     sive_version_string());
+        }
+        return;
+    }
+    double dv;
+    memcpy(&dv, &r.bits, sizeof dv);
+    if (in->type != (sive_option_type)r.type)
+        b->bad = 1;
+    else
+        sivei_options_put(o, in->id, (int64_t)r.bits, dv);
+}
+
+/* The number of version-4 records, checked against the bytes left. */
+static uint64_t get_rec_count(rbuf *b)
+{
+    const uint64_t n = get_u64(b);
+    if (b->bad || n > REC_MAX || n * 16u > b->len - b->at)
+        return b->bad = 1, 0;
+    return n;
+}
+
+/* Version 4: n records after the defaults (a known option without a
+ * record was written before it existed); the radius mode is the one of h
+ * and c_h that is not NaN. */
+static void get_options_records(rbuf *b, sivei_options *o)
+{
+    sivei_options_default(o);
+    const uint64_t n = get_rec_count(b);
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < n && !b->bad; i++)
+        get_record(b, o, &prev);
+    o->h_absolute = !isnan(o->h);
+    if (isnan(o->h) == isnan(o->c_h))
+        b->bad = 1;
+}
+
+static void get_options(rbuf *b, sivei_options *o)
+{
+    if (b->version >= VERSION_RECORDS)
+        get_options_records(b, o);
+    else
+        get_options_fixed(b, o);
 }
 
 /* Every option inside its table bounds (NaN only where the table allows
@@ -507,7 +621,9 @@ static int from_bytes(const unsigned char *p, size_t len, const char *shown,
     if (!rc) {
         rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};
         r = decode(&b, note, &rc);
-        if (rc == SIVE_E_FORMAT)
+        if (rc == SIVE_E_FORMAT && b.why[0])
+            sivei_fail(NULL, rc, "%s: %s", shown, b.why);
+        else if (rc == SIVE_E_FORMAT)
             sivei_fail(NULL, rc, "%s: a field is out of range: the file is damaged", shown);
         else if (rc)
             sivei_fail(NULL, rc, "%s: out of memory", shown);
@@ -557,4 +673,76 @@ int sive_result_from_bytes(const void *bytes, size_t len, sive_result **out, cha
     const char *shown = "result bytes";
     int rc = check_head(bytes, len, len, shown); /* len 0: too short, as an empty file */
     return rc ? rc : from_bytes(bytes, len, shown, out, note);
+}
+
+/* ---- the records of a file, unloaded (sive/experimental.h) ---- */
+
+static void to_public(const rec *r, sive_option_record *out)
+{
+    memset(out, 0, sizeof *out);
+    out->id = (int32_t)r->id;
+    out->type = (sive_option_type)r->type;
+    out->ignorable = (r->flags & REC_IGNORABLE) != 0;
+    out->known = sive_option_info_get((sive_option)r->id) != NULL;
+    if (r->type == SIVE_TYPE_INT)
+        out->int_value = (int64_t)r->bits;
+    else
+        memcpy(&out->double_value, &r->bits, sizeof out->double_value);
+}
+
+/* Formats 1-3: one record per option of the table, from the fixed
+ * fields. */
+static uint64_t list_fixed(rbuf *b, sive_option_record *out, size_t cap)
+{
+    sivei_options o;
+    memset(&o, 0, sizeof o);
+    get_options_fixed(b, &o);
+    const sive_option_info *in;
+    size_t i = 0;
+    for (; (in = sive_option_at(i)); i++) {
+        int64_t iv = 0;
+        double dv = 0.0;
+        sivei_options_get(&o, in->id, in->type, &iv, &dv, NULL);
+        rec r = {.id = (uint64_t)in->id, .type = in->type, .bits = (uint64_t)iv};
+        if (in->type == SIVE_TYPE_DOUBLE)
+            memcpy(&r.bits, &dv, sizeof r.bits);
+        int dflt = in->type == SIVE_TYPE_INT ? iv == in->int_default
+                                             : same_bits(dv, in->double_default);
+        r.flags = dflt ? REC_IGNORABLE : 0u;
+        if (i < cap)
+            to_public(&r, &out[i]);
+    }
+    return i;
+}
+
+int sive_result_bytes_options(const void *bytes, size_t len, sive_option_record *out,
+                              size_t cap, size_t *n)
+{
+    if (n)
+        *n = 0;
+    if (!n || (!bytes && len) || (!out && cap))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_result_bytes_options: NULL argument");
+    const char *shown = "result bytes";
+    const unsigned char *p = bytes;
+    int rc = check_head(p, len, len, shown);
+    if (!rc)
+        rc = check_hash(p, len, shown);
+    if (rc)
+        return rc;
+    rbuf b = {.p = p, .len = len - 8, .at = HEAD, .version = p[8]};
+    uint64_t count = 0, prev = 0;
+    if (b.version < VERSION_RECORDS) {
+        count = list_fixed(&b, out, cap);
+    } else {
+        count = get_rec_count(&b);
+        rec r;
+        for (uint64_t i = 0; i < count && !read_rec(&b, &prev, &r); i++)
+            if (i < cap)
+                to_public(&r, &out[i]);
+    }
+    if (b.bad)
+        return sivei_fail(NULL, SIVE_E_FORMAT, "%s: the option records are damaged", shown);
+    *n = (size_t)count;
+    sivei_clear_error();
+    return SIVE_OK;
 }

@@ -2,7 +2,12 @@
 #ifndef SIVE_INTERNAL_H
 #define SIVE_INTERNAL_H
 
+/* The library implements the experimental tier too (sive/experimental.h). */
+#ifndef SIVE_EXPERIMENTAL
+#define SIVE_EXPERIMENTAL
+#endif
 #include "sive/sive.h"
+#include "sive/experimental.h"
 #include <stdarg.h>
 #include <stddef.h>
 

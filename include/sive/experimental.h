@@ -1,0 +1,79 @@
+/*
+ * libsive - the experimental tier.
+ *
+ * Functions and options here are not part of the stable ABI: a later
+ * release may change their arguments, meaning or bounds, or remove them,
+ * without a SONAME bump (docs/abi.md, "Experimental tier").  A program
+ * opts in by defining SIVE_EXPERIMENTAL before it includes <sive/sive.h>
+ * (which then includes this header) or this header:
+ *
+ *     #define SIVE_EXPERIMENTAL
+ *     #include <sive/sive.h>
+ *
+ * The functions are exported under the version node LIBSIVE_EXPERIMENTAL,
+ * so a program that uses one records that node and fails to start, rather
+ * than misbehaving, with a library where the function changed node (it
+ * became stable: rebuild) or is gone.
+ *
+ * Experimental options take ids from 1000 up (SIVE_OPT_EXPERIMENTAL_FIRST);
+ * sive_option_info_get() lists them with tier SIVE_TIER_EXPERIMENTAL, and
+ * their names are defined below as plain constants.  When one becomes
+ * stable it keeps its id (its name moves into sive_option; programs and
+ * result files that used it keep working).  A new experimental option's
+ * default must be the behaviour without it, like every option's.
+ *
+ * The tier holds no option yet.
+ */
+#ifndef SIVE_EXPERIMENTAL_H
+#define SIVE_EXPERIMENTAL_H
+
+#ifndef SIVE_EXPERIMENTAL
+#error "define SIVE_EXPERIMENTAL before including sive/experimental.h (docs/abi.md)"
+#endif
+
+#include "sive/sive.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The first option id of the experimental tier. */
+#define SIVE_OPT_EXPERIMENTAL_FIRST 1000
+
+/**
+ * One option as a result file records it (experimental: the shape may
+ * change).  For a file of format 4 these are its records as stored, ids
+ * this library does not know included; for formats 1-3, which store the
+ * options by position, one per option of this library's table.
+ */
+typedef struct sive_option_record {
+    int32_t id;             /**< option id (sive_option), perhaps unknown here  */
+    sive_option_type type;  /**< SIVE_TYPE_INT or SIVE_TYPE_DOUBLE              */
+    int ignorable;          /**< 1: the writer's default (docs/abi.md)          */
+    int known;              /**< 1: sive_option_info_get(id) is not NULL        */
+    int64_t int_value;      /**< the value of an int option (0 otherwise)       */
+    double double_value;    /**< the value of a double option (0 otherwise)     */
+} sive_option_record;
+
+/**
+ * The options recorded in the result-file bytes [bytes, bytes + len),
+ * without loading the result: for a file this library refuses because of
+ * an option it does not know, this says which option and value.  Checks
+ * the frame only (magic, version, length, checksum) and the shape of the
+ * records (ascending ids, int or double, known flags); the other fields are
+ * not read.  Stores the number of records in *n and the first min(cap, *n)
+ * of them in out[] (out may be NULL when cap is 0: ask for the count
+ * first).  bytes is only read.  Thread-safe.  Errors (sive_last_errmsg()):
+ * SIVE_E_INVALID_ARG (n NULL, out NULL with cap > 0, bytes NULL with
+ * len > 0), SIVE_E_FORMAT (not a result file, damaged, or malformed
+ * records).
+ */
+SIVE_API int sive_result_bytes_options(const void *bytes, size_t len,
+                                       sive_option_record *out, size_t cap,
+                                       size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIVE_EXPERIMENTAL_H */
