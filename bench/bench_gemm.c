@@ -15,7 +15,7 @@
  * Shapes: the evaluation forward of N*B_eval = 32768 rows in blocks of
  * block_rows (X.W1t: r x 784 . 784 x 128, A1.W2t: r x 128 . 128 x 128,
  * A2.W3t: r x 128 . 128 x 10), and the gradient's forward and backward on
- * B_grad = 1024 rows in the same blocks, with the strides lib/mlp.c uses. */
+ * B_grad = 1024 rows in the same blocks, with the strides lib/ref/mlp.c uses. */
 #include "bench_gemm.h"
 
 #include <sys/wait.h>

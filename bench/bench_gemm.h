@@ -18,7 +18,7 @@ static inline void bench_blis(void)
 }
 
 /* One product C[m x n] = A[m x k] B[k x n] (+ beta C), C row-major, A and B
- * given by general strides exactly as lib/mlp.c passes them. */
+ * given by general strides exactly as lib/ref/mlp.c passes them. */
 typedef struct gemm_shape {
     const char *name;
     size_t m, n, k;

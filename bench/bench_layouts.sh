@@ -1,8 +1,8 @@
 #!/bin/sh
 # Thread layouts of `sive probe` on an idle and on a busy machine, in one
 # run: for 1 and 2 chains, --threads 1 and --threads 2 (BLIS threads by
-# the CLI's default, cpus / parallel chains, adapting per call, lib/
-# mlp_model.c), --threads 1 with SIVE_BLIS_ADAPT=0 (0.2's fixed layout;
+# the CLI's default, cpus / parallel chains, adapting per call,
+# lib/ref/mlp_model.c), --threads 1 with SIVE_BLIS_ADAPT=0 (0.2's fixed layout;
 # --threads 2 with it is the same layout for 1 chain and needs no
 # adapting for 2), and one thread in all (--threads 1 --blis-threads 1).  "busy" runs
 # a shell busy loop pinned to the last CPU (taskset) during the runs.

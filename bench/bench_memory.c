@@ -195,7 +195,7 @@ static int run_mlp(int threads, int64_t M)
     long hwm = status_kb("VmHWM:");
     if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
         hwm = hwm_chains;
-    /* per worker: the model's sive_mlp_work (lib/mlp.c's layout), the
+    /* per worker: the model's sive_mlp_work (lib/ref/mlp.c's layout), the
      * library's distinct-example scratch (lib/dedup.c: a 4-byte slot per
      * example, the distinct indices and their losses, each draw's rank),
      * BLIS's packing buffers */

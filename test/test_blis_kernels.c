@@ -1,9 +1,9 @@
-/* libsive's choice of BLIS kernel set (lib/blis_kernels.c): the set it
+/* libsive's choice of BLIS kernel set (lib/ref/blis_kernels.c): the set it
  * runs is one this CPU can execute (checked against the compiler's own
  * CPU detection, not libsive's), its CPUID reading agrees with the
  * compiler's, the decision table on made-up CPUs, and the two
  * environment overrides; and the per-worker choice between one BLIS thread
- * and several (lib/thread_adapt.c) on simulated call times.  Each test case runs in its own process (Check
+ * and several (lib/ref/thread_adapt.c) on simulated call times.  Each test case runs in its own process (Check
  * forks), so each sees BLIS initialised afresh; the override cases skip
  * themselves when CK_FORK=no. */
 #include "blis_kernels.h"

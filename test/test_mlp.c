@@ -629,7 +629,7 @@ START_TEST(test_blis_threads_identical) { check_same_bits(0, 2, 0); }
 END_TEST
 
 /* The forward-only passes' larger blocks and the transposed weights
- * (lib/mlp.c, on skx) give the bits of 0.2's layout, with block rows that
+ * (lib/ref/mlp.c, on skx) give the bits of 0.2's layout, with block rows that
  * leave partial blocks and panels.  Elsewhere both run the same layout. */
 START_TEST(test_fast_layout_identical)
 {

@@ -30,11 +30,11 @@ SIVE_HIDDEN void sivei_clear_error(void);
 #define SIVEI_MODEL_SIZE_MAX 1024
 SIVE_HIDDEN int sivei_model_size_ok(size_t size);
 /* Change a workspace's BLIS thread count (1 .. 1024, checked by the caller);
- * results do not depend on it (lib/mlp.c). */
+ * results do not depend on it (lib/ref/mlp.c). */
 typedef struct sive_mlp_work sive_mlp_work;
 SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
 /* Make a workspace run 0.2's layout: forward blocks of block_rows rows and
- * the weights read in place (lib/mlp.c; for the test that the faster
+ * the weights read in place (lib/ref/mlp.c; for the test that the faster
  * layout gives the same bits). */
 SIVE_HIDDEN void sivei_mlp_work_plain(sive_mlp_work *w);
 

@@ -1,4 +1,4 @@
-/* The BLIS kernel choice (lib/blis_kernels.c): the CPU facts it rests on
+/* The BLIS kernel choice (lib/ref/blis_kernels.c): the CPU facts it rests on
  * and the decision table, exposed to the tests (not installed). */
 #ifndef SIVE_BLIS_KERNELS_H
 #define SIVE_BLIS_KERNELS_H

@@ -12,7 +12,7 @@
  * every worker times its own gradient calls, per row, with blis_threads
  * and with one BLIS thread, keeps the faster for all its calls, and
  * re-tries the other now and then since the load changes
- * (lib/thread_adapt.c: the tries cost at most 2 %).  Results do not depend
+ * (lib/ref/thread_adapt.c: the tries cost at most 2 %).  Results do not depend
  * on the BLIS thread count.  SIVE_BLIS_ADAPT=0 in the environment keeps
  * blis_threads throughout. */
 #include "internal.h"

@@ -1,5 +1,5 @@
-/* One BLIS thread or several, chosen by timing (lib/thread_adapt.h; why:
- * lib/mlp_model.c).  Each setting is timed once at the start; afterwards
+/* One BLIS thread or several, chosen by timing (lib/ref/thread_adapt.h; why:
+ * lib/ref/mlp_model.c).  Each setting is timed once at the start; afterwards
  * the faster runs and the other is tried again after a gap sized so that
  * the tries cost at most SIVEI_TRY_COST of the run: a try of a setting
  * r times slower costs r - 1 calls, so the gap is (r - 1) / TRY_COST

@@ -1,5 +1,5 @@
 /* Choosing, call by call, between one BLIS thread and several for one kind
- * of call of one worker (lib/thread_adapt.c; used by lib/mlp_model.c).
+ * of call of one worker (lib/ref/thread_adapt.c; used by lib/ref/mlp_model.c).
  * Not installed. */
 #ifndef SIVE_THREAD_ADAPT_H
 #define SIVE_THREAD_ADAPT_H
