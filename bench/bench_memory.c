@@ -5,7 +5,7 @@
  *   + 5 M chains 8             the five per-step traces (double)
  *   + the workspaces           MLP: per worker thread a sive_mlp_work (the
  *                              model's), the library's distinct-example
- *                              scratch (lib/dedup.c) and BLIS's packing
+ *                              scratch (lib/core/dedup.c) and BLIS's packing
  *                              buffers (KC x NC and MC x KC floats);
  *                              analytic model: none
  *   + index buffers            N B_eval + B_grad indices (uint64) and N
@@ -196,7 +196,7 @@ static int run_mlp(int threads, int64_t M)
     if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
         hwm = hwm_chains;
     /* per worker: the model's sive_mlp_work (lib/ref/mlp.c's layout), the
-     * library's distinct-example scratch (lib/dedup.c: a 4-byte slot per
+     * library's distinct-example scratch (lib/core/dedup.c: a 4-byte slot per
      * example, the distinct indices and their losses, each draw's rank),
      * BLIS's packing buffers */
     const double rows = SIVE_MLP_DEFAULT_BLOCK_ROWS;

@@ -41,7 +41,8 @@ def main():
     ap.add_argument("--steps", type=int, default=12)
     args = ap.parse_args()
     step = os.path.join(args.build, "bench", "bench_step")
-    lib = os.path.join(args.build, "lib", "libsive.so.1")
+    # libsive-ref: the MLP and data, and (its dependency) libsive
+    lib = os.path.join(args.build, "lib", "libsive-ref.so")
     peer = [sys.executable, os.path.join(here, "peer_torch.py"), "--lib", lib,
             "--steps", str(args.steps), "--rounds", "1", "--threads", "2"]
     s = str(args.steps)

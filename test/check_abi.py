@@ -5,7 +5,8 @@ public headers and the built library agree, symbol by symbol.
 Check mode (the `abi-symbols` test):
 
     check_abi.py --lib build/lib/libsive.so [--map lib/libsive.map]
-                 [--soname libsive.so.1] [HEADER_OR_DIR ...]
+                 [--soname libsive.so.2] [--forbid-needed libblis ...]
+                 [HEADER_OR_DIR ...]
 
 fails when
   - the library exports a symbol (nm -D --defined-only) the map does not
@@ -15,14 +16,16 @@ fails when
   - an exported symbol is not tagged with the version node the map puts it
     in, or lies outside the sive_ prefix;
   - the map uses a pattern (sive_*) instead of names;
-  - with --soname, the library's DT_SONAME differs.
+  - with --soname, the library's DT_SONAME differs;
+  - a DT_NEEDED entry of the library starts with a --forbid-needed prefix
+    (libsive must not need BLIS, zstd or zlib).
 
 Map mode (after changing a public header):
 
     check_abi.py --write-map [--node LIBSIVE_x.y] [--fresh]
                  [--map lib/libsive.map] [HEADER_OR_DIR ...]
 
-rewrites the map's global lists from the headers' SIVE_API declarations.
+rewrites the map's (without --map: every map of LIBRARIES) global lists from the headers' SIVE_API declarations.
 Names already in a node stay there; new names go into the newest node (or
 into --node, created after the others if the map lacks it); names no header
 declares any more are dropped, with a warning (removing a symbol is an ABI
@@ -36,7 +39,10 @@ not stable: --write-map drops or adds them without calling it a break, and
 moves a name that graduated (its declaration moved to a stable header) into
 the newest stable node.  A stable name may not move back (an ABI break).
 
-HEADER_OR_DIR defaults to include/sive (every *.h in a directory is read);
+Two libraries, two maps (LIBRARIES below): lib/libsive.map holds the
+SIVE_API names of sive/sive.h and sive/experimental.h, lib/libsive-ref.map
+those of the reference stack's headers.  HEADER_OR_DIR defaults to the
+headers of the map's library (a directory stands for every *.h in it);
 --map defaults to lib/libsive.map, both relative to the source tree.
 """
 import argparse
@@ -50,8 +56,14 @@ PREFIX = "sive_"
 NODE_PREFIX = "LIBSIVE_"
 EXPERIMENTAL_NODE = "LIBSIVE_EXPERIMENTAL"
 EXPERIMENTAL_HEADER = "experimental.h"
+# map (under lib/) -> (the public headers whose SIVE_API names it lists,
+# the node a new map starts with, None: from meson.build's version)
+LIBRARIES = {
+    "libsive.map": (["sive.h", EXPERIMENTAL_HEADER], None),
+    "libsive-ref.map": (["mlp.h", "data.h", "dln.h"], "LIBSIVE_REF_0.3"),
+}
 MAP_HEADER = """\
-/* Exported symbols of libsive: every name, under the version node of the
+/* Exported symbols of {lib}: every name, under the version node of the
  * release that added it (docs/abi.md).  Generated from the SIVE_API
  * declarations of the public headers (include/sive/) by
  *     python3 test/check_abi.py --write-map     (or: ninja -C build abi-map)
@@ -196,10 +208,10 @@ def read_map(path):
     return nodes
 
 
-def format_map(nodes):
+def format_map(nodes, lib):
     """Version script text: nodes = [(node, [names])], oldest first; the
     oldest holds `local: *;`, each later one inherits from the previous."""
-    out = [MAP_HEADER]
+    out = [MAP_HEADER.format(lib=lib)]
     for i, (node, names) in enumerate(nodes):
         out.append(f"{node} {{\n  global:\n")
         out += [f"    {n};\n" for n in sorted(names)]
@@ -245,7 +257,8 @@ def write_map(args):
     if demoted:
         raise SystemExit("stable names declared in %s (an ABI break): %s"
                          % (EXPERIMENTAL_HEADER, ", ".join(demoted)))
-    node = args.node or (kept[-1][0] if kept else default_node())
+    first = LIBRARIES.get(pathlib.Path(args.map).name, ([], None))[1]
+    node = args.node or (kept[-1][0] if kept else first or default_node())
     if node == EXPERIMENTAL_NODE:
         raise SystemExit("--node: %s is filled from %s only"
                          % (EXPERIMENTAL_NODE, EXPERIMENTAL_HEADER))
@@ -259,7 +272,7 @@ def write_map(args):
     nodes = [(n, g) for n, g in nodes if g or n == node]
     if experimental:
         nodes.append((EXPERIMENTAL_NODE, sorted(experimental)))
-    text = format_map(nodes)
+    text = format_map(nodes, pathlib.Path(args.map).stem)
     old_text = pathlib.Path(args.map).read_text("utf-8") \
         if pathlib.Path(args.map).exists() else ""
     if text != old_text:
@@ -358,6 +371,9 @@ def check(args):
         got = soname(args.lib)
         failed |= report("SONAME", [f"expected {args.soname}, library has "
                                     f"{got}"] if got != args.soname else [])
+    failed |= report("needed libraries this library must not need",
+                     sorted(n for n in needed(args.lib)
+                            if any(n.startswith(p) for p in args.forbid_needed)))
     print(f"{len(exported)} exported, {len(mapped)} in the map "
           f"({', '.join(n for n, _, _, _ in nodes)}), {len(declared)} declared "
           f"SIVE_API in {len(header_files(args.headers))} headers")
@@ -368,21 +384,50 @@ def check(args):
     return 1 if failed else 0
 
 
+def default_headers(map_path):
+    """The headers of the library whose map is map_path."""
+    headers, _ = LIBRARIES.get(pathlib.Path(map_path).name, ([], None))
+    if not headers:
+        raise SystemExit(f"{map_path}: not a map of LIBRARIES: name the "
+                         f"headers")
+    return [str(SRC / "include" / "sive" / h) for h in headers]
+
+
+def needed(lib):
+    out = subprocess.run(["readelf", "-d", lib], check=True,
+                         capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\).*\[(.*)\]", out)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("headers", nargs="*", metavar="HEADER_OR_DIR",
-                    default=[str(SRC / "include" / "sive")])
-    ap.add_argument("--map", default=str(SRC / "lib" / "libsive.map"))
+    ap.add_argument("headers", nargs="*", metavar="HEADER_OR_DIR")
+    ap.add_argument("--map")
     ap.add_argument("--lib", help="the built shared library (check mode)")
     ap.add_argument("--soname", help="expected DT_SONAME (check mode)")
+    ap.add_argument("--forbid-needed", action="append", default=[],
+                    metavar="PREFIX",
+                    help="fail if a DT_NEEDED entry starts with PREFIX")
     ap.add_argument("--write-map", action="store_true",
                     help="regenerate the map from the headers")
     ap.add_argument("--node", help="version node for new names (--write-map)")
     ap.add_argument("--fresh", action="store_true",
                     help="one node with every name (--write-map)")
     args = ap.parse_args()
+    if args.write_map and not args.map:
+        if args.headers or args.node:
+            ap.error("name the --map the headers or --node are for")
+        rc = 0
+        for name in LIBRARIES:
+            one = argparse.Namespace(**vars(args))
+            one.map = str(SRC / "lib" / name)
+            one.headers = default_headers(one.map)
+            rc |= write_map(one)
+        return rc
+    args.map = args.map or str(SRC / "lib" / "libsive.map")
+    args.headers = args.headers or default_headers(args.map)
     if args.write_map:
         return write_map(args)
     if not args.lib:

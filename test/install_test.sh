@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install into a temporary prefix and build a tiny program with
-# `cc $(pkg-config --cflags --libs libsive)`, then run it.  Also checks that
+# `cc $(pkg-config --cflags --libs libsive)`, then run it, and one with
+# libsive-ref.pc (the reference stack).  Also checks that
 # sive/version.h is installed and that the .pc's Libs carry the rpath of the
 # final libdir (docs/abi.md, "Linking").
 set -euo pipefail
@@ -48,6 +49,54 @@ deps=$(ldd "$tmp/hello")
 grep -q "libsive.so.* => $tmp/" <<<"$deps" ||
     { echo "$deps"; echo "not linked against the installed libsive"; exit 1; }
 "$tmp/hello"
+# A core-only consumer needs no BLIS, zstd or zlib: neither in the flags
+# (shared or static) nor among the libraries it loads.
+for mode in "" --static; do
+    # shellcheck disable=SC2086  # mode is empty or one word
+    core=$(pkg-config $mode --libs libsive)
+    case " $core " in *" -lblis "* | *" -lzstd "* | *" -lz "* | *-lsive-ref*)
+        echo "pkg-config $mode --libs libsive pulls the reference stack: $core"; exit 1 ;;
+    esac
+done
+case $deps in *libblis* | *libzstd* | *"libz.so"* | *libsive-ref*)
+    echo "$deps"; echo "a core-only program loads the reference stack"; exit 1 ;;
+esac
+
+# A reference-stack consumer through libsive-ref.pc (Requires: libsive):
+# the MLP, and an error of libsive-ref read through libsive's one
+# per-thread last error.
+[ -n "$(find "$tmp" -name libsive-ref.pc)" ] || { echo "libsive-ref.pc not installed"; exit 1; }
+ref_flags=$(pkg-config --cflags --libs libsive-ref)
+echo "pkg-config --cflags --libs libsive-ref: $ref_flags"
+case " $ref_flags " in *" -lsive-ref "*" -lsive "* | *" -lsive "*" -lsive-ref "*) ;;
+    *) echo "libsive-ref.pc does not give -lsive-ref and -lsive"; exit 1 ;;
+esac
+cat > "$tmp/ref.c" <<'C'
+#include <sive/mlp.h>
+#include <sive/sive.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+    sive_mlp *m = NULL;
+    if (sive_mlp_new(&m, 4, 3, 2, 2) != SIVE_OK || sive_mlp_dim(m) == 0)
+        return 1;
+    sive_mlp_free(m);
+    /* a refused argument: the message lands in libsive's last error */
+    if (sive_mlp_new(NULL, 4, 3, 2, 2) != SIVE_E_INVALID_ARG ||
+        !strstr(sive_last_errmsg(), "sive_mlp_new"))
+        return 2;
+    printf("libsive-ref: %s\n", sive_last_errmsg());
+    return 0;
+}
+C
+# shellcheck disable=SC2086  # ref_flags is a word list
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/ref" "$tmp/ref.c" -Wl,-rpath,"$libdir" $ref_flags
+ref_deps=$(ldd "$tmp/ref")
+grep -q "libsive-ref.so.* => $tmp/" <<<"$ref_deps" && grep -q "libsive.so.* => $tmp/" <<<"$ref_deps" ||
+    { echo "$ref_deps"; echo "not linked against the installed libsive and libsive-ref"; exit 1; }
+"$tmp/ref"
+
 # The installed program runs with an empty environment: no LD_LIBRARY_PATH,
 # no SIVE_DATA_DIR (its rpath is relative to itself, and the bundled digits
 # are found beside its prefix).

@@ -1,7 +1,7 @@
 /* Result files taken apart and put back together, as a forger would (the
  * FNV-1a hash is a checksum anyone can recompute): the tests that check
  * forged fields are refused and that files of older formats still load
- * share these.  Layout: lib/result_file.c and docs/scale.md. */
+ * share these.  Layout: lib/io/result_file.c and docs/scale.md. */
 #ifndef SIVE_TEST_SRES_FORGE_H
 #define SIVE_TEST_SRES_FORGE_H
 

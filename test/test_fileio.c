@@ -1,4 +1,4 @@
-/* lib/fileio.c: reentrant error texts, path shortening, atomic writes,
+/* lib/common/fileio.c: reentrant error texts, path shortening, atomic writes,
  * removal of stale temporaries (and only of those), same-file detection. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -5,6 +5,7 @@
 #include <sive/data.h>
 #include <sive/mlp.h>
 
+#include "mlp_impl.h"   /* sivei_mlp_work_plain */
 #include "probe_impl.h" /* the run's distinct-example grouping (dedup.c) */
 
 #include "check_run.h"
@@ -277,7 +278,7 @@ START_TEST(test_group_losses)
 }
 END_TEST
 
-/* The run's grouping for per-example models (lib/dedup.c + chain.c): the
+/* The run's grouping for per-example models (lib/core/dedup.c + chain.c): the
  * distinct drawn examples, ascending, each through the network once, then
  * the group means summed in draw order.  Both ways of finding the distinct
  * indices (slot map, sorting) give the same answer and leave the slot map

@@ -1,4 +1,4 @@
-/* Unit tests for lib/rng.c: PCG32 known answers, stream derivation, bounded
+/* Unit tests for lib/numerics/rng.c (and its public face, rng_public.c): PCG32 known answers, stream derivation, bounded
  * integers, the ziggurat tables and the law of the normal variates.
  *
  * Statistical checks use thresholds taken from the sampling distribution of
@@ -195,6 +195,33 @@ START_TEST(test_below_edge_bounds)
     sivei_pcg32 a = g, b = g;
     ck_assert_uint_eq(sivei_pcg32_below(&a, 1ull << 32), sivei_pcg32_next(&b));
     ck_assert_uint_eq(a.state, b.state);
+}
+END_TEST
+
+/* The public sive_rng_stream/sive_rng_below (libsive-ref draws through
+ * them) are the internal stream derivation and bounded draws, value for
+ * value and state for state: the reference stack's outputs stay
+ * bit-identical. */
+START_TEST(test_public_stream_and_below)
+{
+    const uint64_t bounds[] = {0u, 1u, 2u, 7u, 60000u, UINT32_MAX, 1ull << 32,
+                               (1ull << 32) + 1u, UINT64_MAX};
+    for (uint64_t chain = 0; chain < 3; chain++) {
+        sivei_pcg32 g;
+        sive_rng r;
+        sivei_pcg32_stream(&g, 12345u, chain, 7u);
+        sive_rng_stream(&r, 12345u, chain, 7u);
+        ck_assert_uint_eq(r.state, g.state);
+        ck_assert_uint_eq(r.inc, g.inc);
+        for (int i = 0; i < 200; i++) {
+            uint64_t bound = bounds[i % (sizeof bounds / sizeof bounds[0])];
+            uint64_t want = bound ? sivei_pcg32_below(&g, bound) : 0u;
+            ck_assert_uint_eq(sive_rng_below(&r, bound), want);
+            ck_assert_uint_eq(r.state, g.state);
+        }
+    }
+    sive_rng_stream(NULL, 1u, 2u, 3u); /* NULL: no effect, no crash */
+    ck_assert_uint_eq(sive_rng_below(NULL, 5u), 0u);
 }
 END_TEST
 
@@ -484,6 +511,7 @@ static Suite *rng_suite(void)
 
     TCase *below = tcase_create("below");
     tcase_add_test(below, test_below_edge_bounds);
+    tcase_add_test(below, test_public_stream_and_below);
     tcase_add_test(below, test_below_small_bound_chi_square);
     tcase_add_test(below, test_below_unbiased_32);
     tcase_add_test(below, test_below_unbiased_64);

@@ -1,4 +1,4 @@
-/* Unit tests for lib/stats.c and the public sive_stats_* helpers.
+/* Unit tests for lib/numerics/stats.c and the public sive_stats_* helpers.
  *
  * The statistical checks use AR(1) series x_{k+1} = phi x_k + e_k,
  * e_k ~ N(0, 1), started in the stationary law, whose autocorrelation

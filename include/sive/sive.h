@@ -95,7 +95,9 @@ SIVE_API const char *sive_last_errmsg(void);
  * this, and the run's error message then carries the text, e.g.
  * "evaluation callback returned -1 at chain 0 step 3: index 9000 out of
  * range".  The library clears the message before every callback call, so a
- * stale message is never picked up.  At most 511 bytes are kept.
+ * stale message is never picked up.  At most 511 bytes are kept.  The
+ * reference stack (libsive-ref) reports its errors through this too, so
+ * sive_last_errmsg() is the one place to read them.  Thread-safe.
  */
 SIVE_API void sive_set_errmsg(const char *msg);
 
@@ -933,6 +935,17 @@ SIVE_API uint32_t sive_rng_next(sive_rng *g);
 SIVE_API double sive_rng_uniform(sive_rng *g);
 /** Standard normal variates (ziggurat) into out[0..n-1]. */
 SIVE_API void sive_rng_normals(sive_rng *g, double *out, size_t n);
+/**
+ * Seed g with the stream the library derives for (seed, chain, purpose):
+ * the three are mixed so that no two triples share a stream (the chains'
+ * own streams are derived this way).  The reference stack (libsive-ref)
+ * draws its initialisations, shuffles and data from such streams.
+ */
+SIVE_API void sive_rng_stream(sive_rng *g, uint64_t seed, uint64_t chain,
+                              uint64_t purpose);
+/** Uniform integer in [0, bound) without modulo bias; bound 0 or 1 gives 0
+ *  and consumes no draw. */
+SIVE_API uint64_t sive_rng_below(sive_rng *g, uint64_t bound);
 
 /* ------------------------------------------------------------------ */
 /* Statistics helpers (the ones the result uses, for callers' own     */

@@ -17,25 +17,27 @@
 #define SIVE_ERRMSG_LEN 512
 
 /* Format into buf (may be NULL) and into the calling thread's last-error
- * message; returns status so callers can write `return sivei_fail(...)`. */
+ * message; returns status so callers can write `return sivei_fail(...)`.
+ * sivei_vfail is defined once per library: core/error.c for libsive,
+ * ref/ref_error.c (through the public sive_set_errmsg()) for libsive-ref;
+ * sivei_fail (common/fail.c) calls it. */
 SIVE_HIDDEN int sivei_fail(char *buf, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 SIVE_HIDDEN int sivei_vfail(char *buf, int status, const char *fmt, va_list ap);
 /* Clear the calling thread's last-error message. */
 SIVE_HIDDEN void sivei_clear_error(void);
 
-/* model.c: is size a sive_model's struct_size (0.2's, this header's, or a
- * newer header's: a multiple of 8 up to SIVEI_MODEL_SIZE_MAX)?  Garbage
- * from an uninitialised model is refused but for a few values. */
+/* Is size a sive_model's struct_size (0.2's, this header's, or a newer
+ * header's: appended 8-byte fields keep the size a multiple of 8, and
+ * SIVEI_MODEL_SIZE_MAX = 1 KiB leaves room for many)?  Garbage from an
+ * uninitialised model is refused but for a few values.  Inline: both
+ * libraries need it (core/model.c, ref/mlp_model.c). */
 #define SIVEI_MODEL_SIZE_MAX 1024
-SIVE_HIDDEN int sivei_model_size_ok(size_t size);
-/* Change a workspace's BLIS thread count (1 .. 1024, checked by the caller);
- * results do not depend on it (lib/ref/mlp.c). */
-typedef struct sive_mlp_work sive_mlp_work;
-SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
-/* Make a workspace run 0.2's layout: forward blocks of block_rows rows and
- * the weights read in place (lib/ref/mlp.c; for the test that the faster
- * layout gives the same bits). */
-SIVE_HIDDEN void sivei_mlp_work_plain(sive_mlp_work *w);
+static inline int sivei_model_size_ok(size_t size)
+{
+    const size_t v02 = offsetof(sive_model, destroy) + sizeof(void (*)(void *));
+    return size == v02 || size == sizeof(sive_model) ||
+           (size > sizeof(sive_model) && size <= SIVEI_MODEL_SIZE_MAX && size % 8 == 0);
+}
 
 #endif

@@ -1,7 +1,7 @@
 /* The tethered Langevin chain (docs/theory.md) for float32 and float64
  * parameters: index sampling, the evaluation of a step (per-group, or
  * per-example with the grouping done here), worker scratch.  The update
- * is the sampler's (lib/sampler.h). */
+ * is the sampler's (lib/core/sampler.h). */
 #include "probe_impl.h"
 #include "stats.h"
 

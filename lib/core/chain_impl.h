@@ -1,6 +1,6 @@
 /* One tethered Langevin chain, written once for float and double.
  * Included by chain.c with REAL (float/double) and SFX (f32/f64) defined.
- * The update is the sampler's (lib/sampler.h). */
+ * The update is the sampler's (lib/core/sampler.h). */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)

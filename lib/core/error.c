@@ -36,15 +36,6 @@ int sivei_vfail(char *buf, int status, const char *fmt, va_list ap)
     return status;
 }
 
-int sivei_fail(char *buf, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sivei_vfail(buf, status, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
 uint32_t sive_version_number(void) { return SIVE_VERSION_NUMBER; }
 
 const char *sive_version_string(void) { return SIVE_VERSION_STRING; }

@@ -3,15 +3,6 @@
 
 #include <string.h>
 
-/* The 0.2 layout, this header's, or a newer header's: appended 8-byte
- * fields keep the size a multiple of 8, and 1 KiB leaves room for many. */
-int sivei_model_size_ok(size_t size)
-{
-    const size_t v02 = offsetof(sive_model, destroy) + sizeof(void (*)(void *));
-    return size == v02 || size == sizeof(sive_model) ||
-           (size > sizeof(sive_model) && size <= SIVEI_MODEL_SIZE_MAX && size % 8 == 0);
-}
-
 int sive_model_init(sive_model *m, size_t struct_size)
 {
     if (!m || !sivei_model_size_ok(struct_size))

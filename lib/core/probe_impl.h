@@ -27,7 +27,7 @@ enum {
     SIVEI_STREAM_COUNT = 5
 };
 
-/* The option values (lib/options.c owns their table). */
+/* The option values (lib/core/options.c owns their table). */
 typedef struct sivei_options {
     double t, base_lr, h, c_h, burn_in, anchor;
     int h_absolute;
@@ -154,7 +154,7 @@ SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);
 
-/* Room for sampler modules (lib/sampler.h; sampler.c checks its registry
+/* Room for sampler modules (lib/core/sampler.h; sampler.c checks its registry
  * fits). */
 #define SIVEI_MAX_SAMPLERS 8
 
@@ -247,7 +247,7 @@ SIVE_HIDDEN int sivei_cv_subtract(sivei_run *run, sivei_work *w, const sive_batc
 /* sampler.c: the modules a run's options select (before the chains; a
  * callback error is recorded in run and SIVE_OK returned, other errors
  * returned with their message in err), their release, the per-worker
- * scratch, and the chain's two calls into them (lib/sampler.h). */
+ * scratch, and the chain's two calls into them (lib/core/sampler.h). */
 SIVE_HIDDEN int sivei_samplers_prepare(sivei_run *run, char *err);
 SIVE_HIDDEN void sivei_samplers_release(sivei_run *run);
 SIVE_HIDDEN int sivei_samplers_work_init(sivei_work *w);

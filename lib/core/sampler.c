@@ -1,6 +1,6 @@
 /* The sampler registry and the composition of the modules a run selects
- * (lib/sampler.h).  Adding a sampler: its file, one line below, one source
- * in lib/meson.build. */
+ * (lib/core/sampler.h).  Adding a sampler: its file, one line below, one
+ * source in lib/core/meson.build. */
 #include "sampler.h"
 
 #include <string.h>

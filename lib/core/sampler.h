@@ -1,6 +1,6 @@
 /* The sampler seam (docs/theory.md "Samplers"): how a chain turns the
  * model's mini-batch gradient at theta_m into theta_{m+1}.  A sampler is a
- * module (lib/sampler_*.c) exporting one sivei_sampler; lib/sampler.c
+ * module (lib/core/sampler_*.c) exporting one sivei_sampler; lib/core/sampler.c
  * lists them (the registration) and composes the ones a run's options
  * select:
  *  - every selected module's `gradient` hook, in registration order,

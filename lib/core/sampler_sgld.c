@@ -1,4 +1,4 @@
-/* Plain SGLD (the first sampler, always selected; lib/sampler.h): the
+/* Plain SGLD (the first sampler, always selected; lib/core/sampler.h): the
  * tethered Langevin update of docs/theory.md,
  *   theta' = theta - a g - (eta/h^2)(theta - theta*) + sqrt(2 eta) xi,
  * with g whatever the gradient hooks left in w->grad.  Bit for bit the

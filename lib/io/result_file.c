@@ -110,6 +110,27 @@ static void put_text(wbuf *b, const char *s, size_t n)
     put(b, s, n);
 }
 
+/* A version-4 option record: key (id | type << 32 | flags << 40), value. */
+typedef struct rec {
+    uint64_t id, type, flags, bits;
+} rec;
+
+/* Option in's value in o as a record, flagged ignorable at its default. */
+static rec record_of(const sive_option_info *in, const sivei_options *o)
+{
+    int64_t iv = 0;
+    double dv = 0.0;
+    sivei_options_get(o, in->id, in->type, &iv, &dv, NULL);
+    rec r = {.id = (uint32_t)in->id, .type = (uint64_t)in->type, .bits = (uint64_t)iv};
+    int dflt = iv == in->int_default;
+    if (in->type == SIVE_TYPE_DOUBLE) {
+        memcpy(&r.bits, &dv, sizeof r.bits);
+        dflt = same_bits(dv, in->double_default);
+    }
+    r.flags = dflt ? REC_IGNORABLE : 0u;
+    return r;
+}
+
 /* Every option of the table as an (id, value) record (version 4). */
 static void put_options(wbuf *b, const sivei_options *o)
 {
@@ -119,18 +140,9 @@ static void put_options(wbuf *b, const sivei_options *o)
     put_u64(b, n);
     const sive_option_info *in;
     for (size_t i = 0; (in = sive_option_at(i)); i++) {
-        int64_t iv = 0;
-        double dv = 0.0;
-        sivei_options_get(o, in->id, in->type, &iv, &dv, NULL);
-        uint64_t bits = (uint64_t)iv;
-        int dflt = iv == in->int_default;
-        if (in->type == SIVE_TYPE_DOUBLE) {
-            memcpy(&bits, &dv, sizeof bits);
-            dflt = same_bits(dv, in->double_default);
-        }
-        put_u64(b, (uint64_t)(uint32_t)in->id | (uint64_t)in->type << 32 |
-                       (uint64_t)(dflt ? REC_IGNORABLE : 0u) << 40);
-        put_u64(b, bits);
+        const rec r = record_of(in, o);
+        put_u64(b, r.id | r.type << 32 | r.flags << 40);
+        put_u64(b, r.bits);
     }
 }
 
@@ -296,11 +308,6 @@ static void get_options_fixed(rbuf *b, sivei_options *o)
     o->grad_control_variate = b->version >= 3 ? get_i64(b) : 0;
     o->precondition = b->version >= 3 ? get_i64(b) : 0;
 }
-
-/* A version-4 record as stored. */
-typedef struct rec {
-    uint64_t id, type, flags, bits;
-} rec;
 
 /* The next record, its shape checked: ids ascend from 1 (so none repeats
  * and a file has one encoding) and fit an int, the type is int or double,
@@ -700,15 +707,7 @@ static uint64_t list_fixed(rbuf *b, sive_option_record *out, size_t cap)
     const sive_option_info *in;
     size_t i = 0;
     for (; (in = sive_option_at(i)); i++) {
-        int64_t iv = 0;
-        double dv = 0.0;
-        sivei_options_get(&o, in->id, in->type, &iv, &dv, NULL);
-        rec r = {.id = (uint64_t)in->id, .type = in->type, .bits = (uint64_t)iv};
-        if (in->type == SIVE_TYPE_DOUBLE)
-            memcpy(&r.bits, &dv, sizeof r.bits);
-        int dflt = in->type == SIVE_TYPE_INT ? iv == in->int_default
-                                             : same_bits(dv, in->double_default);
-        r.flags = dflt ? REC_IGNORABLE : 0u;
+        const rec r = record_of(in, &o);
         if (i < cap)
             to_public(&r, &out[i]);
     }

@@ -47,3 +47,22 @@ void sive_rng_normals(sive_rng *g, double *out, size_t n)
     sivei_pcg32_normals(&s, out, n);
     store(g, &s);
 }
+
+void sive_rng_stream(sive_rng *g, uint64_t seed, uint64_t chain, uint64_t purpose)
+{
+    if (!g)
+        return;
+    sivei_pcg32 s;
+    sivei_pcg32_stream(&s, seed, chain, purpose);
+    store(g, &s);
+}
+
+uint64_t sive_rng_below(sive_rng *g, uint64_t bound)
+{
+    if (!g || bound == 0)
+        return 0;
+    sivei_pcg32 s = load(g);
+    uint64_t v = sivei_pcg32_below(&s, bound);
+    store(g, &s);
+    return v;
+}

@@ -1,7 +1,6 @@
 /* Deep linear network: architecture, teacher, data, exact factorisations
  * and Aoyagi's learning coefficient (include/sive/dln.h). */
 #include "dln_impl.h"
-#include "rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,9 +13,9 @@ enum { PURPOSE_U = 1, PURPOSE_V = 2, PURPOSE_X = 3, PURPOSE_NOISE = 4,
 void sivei_dln_frame(double *q, size_t rows, size_t cols, uint64_t seed,
                      uint64_t purpose)
 {
-    sivei_pcg32 g;
-    sivei_pcg32_stream(&g, seed, 0, purpose);
-    sivei_pcg32_normals(&g, q, rows * cols);
+    sive_rng g;
+    sive_rng_stream(&g, seed, 0, purpose);
+    sive_rng_normals(&g, q, rows * cols);
     /* Modified Gram-Schmidt on the columns, twice ("twice is enough"):
      * Gaussian columns are independent with probability 1. */
     for (size_t c = 0; c < cols; c++)
@@ -181,11 +180,11 @@ int sive_dln_set_data(sive_dln *m, uint64_t n, double noise_std, uint64_t seed)
             return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory (%llu examples)",
                              fn, (unsigned long long)n);
         }
-        sivei_pcg32 gx, ge;
-        sivei_pcg32_stream(&gx, seed, 0, PURPOSE_X);
-        sivei_pcg32_stream(&ge, seed, 0, PURPOSE_NOISE);
-        sivei_pcg32_normals(&gx, x, (size_t)n * hi);
-        sivei_pcg32_normals(&ge, y, (size_t)n * ho);
+        sive_rng gx, ge;
+        sive_rng_stream(&gx, seed, 0, PURPOSE_X);
+        sive_rng_stream(&ge, seed, 0, PURPOSE_NOISE);
+        sive_rng_normals(&gx, x, (size_t)n * hi);
+        sive_rng_normals(&ge, y, (size_t)n * ho);
         for (size_t j = 0; j < n; j++)
             for (size_t o = 0; o < ho; o++) {
                 const double *row = m->teacher + o * hi, *xj = x + j * hi;

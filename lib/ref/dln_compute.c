@@ -8,7 +8,6 @@
  * (c = 1) over the H0 unit inputs e_i with targets W_T e_i: its blocks start
  * from A_1 = rows of W_1^T, so the identity is never multiplied. */
 #include "dln_impl.h"
-#include "rng.h"
 
 #include <blis.h>
 #include <math.h>
@@ -276,10 +275,10 @@ int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta, double lr
     }
     int rc = SIVE_OK;
     for (uint64_t k = 0; k < steps && rc == SIVE_OK; k++) {
-        sivei_pcg32 g;
-        sivei_pcg32_stream(&g, seed, k, 5);
+        sive_rng g;
+        sive_rng_stream(&g, seed, k, 5);
         for (size_t i = 0; !pop && i < batch; i++)
-            ids[i] = sivei_pcg32_below(&g, m->n);
+            ids[i] = sive_rng_below(&g, m->n);
         double l = NAN;
         rc = sive_dln_loss_grad(m, w, theta, ids, pop ? 0 : batch, grad, &l);
         if (rc == SIVE_OK && !isfinite(l))

@@ -7,8 +7,7 @@
  * the weight gradients).  So the workspace never depends on the batch size
  * and the block's activations stay in cache between layers. */
 #include "internal.h"
-#include "rng.h"
-#include "sive/mlp.h"
+#include "mlp_impl.h"
 
 #include <blis.h>
 #include <math.h>
@@ -119,11 +118,11 @@ int sive_mlp_sizes(const sive_mlp *m, size_t *in, size_t *h1, size_t *h2,
     return SIVE_OK;
 }
 
-static void init_layer(sivei_pcg32 *g, float *p, size_t n, size_t fan_in)
+static void init_layer(sive_rng *g, float *p, size_t n, size_t fan_in)
 {
     const double bound = 1.0 / sqrt((double)fan_in);
     for (size_t i = 0; i < n; i++)
-        p[i] = (float)((2.0 * sivei_pcg32_uniform(g) - 1.0) * bound);
+        p[i] = (float)((2.0 * sive_rng_uniform(g) - 1.0) * bound);
 }
 
 int sive_mlp_init_params(const sive_mlp *m, float *theta, uint64_t seed)
@@ -131,8 +130,8 @@ int sive_mlp_init_params(const sive_mlp *m, float *theta, uint64_t seed)
     if (!m || !theta)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "sive_mlp_init_params: NULL argument");
-    sivei_pcg32 g;
-    sivei_pcg32_stream(&g, seed, 0, PURPOSE_INIT);
+    sive_rng g;
+    sive_rng_stream(&g, seed, 0, PURPOSE_INIT);
     /* W and b of a layer are contiguous and share the bound */
     init_layer(&g, theta + m->w1, m->h1 * m->in + m->h1, m->in);
     init_layer(&g, theta + m->w2, m->h2 * m->h1 + m->h2, m->h1);
@@ -807,12 +806,12 @@ int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w, float *theta,
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
     }
     /* Fisher-Yates from the (seed, epoch) stream */
-    sivei_pcg32 g;
-    sivei_pcg32_stream(&g, seed, epoch, PURPOSE_SHUFFLE);
+    sive_rng g;
+    sive_rng_stream(&g, seed, epoch, PURPOSE_SHUFFLE);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)sivei_pcg32_below(&g, (uint64_t)i + 1);
+        size_t j = (size_t)sive_rng_below(&g, (uint64_t)i + 1);
         uint64_t t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;

@@ -16,7 +16,7 @@
  * on the BLIS thread count.  SIVE_BLIS_ADAPT=0 in the environment keeps
  * blis_threads throughout. */
 #include "internal.h"
-#include "sive/mlp.h"
+#include "mlp_impl.h"
 #include "thread_adapt.h"
 
 #include <stdlib.h>

@@ -43,12 +43,17 @@ The library is looked up (library_path says which one was loaded):
  1. $SIVE_LIBRARY, a path: an explicit override always wins;
  2. the library this package was configured with (the generated
     _config.py): installed by pip (pyproject.toml), the package's own
-    sive/libsive.so.1; installed by `meson install`, the install's libdir, found
+    sive/libsive.so.2; installed by `meson install`, the install's libdir, found
     relative to the package first so that a --destdir or moved prefix
     works, then at its absolute path; in a build tree, the build's
     lib/libsive.so;
  3. ctypes.util.find_library("sive") (the system's ldconfig cache);
  4. build/lib or builddir/lib of the source tree holding this file.
+The reference stack (the MLP, data sets, checkpoints) is the second
+library, libsive-ref (ref_library_path): $SIVE_REF_LIBRARY when set, else
+the one beside libsive (same directory), else the system's.  It is loaded
+after libsive and uses that copy, so its errors reach the same last-error
+message.
 
 The PyTorch adapter is the submodule sive.torch (torch is imported only
 when it is used).
@@ -119,8 +124,36 @@ def _find_library():
     raise OSError("libsive not found: set SIVE_LIBRARY to the path of libsive.so")
 
 
+def _find_ref_library(core):
+    """libsive-ref beside the libsive at path core (or as the system's)."""
+    path = os.environ.get("SIVE_REF_LIBRARY")
+    if path:
+        return path
+    core = pathlib.Path(core)
+    names = []
+    if core.name.startswith("libsive.so"):   # same suffix: libsive.so.0.3.0
+        names.append("libsive-ref" + core.name[len("libsive"):])
+    try:
+        from . import _config
+        names.append(getattr(_config, "REF_LIBRARY_NAME", ""))
+    except ImportError:
+        pass
+    names.append("libsive-ref.so")
+    if core.parent != pathlib.Path("."):
+        for name in names:
+            if name and (core.parent / name).exists():
+                return str(core.parent / name)
+    name = ctypes.util.find_library("sive-ref")
+    if name:
+        return name
+    raise OSError(f"libsive-ref not found beside {core}: set SIVE_REF_LIBRARY "
+                  f"to the path of libsive-ref.so")
+
+
 library_path = _find_library()
 _lib = ctypes.CDLL(library_path)
+ref_library_path = _find_ref_library(library_path)
+_ref = ctypes.CDLL(ref_library_path)
 
 # Every integer crossing the binding is range-checked here (ctypes itself
 # wraps silently: 2**64 + 100 would become 100): the declared integer
@@ -145,9 +178,10 @@ def _int_value(value, ctype, what):
     return i
 
 
-def _fn(name, restype, *argtypes):
-    """The library function name, whose integer arguments are checked."""
-    f = getattr(_lib, name)
+def _fn(name, restype, *argtypes, lib=None):
+    """The library function name (of libsive, or lib), whose integer
+    arguments are checked."""
+    f = getattr(lib or _lib, name)
     f.restype = restype
     f.argtypes = list(argtypes)
     checked = [k for k, t in enumerate(argtypes) if t in _INT_TYPES]
@@ -304,43 +338,43 @@ _rng_uniform = _fn("sive_rng_uniform", c_double, POINTER(_Rng))
 _rng_normals = _fn("sive_rng_normals", None, POINTER(_Rng), _pd, c_size_t)
 _stats_ess = _fn("sive_stats_ess", c_double, _pd, c_size_t)
 _stats_mcse = _fn("sive_stats_mcse", c_double, _pd, c_size_t)
-# data.h
-_dataset_load_idx = _fn("sive_dataset_load_idx", c_int, _pvp, c_char_p, c_char_p)
-_dataset_open_dir = _fn("sive_dataset_open_dir", c_int, c_char_p, _pvp, _pvp)
-_dataset_split = _fn("sive_dataset_split", c_int, _vp, c_size_t, c_uint64, _pvp, _pvp)
-_dataset_free = _fn("sive_dataset_free", None, _vp)
-_dataset_count = _fn("sive_dataset_count", c_size_t, _vp)
-_dataset_rows = _fn("sive_dataset_rows", c_size_t, _vp)
-_dataset_cols = _fn("sive_dataset_cols", c_size_t, _vp)
-_dataset_pixels = _fn("sive_dataset_pixels", _pu8, _vp)
-_dataset_labels = _fn("sive_dataset_labels", _pu8, _vp)
-_dataset_classes = _fn("sive_dataset_classes", c_size_t, _vp)
+# data.h, mlp.h: libsive-ref
+_dataset_load_idx = _fn("sive_dataset_load_idx", c_int, _pvp, c_char_p, c_char_p, lib=_ref)
+_dataset_open_dir = _fn("sive_dataset_open_dir", c_int, c_char_p, _pvp, _pvp, lib=_ref)
+_dataset_split = _fn("sive_dataset_split", c_int, _vp, c_size_t, c_uint64, _pvp, _pvp, lib=_ref)
+_dataset_free = _fn("sive_dataset_free", None, _vp, lib=_ref)
+_dataset_count = _fn("sive_dataset_count", c_size_t, _vp, lib=_ref)
+_dataset_rows = _fn("sive_dataset_rows", c_size_t, _vp, lib=_ref)
+_dataset_cols = _fn("sive_dataset_cols", c_size_t, _vp, lib=_ref)
+_dataset_pixels = _fn("sive_dataset_pixels", _pu8, _vp, lib=_ref)
+_dataset_labels = _fn("sive_dataset_labels", _pu8, _vp, lib=_ref)
+_dataset_classes = _fn("sive_dataset_classes", c_size_t, _vp, lib=_ref)
 _dataset_from_memory = _fn("sive_dataset_from_memory", c_int, _pvp, _pu8, _pu8,
-                           c_size_t, c_size_t, c_size_t)
-_dataset_save_idx = _fn("sive_dataset_save_idx", c_int, _vp, c_char_p, c_char_p, c_int)
+                           c_size_t, c_size_t, c_size_t, lib=_ref)
+_dataset_save_idx = _fn("sive_dataset_save_idx", c_int, _vp, c_char_p, c_char_p, c_int, lib=_ref)
 # mlp.h
-_mlp_new = _fn("sive_mlp_new", c_int, _pvp, c_size_t, c_size_t, c_size_t, c_size_t)
-_mlp_free = _fn("sive_mlp_free", None, _vp)
-_mlp_dim = _fn("sive_mlp_dim", c_size_t, _vp)
+_mlp_new = _fn("sive_mlp_new", c_int, _pvp, c_size_t, c_size_t, c_size_t, c_size_t, lib=_ref)
+_mlp_free = _fn("sive_mlp_free", None, _vp, lib=_ref)
+_mlp_dim = _fn("sive_mlp_dim", c_size_t, _vp, lib=_ref)
 _psz = POINTER(c_size_t)
-_mlp_sizes = _fn("sive_mlp_sizes", c_int, _vp, _psz, _psz, _psz, _psz)
-_mlp_init_params = _fn("sive_mlp_init_params", c_int, _vp, _pf, c_uint64)
-_mlp_work_new = _fn("sive_mlp_work_new", c_int, _pvp, _vp, c_size_t, c_int)
-_mlp_work_free = _fn("sive_mlp_work_free", None, _vp)
+_mlp_sizes = _fn("sive_mlp_sizes", c_int, _vp, _psz, _psz, _psz, _psz, lib=_ref)
+_mlp_init_params = _fn("sive_mlp_init_params", c_int, _vp, _pf, c_uint64, lib=_ref)
+_mlp_work_new = _fn("sive_mlp_work_new", c_int, _pvp, _vp, c_size_t, c_int, lib=_ref)
+_mlp_work_free = _fn("sive_mlp_work_free", None, _vp, lib=_ref)
 _mlp_example_losses = _fn("sive_mlp_example_losses", c_int, _vp, _vp, _pf, _vp, _pu64,
-                          c_size_t, _pd)
+                          c_size_t, _pd, lib=_ref)
 _mlp_loss_grad = _fn("sive_mlp_loss_grad", c_int, _vp, _vp, _pf, _vp, _pu64, c_size_t,
-                     _pf, _pd)
+                     _pf, _pd, lib=_ref)
 _mlp_group_losses = _fn("sive_mlp_group_losses", c_int, _vp, _vp, _pf, _vp, _pu64,
-                        c_size_t, c_size_t, _pd)
-_mlp_evaluate = _fn("sive_mlp_evaluate", c_int, _vp, _vp, _pf, _vp, _pd, _pd)
+                        c_size_t, c_size_t, _pd, lib=_ref)
+_mlp_evaluate = _fn("sive_mlp_evaluate", c_int, _vp, _vp, _pf, _vp, _pd, _pd, lib=_ref)
 _mlp_train_epoch = _fn("sive_mlp_train_epoch", c_int, _vp, _vp, _pf, _vp, c_float,
-                       c_size_t, c_uint64, c_uint64, _pd)
-_mlp_model = _fn("sive_mlp_model", c_int, POINTER(_Model), _vp, _vp, c_int)
+                       c_size_t, c_uint64, c_uint64, _pd, lib=_ref)
+_mlp_model = _fn("sive_mlp_model", c_int, POINTER(_Model), _vp, _vp, c_int, lib=_ref)
 _checkpoint_save = _fn("sive_checkpoint_save", c_int, c_char_p, _vp, _pf,
-                       POINTER(_CheckpointMeta))
+                       POINTER(_CheckpointMeta), lib=_ref)
 _checkpoint_load = _fn("sive_checkpoint_load", c_int, c_char_p, _pvp, POINTER(_pf),
-                       POINTER(_CheckpointMeta))
+                       POINTER(_CheckpointMeta), lib=_ref)
 _free = _fn("sive_free", None, _vp)
 
 # ---------------------------------------------------------------------------

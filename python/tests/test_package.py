@@ -15,6 +15,7 @@ import tempfile
 import unittest
 
 os.environ.pop("SIVE_LIBRARY", None)  # the package must find it by itself
+os.environ.pop("SIVE_REF_LIBRARY", None)
 
 import numpy as np  # noqa: E402
 
@@ -36,6 +37,12 @@ class Package(unittest.TestCase):
         from sive import _config
         self.assertTrue(pathlib.Path(sive.library_path).exists(), sive.library_path)
         self.assertTrue(os.path.samefile(sive.library_path, _config.LIBRARY))
+        # libsive-ref beside it, and its errors in libsive's last error
+        self.assertEqual(pathlib.Path(sive.ref_library_path).resolve().parent,
+                         pathlib.Path(sive.library_path).resolve().parent)
+        with self.assertRaises(sive.SiveError) as e:
+            sive.Mlp(4, 3, 2, 1)
+        self.assertIn("sive_mlp_new", str(e.exception))
         self.assertEqual(sive.version_number() // 100, 2)  # 0.2.x
 
     def test_options_from_library(self):

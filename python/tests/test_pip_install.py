@@ -24,6 +24,9 @@ import sive
 lib = pathlib.Path(sive.library_path).resolve()
 pkg = pathlib.Path(sive.__file__).resolve().parent
 assert lib.parent == pkg, f"library {lib} is not the package's own copy in {pkg}"
+ref = pathlib.Path(sive.ref_library_path).resolve()
+assert ref.parent == pkg, f"library {ref} is not the package's own copy in {pkg}"
+assert sive.Mlp(4, 3, 2, 2).dim == 3 * 5 + 2 * 4 + 2 * 3, "the bundled libsive-ref"
 assert pathlib.Path(sys.prefix).resolve() in pkg.parents, (pkg, sys.prefix)
 model = sive.Model(2, lambda th, b: (th.copy(), 0.5 * float(th @ th)),
                    group_loss=lambda th, b: np.full(b.n_groups, 0.5 * float(th @ th)))
@@ -41,7 +44,8 @@ def skip(why):
 
 def clean_env():
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "SIVE_LIBRARY", "PIP_REQUIRE_VIRTUALENV")}
+           if k not in ("PYTHONPATH", "SIVE_LIBRARY", "SIVE_REF_LIBRARY",
+                        "PIP_REQUIRE_VIRTUALENV")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
 

@@ -17,6 +17,7 @@ import traceback
 import unittest
 
 os.environ.pop("SIVE_LIBRARY", None)  # the package must find it by itself
+os.environ.pop("SIVE_REF_LIBRARY", None)
 
 try:
     import torch
