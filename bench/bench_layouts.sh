@@ -1,8 +1,8 @@
 #!/bin/sh
 # Thread layouts of `sive probe` on an idle and on a busy machine, in one
 # run: for 1 and 2 chains, --threads 1 and --threads 2 (BLIS threads by
-# the CLI's default, cpus / parallel chains, adapting per call, lib/
-# mlp_model.c), --threads 1 with SIVE_BLIS_ADAPT=0 (0.2's fixed layout;
+# the CLI's default, cpus / parallel chains, adapting per call,
+# lib/ref/mlp_model.c), --threads 1 with SIVE_BLIS_ADAPT=0 (0.2's fixed layout;
 # --threads 2 with it is the same layout for 1 chain and needs no
 # adapting for 2), and one thread in all (--threads 1 --blis-threads 1).  "busy" runs
 # a shell busy loop pinned to the last CPU (taskset) during the runs.
@@ -76,4 +76,11 @@ for load in ("idle", "busy"):
         print("%-5s %6s " % (load, k) +
               " ".join("%16s" % ("%.1f (%.1f)" % (med[n], min(v[n]))) for n in names) +
               "   %5.2f  %8.2f" % (med["T2"] / med["T1"], med["T2"] / med["T1xB1"]))
+# the same round's T1 and T2 ran seconds apart: their ratio pair by pair
+print("\nT2/T1 pair by pair (round 1, 2, ...), median [min, max]")
+for load in ("idle", "busy"):
+    for k in ("1", "2"):
+        r = [b / a for a, b in zip(t[(load, k, "T1")], t[(load, k, "T2")])]
+        print("%-5s %6s  %s   median %.2f [%.2f, %.2f]" % (load, k,
+              " ".join("%.2f" % x for x in r), st.median(r), min(r), max(r)))
 PY

@@ -125,7 +125,11 @@ typedef struct sive_mlp_work sive_mlp_work;
  * works with any block size; larger blocks use more memory and amortise
  * the packing of the weights in each matrix product, smaller ones keep the
  * activations in cache.  Results depend (in the last bits) on block_rows,
- * never on blis_threads or on the calling thread.
+ * never on blis_threads or on the calling thread; the passes without a
+ * gradient (example and group losses, evaluation) do not depend on it at
+ * all.  With BLIS's skx kernels those passes take blocks of 2 * block_rows
+ * and the workspace also holds a transposed copy of the weights (d
+ * floats), which packs faster: the same bits, less time.
  *
  * blis_threads (1 .. 1024) is the number of threads BLIS uses inside each
  * matrix product made with this workspace; it is private to the workspace

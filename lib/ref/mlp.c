@@ -43,13 +43,16 @@ struct sive_mlp {
 struct sive_mlp_work {
     size_t in, h1, h2, out; /* shape it was made for */
     size_t rows;            /* rows per block */
+    size_t fwd_rows;        /* rows per block of the forward-only passes */
     rntm_t rntm;            /* BLIS thread count of this workspace */
     void *mem;              /* one allocation carved into the buffers */
+    /* x, a1, a2, z3 and y hold fwd_rows rows, d1 and d2 rows rows */
     float *x;               /* rows x in: pixel bytes as floats 0..255 */
     float *a1, *a2;         /* rows x h1, rows x h2: post-ReLU activations */
     float *z3;              /* rows x out: logits, then dLoss/dlogits */
     float *d1, *d2;         /* rows x h1, rows x h2: backward deltas */
     double *gb;             /* h1+h2+out: bias gradient accumulators */
+    float *wt;              /* W1, W2, W3 transposed (skx only, else NULL) */
     uint8_t *y;             /* rows: labels of the block */
 };
 
@@ -169,6 +172,26 @@ int sive_mlp_init_params(const sive_mlp *m, float *theta, uint64_t seed)
 /* Round a float count up to a 64-byte boundary so every buffer is aligned. */
 static size_t pad16(size_t n) { return (n + 15) & ~(size_t)15; }
 
+/* Rows per block of the passes without a backward step (example and group
+ * losses, evaluation).  Their results do not depend on it: a row's logits
+ * are its own dot products, summed over the inputs in the kernel's order
+ * whatever the block (test_mlp checks it bit for bit), unlike the
+ * gradient, which sums over the block's rows.  With the skx kernels the
+ * weights are packed again for every product, and 512-row blocks cut the
+ * dense evaluation to 0.78-0.86 of its time with 256 (larger ones leave
+ * the 2 MiB L2); with haswell, 512 and more were slower (1.19-1.34 x;
+ * docs/performance.md, section 12).  So twice block_rows on skx only. */
+static int on_skx(void)
+{
+    const char *k = sive_mlp_blis_kernels();
+    return strncmp(k, "skx", 3) == 0 && (k[3] == ' ' || k[3] == '\0');
+}
+
+static size_t forward_rows(size_t block_rows, int skx)
+{
+    return skx && block_rows <= MAX_BLOCK_ROWS / 2 ? 2 * block_rows : block_rows;
+}
+
 int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
                       size_t block_rows, int blis_threads)
 {
@@ -190,13 +213,17 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
                          "sive_mlp_work_new: blis_threads %d not in [1, %d]",
                          blis_threads, MAX_BLIS_THREADS);
     sive_mlp_blis_kernels(); /* BLIS's kernel choice, before its first use */
-    const size_t r = block_rows;
-    /* widths <= 2^24 and r <= 2^20: all products fit in 64 bits */
-    const uint64_t r64 = r;
-    uint64_t nf = r64 * m->in + 2 * r64 * m->h1 + 2 * r64 * m->h2 +
-                  r64 * m->out + 6 * 16; /* + padding of six buffers */
+    const int skx = on_skx();
+    const size_t r = block_rows, fr = forward_rows(r, skx);
+    const uint64_t nwt = skx ? (uint64_t)m->in * m->h1 + (uint64_t)m->h1 * m->h2 +
+                                   (uint64_t)m->h2 * m->out + 16
+                             : 0;
+    /* widths <= 2^24 and r, fr <= 2^20: all products fit in 64 bits */
+    const uint64_t r64 = r, f64 = fr;
+    uint64_t nf = f64 * (m->in + m->h1 + m->h2 + m->out) + r64 * (m->h1 + m->h2) +
+                  6 * 16 + nwt; /* + padding of six buffers */
     uint64_t nd = (uint64_t)m->h1 + m->h2 + m->out + 16;
-    uint64_t bytes = nf * sizeof(float) + nd * sizeof(double) + r64;
+    uint64_t bytes = nf * sizeof(float) + nd * sizeof(double) + f64;
     if (bytes > SIZE_MAX / 2)
         return sivei_fail(NULL, SIVE_E_NOMEM,
                          "sive_mlp_work_new: workspace of %llu bytes too large",
@@ -211,12 +238,14 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
                          (unsigned long long)bytes);
     }
     float *f = w->mem;
-    w->x = f;  f += pad16(r * m->in);
-    w->a1 = f; f += pad16(r * m->h1);
+    w->x = f;  f += pad16(fr * m->in);
+    w->a1 = f; f += pad16(fr * m->h1);
     w->d1 = f; f += pad16(r * m->h1);
-    w->a2 = f; f += pad16(r * m->h2);
+    w->a2 = f; f += pad16(fr * m->h2);
     w->d2 = f; f += pad16(r * m->h2);
-    w->z3 = f; f += pad16(r * m->out);
+    w->z3 = f; f += pad16(fr * m->out);
+    w->wt = nwt ? f : NULL;
+    f += nwt ? pad16(nwt) : 0;
     w->gb = (double *)(void *)f;
     w->y = (uint8_t *)(w->gb + pad16(m->h1 + m->h2 + m->out));
     w->in = m->in;
@@ -224,6 +253,7 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
     w->h2 = m->h2;
     w->out = m->out;
     w->rows = r;
+    w->fwd_rows = fr;
     bli_rntm_init(&w->rntm);
     bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
     *out = w;
@@ -233,6 +263,12 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
 void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads)
 {
     bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
+}
+
+void sivei_mlp_work_plain(sive_mlp_work *w)
+{
+    w->fwd_rows = w->rows;
+    w->wt = NULL;
 }
 
 void sive_mlp_work_free(sive_mlp_work *w)
@@ -440,18 +476,64 @@ static void bias_add(float *restrict a, const float *restrict b, size_t r,
             a[j] += b[j];
 }
 
+/* The weights as the right operands of the forward products, W^T with
+ * row and column strides.  On skx, BLIS packs W (after transposing the
+ * product for its kernel) 32 rows at a time with a generic strided copy,
+ * a tenth of the dense evaluation's time; packed from a transposed copy,
+ * made once per call, it reads contiguous columns.  The packed values, and
+ * so every result, are the same bits (test_mlp checks the gradient and
+ * the losses against the strided layout). */
+typedef struct fwd_weights {
+    const float *p[3];
+    size_t rs[3], cs[3];
+} fwd_weights;
+
+static void transpose(float *restrict t, const float *restrict a, size_t rows,
+                      size_t cols)
+{
+    enum { TB = 16 };
+    for (size_t i0 = 0; i0 < rows; i0 += TB)
+        for (size_t j0 = 0; j0 < cols; j0 += TB)
+            for (size_t i = i0; i < rows && i < i0 + TB; i++)
+                for (size_t j = j0; j < cols && j < j0 + TB; j++)
+                    t[j * rows + i] = a[i * cols + j];
+}
+
+static fwd_weights forward_weights(const sive_mlp *m, sive_mlp_work *w,
+                                   const float *theta)
+{
+    const size_t in[3] = {m->in, m->h1, m->h2}, out[3] = {m->h1, m->h2, m->out};
+    const size_t off[3] = {m->w1, m->w2, m->w3};
+    fwd_weights f;
+    float *t = w->wt;
+    for (int l = 0; l < 3; l++) {
+        if (t) { /* W^T as [in][out], row-major */
+            transpose(t, theta + off[l], out[l], in[l]);
+            f.p[l] = t;
+            f.rs[l] = out[l];
+            f.cs[l] = 1;
+            t += in[l] * out[l];
+        } else { /* W is [out][in], so W^T has rs 1, cs in */
+            f.p[l] = theta + off[l];
+            f.rs[l] = 1;
+            f.cs[l] = in[l];
+        }
+    }
+    return f;
+}
+
 /* Forward pass of the r gathered rows: logits into w->z3. */
-static void forward_block(const sive_mlp *m, sive_mlp_work *w,
-                          const float *theta, size_t r)
+static void forward_block(const sive_mlp *m, sive_mlp_work *w, const float *theta,
+                          const fwd_weights *f, size_t r)
 {
     const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
-    /* A1 = relu(X W1^T / 255 + b1); W1 is [h1][in], so W1^T has rs 1, cs in */
-    gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, theta + m->w1, 1, in, 0.0f,
+    /* A1 = relu(X W1^T / 255 + b1) */
+    gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, f->p[0], f->rs[0], f->cs[0], 0.0f,
          w->a1);
     bias_relu(w->a1, theta + m->b1, r, h1);
-    gemm(w, r, h2, h1, 1.0f, w->a1, h1, 1, theta + m->w2, 1, h1, 0.0f, w->a2);
+    gemm(w, r, h2, h1, 1.0f, w->a1, h1, 1, f->p[1], f->rs[1], f->cs[1], 0.0f, w->a2);
     bias_relu(w->a2, theta + m->b2, r, h2);
-    gemm(w, r, k, h2, 1.0f, w->a2, h2, 1, theta + m->w3, 1, h2, 0.0f, w->z3);
+    gemm(w, r, k, h2, 1.0f, w->a2, h2, 1, f->p[2], f->rs[2], f->cs[2], 0.0f, w->z3);
     bias_add(w->z3, theta + m->b3, r, k);
 }
 
@@ -593,11 +675,12 @@ int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: idx/loss_out NULL or n = 0", fn);
     rows_src src = make_src(ds, idx);
-    for (size_t s = 0; s < n; s += w->rows) {
-        size_t r = n - s < w->rows ? n - s : w->rows;
+    const fwd_weights fw = forward_weights(m, w, theta);
+    for (size_t s = 0; s < n; s += w->fwd_rows) {
+        size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
         if ((rc = gather(fn, m, w, &src, s, r)))
             return rc;
-        forward_block(m, w, theta, r);
+        forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++)
             loss_out[s + i] = row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
     }
@@ -619,14 +702,15 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
                          "%s: idx/group_loss NULL or bad group counts", fn);
     const size_t n = n_groups * group_size;
     rows_src src = make_src(ds, idx);
+    const fwd_weights fw = forward_weights(m, w, theta);
     for (size_t g = 0; g < n_groups; g++)
         group_loss[g] = 0.0;
     size_t g = 0, pos = 0; /* group and position of the next row */
-    for (size_t s = 0; s < n; s += w->rows) {
-        size_t r = n - s < w->rows ? n - s : w->rows;
+    for (size_t s = 0; s < n; s += w->fwd_rows) {
+        size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
         if ((rc = gather(fn, m, w, &src, s, r)))
             return rc;
-        forward_block(m, w, theta, r);
+        forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
             group_loss[g] += row_loss(w->z3 + i * m->out, m->out, w->y[i], NULL);
             if (++pos == group_size) {
@@ -652,13 +736,14 @@ int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     if (n == 0)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
     rows_src src = make_src(ds, NULL);
+    const fwd_weights fw = forward_weights(m, w, theta);
     double sum = 0.0;
     size_t correct = 0;
-    for (size_t s = 0; s < n; s += w->rows) {
-        size_t r = n - s < w->rows ? n - s : w->rows;
+    for (size_t s = 0; s < n; s += w->fwd_rows) {
+        size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
         if ((rc = gather(fn, m, w, &src, s, r)))
             return rc;
-        forward_block(m, w, theta, r);
+        forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
             size_t am;
             sum += row_loss(w->z3 + i * m->out, m->out, w->y[i], &am);
@@ -689,6 +774,7 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     memset(w->gb, 0, (h1 + h2 + k) * sizeof(double));
     float *gw1 = grad + m->w1, *gw2 = grad + m->w2, *gw3 = grad + m->w3;
     rows_src src = make_src(ds, idx);
+    const fwd_weights fw = forward_weights(m, w, theta);
     double sum = 0.0;
     for (size_t s = 0; s < n; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
@@ -696,7 +782,7 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
         float beta = s == 0 ? 0.0f : 1.0f;
         if ((rc = gather(fn, m, w, &src, s, r)))
             return rc;
-        forward_block(m, w, theta, r);
+        forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++)
             sum += row_loss_grad(w->z3 + i * k, k, w->y[i], scale);
         /* layer 3: dW3 += dZ3^T A2, db3 += colsum dZ3, dA2 = dZ3 W3 */

@@ -23,5 +23,9 @@ SIVE_HIDDEN int sivei_mlp_pieces(const sive_mlp *m, sive_mlp_work *w, const floa
 SIVE_HIDDEN int sivei_mlp_pieces_grad(const sive_mlp *m, sive_mlp_work *w, const float *rows,
                                       const sive_dataset *ds, const uint64_t *idx, size_t n,
                                       float *buf, float *grad, double *mean_loss);
+/* Make a workspace run 0.2's layout: forward blocks of block_rows rows and
+ * the weights read in place (mlp.c; for the test that the faster layout
+ * gives the same bits). */
+SIVE_HIDDEN void sivei_mlp_work_plain(sive_mlp_work *w);
 
 #endif
