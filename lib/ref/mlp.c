@@ -877,12 +877,13 @@ int sivei_mlp_pieces(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     static const char fn[] = "sive_mlp_loss_grad";
     const size_t h1 = m->h1, h2 = m->h2, k = m->out, P = sivei_mlp_piece_width(m);
     rows_src src = make_src(ds, idx);
+    const fwd_weights fw = forward_weights(m, w, theta);
     int rc = SIVE_OK;
     for (size_t s = 0; s < n && !rc; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
         if ((rc = gather(fn, m, w, &src, s, r)))
             break;
-        forward_block(m, w, theta, r);
+        forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
             double l = row_loss_grad(w->z3 + i * k, k, w->y[i], 1.0f);
             memcpy(rows + idx[s + i] * P + P - 2, &l, sizeof l);
