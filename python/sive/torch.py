@@ -444,10 +444,11 @@ class TorchModel:
     Use it as a context manager; close() (or the with block's end) gives the
     module its parameters back.  Between construction and close() the
     module's parameters are views of the adapter's buffer: train it only
-    after close().  Arguments as for probe()."""
+    after close().  Arguments as for probe(); views={name: data} gives
+    .views, {name: sive.Model} for Probe.add_eval_view()."""
 
     def __init__(self, module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None,
-                 threads=1, eval_chunk=4096, grad_chunk=None, quiet=False):
+                 threads=1, eval_chunk=4096, grad_chunk=None, quiet=False, views=None):
         torch = self._torch = _torch()
         if not isinstance(module, torch.nn.Module):
             raise TypeError("module must be a torch.nn.Module")
@@ -489,9 +490,46 @@ class TorchModel:
             self.loss = _Loss(torch, loss_fn, batch_loss, self.data, module)
             self.sive_model = sive.Model(self.dim, self._grad, loss=self._loss,
                                          n_examples=self.data.n, dtype=self.np_dtype)
+            self.views = {name: self._view(str(name), v, loss_fn, batch_loss, say)
+                          for name, v in (views or {}).items()}
         except BaseException:  # give the module back as it was
             self._restore(params)
             raise
+
+    def _view(self, name, data, loss_fn, batch_loss, say):
+        """An evaluation view: the same module and loss on another data set
+        (data in any form probe() takes; with loss_fn, (inputs, targets) or
+        batches of them), a sive.Model whose loss callback evaluates the
+        worker's replica at the chain's theta (its grad is never used)."""
+        torch = self._torch
+        if isinstance(data, sive.Model):
+            raise TypeError(f"views[{name!r}]: sive.torch takes the view's data (e.g. "
+                            "(inputs, targets) or a DataLoader), not a sive.Model")
+        try:
+            if batch_loss is None and isinstance(data, (tuple, list)) and len(data) == 2 \
+                    and _is_table(torch, data[0]) and _is_leaf(torch, data[1]):
+                vd = _Data(torch, data[0], data[1], self.dtype, paired=True, say=say)
+            else:
+                vd = _Data(torch, data, None, self.dtype, paired=batch_loss is None, say=say)
+            try:
+                vloss = _Loss(torch, loss_fn, batch_loss, vd, self.module)
+                with torch.no_grad():  # the module must evaluate the view's examples
+                    losses = vloss.examples(self.module, vd.take(torch.arange(min(vd.n, 8))))
+            except RuntimeError as e:  # torch's shape errors
+                raise ValueError(f"the module and loss fail on the view's first examples "
+                                 f"(shapes {[tuple(t.shape) for t in _leaves(vd.data)]}): "
+                                 f"{e}") from e
+            if losses.shape != (min(vd.n, 8),):
+                raise ValueError(f"the per-example losses have shape {tuple(losses.shape)}, "
+                                 f"expected ({min(vd.n, 8)},)")
+        except (ValueError, TypeError, RuntimeError, IndexError, KeyError) as e:
+            kind = TypeError if isinstance(e, TypeError) else ValueError
+            raise kind(f"views[{name!r}]: {e}") from e
+
+        def loss(theta, batch):
+            return self._evaluate(theta, batch, vd, vloss)
+
+        return sive.Model(self.dim, None, loss=loss, n_examples=vd.n, dtype=self.np_dtype)
 
     def param_ranges(self, params):
         """params as (begin, end) ranges of theta: parameter names (as
@@ -552,6 +590,12 @@ class TorchModel:
         return flat.numpy(), total
 
     def _loss(self, theta, batch):
+        return self._evaluate(theta, batch, self.data, self.loss)
+
+    def _evaluate(self, theta, batch, data, loss):
+        """Per-example losses of data's examples batch.index at theta, on
+        the batch's worker's replica (a view evaluates the chain's theta,
+        on the chain's worker, after its own evaluation)."""
         torch = self._torch
         r = self._set(theta, batch)
         idx = torch.from_numpy(batch.index.astype(np.int64))
@@ -559,7 +603,7 @@ class TorchModel:
         with torch.no_grad():
             for lo in range(0, len(idx), self.eval_chunk):
                 sel = idx[lo:lo + self.eval_chunk]
-                losses = self.loss.examples(r.module, self.data.take(sel))
+                losses = loss.examples(r.module, data.take(sel))
                 if losses.shape[0] != len(sel):
                     raise ValueError(f"the per-example losses have shape "
                                      f"{tuple(losses.shape)}, expected ({len(sel)},)")
@@ -572,6 +616,8 @@ class TorchModel:
             p.data = saved
         self.module.train(self._training)
         self._replicas = []
+        for v in getattr(self, "views", {}).values():
+            v.close()
         if self.sive_model is not None:
             self.sive_model.close()
 
@@ -648,7 +694,8 @@ def _pick_threads(tm, p, options, say):
 
 
 def probe(module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None, progress=None,
-          quiet=False, check=True, eval_chunk=4096, grad_chunk=None, params=None, **options):
+          quiet=False, check=True, eval_chunk=4096, grad_chunk=None, params=None, views=None,
+          **options):
     """Probe module around its current parameters and return a sive.Result.
 
     The data, as torch users hold it:
@@ -694,13 +741,27 @@ def probe(module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None, p
     value.  A list of names from module.named_parameters() ("1.weight"; a
     submodule's name such as "1" takes all of its parameters) or a
     predicate(name, tensor) -> bool; the result's params_dim says how many
-    moved."""
+    moved.
+
+    views={name: data} adds evaluation views (docs/guide.md, "Refined LLCs:
+    other data"): at every evaluated step the same module (the same
+    replicas, threads included) with the same loss is evaluated at the
+    chain's theta on data, another data set in any form inputs takes
+    (with loss_fn: an (inputs, targets) pair, or a DataLoader, Dataset or
+    iterable of (x, y) batches; with batch_loss: batches it reads).  The
+    chain, its draws and the run's own estimate are as without views; the
+    Result's .views is {name: Result}, one estimate per view with its own
+    MCSE.  A view whose data the module or loss cannot evaluate (e.g. wrong
+    shapes) raises ValueError or TypeError naming the view, before the
+    run."""
     torch = _torch()
     threads = options.get("threads", 1)
     say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr))
     with TorchModel(module, loss_fn, inputs, targets, batch_loss=batch_loss, threads=threads,
-                    eval_chunk=eval_chunk, grad_chunk=grad_chunk, quiet=quiet) as tm, \
-            sive.Probe(**options) as p:
+                    eval_chunk=eval_chunk, grad_chunk=grad_chunk, quiet=quiet,
+                    views=views) as tm, sive.Probe(**options) as p:
+        for name, view in tm.views.items():
+            p.add_eval_view(name, view)
         if params is not None:
             p.set_params(tm.param_ranges(params))
         cap, before = _torch_threads(torch, p.get("threads")), torch.get_num_threads()

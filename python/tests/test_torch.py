@@ -475,6 +475,75 @@ class DataForms(unittest.TestCase):
             sive.torch.probe(net(), torch.nn.MSELoss(), batches, **self.OPTS)
 
 
+class Views(unittest.TestCase):
+    """sive.torch.probe(views={name: data}): evaluation views on the same
+    module, loss and chain (docs/guide.md, "Refined LLCs: other data")."""
+    OPTS = dict(Adapter.OPTS, seed=5, quiet=True)
+
+    def test_whole_training_set_is_the_run_itself(self):
+        """Exact identity: with eval_batch = n drawn without replacement every
+        group of the run and of a view on the training data is a permutation
+        of all n examples, so both L-bar traces are L_n(theta) along the one
+        path (equal to rounding: only the summation order differs)."""
+        x, y = data()
+        opts = dict(self.OPTS, eval_batch=N_EX, replacement=0, control_variate=0)
+        r = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, views={"train": (x, y)}, **opts)
+        self.assertEqual(list(r.views), ["train"])
+        v = r.views["train"]
+        for c in range(opts["chains"]):
+            np.testing.assert_allclose(v.trace("lbar", c), r.trace("lbar", c), rtol=1e-12)
+            np.testing.assert_array_equal(v.trace("disp", c), r.trace("disp", c))
+        self.assertTrue(math.isclose(v.stat("sive_unclipped", 1), r.stat("sive_unclipped", 1),
+                                     rel_tol=1e-9), (v.stat("sive_unclipped", 1),
+                                                     r.stat("sive_unclipped", 1)))
+
+    def test_training_set_view_agrees_and_leaves_the_run(self):
+        """On its own draws a training-data view estimates the run's target:
+        z <= 4 against the run's estimate (combined MCSE; they share the
+        path, so this is conservative).  The run itself is bit for bit the
+        run without views; a DataLoader of the same data, with threads=2,
+        gives the same view as the tuple."""
+        x, y = data()
+        opts = dict(self.OPTS, steps=400, chains=4)
+        plain = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, **opts)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y),
+                                             batch_size=50)
+        r = sive.torch.probe(net(), torch.nn.MSELoss(), x, y,
+                             views={"train": (x, y), "half": (x[:64], y[:64])}, **opts)
+        two = sive.torch.probe(net(), torch.nn.MSELoss(), x, y, views={"train": loader},
+                               threads=2, **opts)
+        self.assertEqual(r.stat("sive_unclipped", 1), plain.stat("sive_unclipped", 1))
+        v = r.views["train"]
+        self.assertFalse(np.array_equal(v.trace("lbar", 0), r.trace("lbar", 0)))
+        self.assertNotEqual(v.stat("sive_unclipped", 1), r.views["half"].stat("sive_unclipped", 1))
+        self.assertEqual(v.stat("sive_unclipped", 1),
+                         two.views["train"].stat("sive_unclipped", 1))
+        z = (v.lambda_hat - r.lambda_hat) / math.hypot(v.mcse, r.mcse)
+        print(f"sive.torch view 'train': {v.lambda_hat:.3f} ± {v.mcse:.3f} vs the run "
+              f"{r.lambda_hat:.3f} ± {r.mcse:.3f}: z = {z:+.2f}")
+        self.assertLess(abs(z), 4.0)
+
+    def test_bad_views_are_refused_before_the_run(self):
+        x, y = data()
+        m = net()
+        before = snapshot(m)
+        bad = {"features": (torch.randn(N_EX, D_IN + 1, dtype=torch.float64), y),
+               "lengths": (x, y[:-1]),
+               "no targets": x}
+        for name, view in bad.items():
+            with self.assertRaises(ValueError) as cm:
+                sive.torch.probe(m, torch.nn.MSELoss(), x, y, views={name: view}, **self.OPTS)
+            self.assertIn(f"views[{name!r}]", str(cm.exception))
+            if name == "features":
+                self.assertIn("fail on the view's first examples", str(cm.exception))
+        with self.assertRaisesRegex(TypeError, "not a sive.Model"):
+            tm_model = sive.Model(1, None, loss=lambda th, b: None, n_examples=1)
+            sive.torch.probe(m, torch.nn.MSELoss(), x, y, views={"m": tm_model}, **self.OPTS)
+        for (p, data0, rg, grad), q in zip(before, m.parameters()):  # given back each time
+            self.assertIs(p, q)
+            self.assertTrue(torch.equal(q.data, data0))
+
+
 class Helpers(unittest.TestCase):
     def test_wbic_t(self):
         self.assertAlmostEqual(sive.torch.wbic_t(60000), 60000 / math.log(60000))
