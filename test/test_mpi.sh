@@ -51,6 +51,17 @@ grep -q "rank 1, unit 3 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" && o
 [ -e "$TMP/fault.csv" ] && bad "traces file written" || ok "no traces file"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary left: $(ls "$TMP")" || ok "no temporaries"
 
+# a value the library refuses for this data: exit 2 before any unit, as
+# without mpirun, the reason once (rank 0), nothing written
+"${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "${P[@]}" --replacement 0 --grad-batch 100000 \
+    --format json --traces "$TMP/refused.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && ok "a refused value: exit 2" || bad "a refused value: exit $rc"
+[ "$(grep -c "sive probe: sampling without replacement needs" "$TMP/err")" = 1 ] &&
+    ok "a refused value: said once" || bad "a refused value: message: $(head -5 "$TMP/err")"
+[ -s "$TMP/out" ] || [ -e "$TMP/refused.csv" ] && bad "a refused value: output written" ||
+    ok "a refused value: nothing written"
+
 # faults of one probe rank (issue 23, M1): another --chains or checkpoint
 # list left rank 0 waiting forever for units never sent; other --data
 # merged silently.  Every rank first agrees on the work: the odd rank is

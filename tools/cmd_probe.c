@@ -141,7 +141,9 @@ static int refuse_loss(const void *theta, size_t dim, const sive_batch *b, doubl
     return 1;
 }
 
-int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
+/* The library's verdict on the options for this data (before any chain
+ * runs: no result), SIVE_OK or SIVE_E_INVALID_ARG with sive_probe_errmsg(). */
+static int cfg_refused(const probe_cfg *c, uint64_t n_examples)
 {
     sive_model m;
     sive_model_init(&m, sizeof m);
@@ -155,15 +157,19 @@ int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
         m.group_loss = refuse_loss;
     const float theta = 1.0f;
     sive_result *r = NULL;
-    /* the library checks the options against the model before any chain
-     * runs (no result); past them the first callback stops the run */
+    /* past the options the first callback stops the run */
     int rc = sive_probe_run(c->p, &m, &theta, &r);
+    int refused = rc == SIVE_E_INVALID_ARG && !r;
     sive_result_free(r);
-    if (rc == SIVE_E_INVALID_ARG && !r) {
-        fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(c->p));
-        return EXIT_USAGE;
-    }
-    return 0;
+    return refused ? SIVE_E_INVALID_ARG : SIVE_OK;
+}
+
+int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
+{
+    if (!cfg_refused(c, n_examples))
+        return 0;
+    fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(c->p));
+    return EXIT_USAGE;
 }
 
 static int64_t probe_blis(const probe_cfg *c)
@@ -1164,6 +1170,14 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
      * (another --chains or checkpoint list left rank 0 waiting forever) */
     int agreed = cli_mpi_agree("sive probe", probe_plan(a, U, train),
                                "--chains, checkpoints, options or --data");
+    /* the options the library refuses for this data, before any unit:
+     * the ranks agreed on options and data, so all stop alike (exit 2, as
+     * without mpirun); rank 0 says why */
+    if (agreed < 0 && !data_bad && cfg_refused(&a->cfg, sive_dataset_count(train))) {
+        if (rank == 0)
+            fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(a->cfg.p));
+        agreed = EXIT_USAGE;
+    }
     if (agreed >= 0) {
         sive_dataset_free(train);
         sive_dataset_free(test);
