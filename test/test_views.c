@@ -21,6 +21,7 @@
 
 #include "lsq.h"
 #include "quad.h"
+#include "sres_forge.h"
 
 /* The view's quadratic: sum_i q_i/2 (theta_i - c_i)^2 + l0, noise sigma
  * per group (its normals from the batch's seed, as quad.h does). */
@@ -207,6 +208,26 @@ START_TEST(views_saved_and_merged)
     ck_assert_int_eq(sive_result_to_bytes(part[1], NULL, &bytes, &len), SIVE_OK);
     sive_result *back = NULL;
     ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    /* a name with a NUL inside would save as another name: refused (the
+     * fuzzer's load-save-load oracle found the loader taking it) */
+    unsigned char *forged = malloc(len);
+    ck_assert_ptr_nonnull(forged);
+    memcpy(forged, bytes, len);
+    unsigned char *name = NULL;
+    for (size_t i = 0; !name && i + 12 <= len; i++)
+        if (!memcmp(forged + i, "\4\0\0\0\0\0\0\0some", 12))
+            name = forged + i;
+    ck_assert_ptr_nonnull(name);
+    name[9] = 0; /* "s\0me" */
+    sres_rehash(forged, len);
+    sive_result *nul = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(forged, len, &nul, NULL), SIVE_E_FORMAT);
+    ck_assert_ptr_null(nul);
+    name[9] = 'o'; /* the forging itself is sound */
+    sres_rehash(forged, len);
+    ck_assert_int_eq(sive_result_from_bytes(forged, len, &nul, NULL), SIVE_OK);
+    sive_result_free(nul);
+    free(forged);
     sive_free(bytes);
     ck_assert_uint_eq(sive_result_views(back), 2);
     ck_assert_str_eq(sive_result_view_name(back, 1), "some");

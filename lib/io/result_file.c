@@ -362,10 +362,12 @@ static int get_views(rbuf *b, sive_result *r)
         size_t len = 0;
         const char *name = get_text(b, SIVEI_VIEW_NAME - 1, &len);
         uint64_t nex = get_u64(b);
-        sive_result *v = b->bad || len == 0 ? NULL
-                         : sivei_result_alloc(&r->opt, r->h, r->eta, r->begin, r->end, 0);
+        /* a name is text: a NUL inside would save as a shorter name */
+        const int bad = b->bad || len == 0 || memchr(name, 0, len);
+        sive_result *v = bad ? NULL
+                             : sivei_result_alloc(&r->opt, r->h, r->eta, r->begin, r->end, 0);
         if (!(r->views[k] = v))
-            return b->bad || len == 0 ? SIVE_E_FORMAT : SIVE_E_NOMEM;
+            return bad ? SIVE_E_FORMAT : SIVE_E_NOMEM;
         memcpy(v->name, name, len);
         v->n_examples = nex;
         for (int32_t c = r->begin; c < r->end; c++) {
