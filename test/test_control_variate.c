@@ -252,6 +252,44 @@ START_TEST(nan_at_star_refused)
 }
 END_TEST
 
+/* lsq's losses with example 100 not finite at theta* when a chain asks
+ * (the recomputation beyond the table limit evaluates theta* as chain c),
+ * finite in the pass at theta* (chain -1): a callback whose losses depend
+ * on the batch, as with float32 reductions or dropout left on. */
+static int nan_at_star_loss(const void *theta, size_t d, const sive_batch *b,
+                            double *losses, void *user)
+{
+    int rc = lsq_loss(theta, d, b, losses, user);
+    if (b->chain >= 0 && !memcmp(theta, STAR, sizeof STAR))
+        for (size_t i = 0; i < b->group_size; i++)
+            if (b->index[i] == 100)
+                losses[i] = NAN;
+    return rc;
+}
+
+/* Without a table a step's recomputation may meet such a loss: the pass's
+ * answer (no result, the theta* message), not a diverged chain. */
+START_TEST(nan_at_star_recomputed)
+{
+    static lsq m;
+    lsq_make(&m, 1);
+    sive_model sm;
+    lsq_model(&sm, &m);
+    sm.loss = nan_at_star_loss;
+    sive_probe *p = probe_for(1, 400, 2, 4, 4);
+    sive_result *r = (sive_result *)&m;
+    setenv("SIVE_CV_TABLE_MAX", "10", 1);
+    int rc = sive_probe_run(p, &sm, STAR, &r);
+    unsetenv("SIVE_CV_TABLE_MAX");
+    ck_assert_msg(rc == SIVE_E_INVALID_ARG, "rc %d: %s", rc,
+                  r ? sive_result_errmsg(r) : "");
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "example 100 at theta* is nan"), "%s",
+                  sive_probe_errmsg(p));
+    sive_probe_free(p);
+}
+END_TEST
+
 /* Saved and loaded, the option survives; parts with and without control
  * variates do not merge. */
 START_TEST(result_file_and_merge)
@@ -411,6 +449,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, callback_failure_at_star);
         tcase_add_test(tc, cancel_at_star_pass);
         tcase_add_test(tc, nan_at_star_refused);
+        tcase_add_test(tc, nan_at_star_recomputed);
         tcase_add_test(tc, result_file_and_merge);
         tcase_add_test(tc, reads_version_1_files);
         tcase_add_test(tc, mlp_first_step_is_the_full_loss);

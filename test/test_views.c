@@ -64,6 +64,25 @@ static int moved(size_t i)
     return (i >= RANGES[0] && i < RANGES[1]) || (i >= RANGES[2] && i < RANGES[3]);
 }
 
+/* E[SIVE_UNCLIPPED] of view v's result vr: f_i = q_i (s_i - c_i) x +
+ * q_i/2 x^2 for x = theta_i - s_i, x following the chain's AR(1) (H =
+ * curv, g = curv s_i), over the moved coordinates only. */
+static double view_exact(const view_quad *v, const double *star, double t, double a,
+                         double h, double curv, const sive_result *vr)
+{
+    const double n = sive_result_stat(vr, SIVE_STAT_TAIL_LENGTH, 0);
+    double var = 0.0, vmean = 0.0;
+    for (size_t i = 0; i < D; i++) {
+        if (!moved(i))
+            continue;
+        double vmi;
+        var += exact_ula_coord_var_f(a, a / t, h, curv, curv * star[i],
+                                     v->q[i] * (star[i] - v->c[i]), v->q[i] / 2.0, n, &vmi);
+        vmean += vmi;
+    }
+    return t * t * n / (n - 1.0) * (var - vmean);
+}
+
 START_TEST(view_quadratic_exact)
 {
     const double t = 10.0, a = 0.05, h = 1.0, curv = 2.0;
@@ -94,20 +113,7 @@ START_TEST(view_quadratic_exact)
     ck_assert_str_eq(sive_result_view_name(r, 0), "other quadratic");
     ck_assert_ptr_null(sive_result_view(r, 1));
     ck_assert(same_trace(r, vr, SIVE_TRACE_DISP, 3)); /* one path */
-    /* E[SIVE_UNCLIPPED] of the view: f_i = q_i (s_i - c_i) x + q_i/2 x^2
-     * for x = theta_i - s_i, x following the chain's AR(1) (H = curv,
-     * g = curv s_i), over the moved coordinates only */
-    const double n = sive_result_stat(vr, SIVE_STAT_TAIL_LENGTH, 0);
-    double var = 0.0, vmean = 0.0;
-    for (size_t i = 0; i < D; i++) {
-        if (!moved(i))
-            continue;
-        double vmi;
-        var += exact_ula_coord_var_f(a, a / t, h, curv, curv * star[i],
-                                     v.q[i] * (star[i] - v.c[i]), v.q[i] / 2.0, n, &vmi);
-        vmean += vmi;
-    }
-    const double want = t * t * n / (n - 1.0) * (var - vmean);
+    const double want = view_exact(&v, star, t, a, h, curv, vr);
     const double got = sive_result_stat(vr, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
     const double se = sive_result_stat(vr, SIVE_STAT_MCSE, SIVE_SUMMARY);
     const double z = (got - want) / se;
@@ -126,6 +132,145 @@ START_TEST(view_quadratic_exact)
     sive_result_free(plain);
     sive_result_free(r);
     sive_probe_free(p);
+}
+END_TEST
+
+/* Control variates on a view (docs/theory.md "Evaluation views"): the
+ * quadratic of view_quadratic_exact as per-example losses with noise
+ * l'_j = L'(theta) + s_j sigma_p (1 + u_p.(theta - c)/5), p = j/2,
+ * s_j = +-1, so that the mean over the view's NVEX examples is L'(theta)
+ * exactly: the same exact target with and without control variates.  The
+ * losses differ far more between examples than with theta near theta*
+ * (as data sets' do), which is what control variates remove. */
+#define NVEX 64
+static view_quad cvq = {.l0 = 3.0};
+
+static void cv_view_fill(double *star)
+{
+    for (size_t i = 0; i < D; i++) {
+        star[i] = 0.3 + 0.1 * (double)i;
+        cvq.q[i] = 0.5 + 0.25 * (double)i;
+        cvq.c[i] = -0.2;
+    }
+}
+
+static int cv_view_loss(const void *theta, size_t d, const sive_batch *b, double *losses,
+                        void *user)
+{
+    (void)user;
+    const double *th = theta;
+    double l = cvq.l0;
+    for (size_t i = 0; i < d; i++)
+        l += 0.5 * cvq.q[i] * (th[i] - cvq.c[i]) * (th[i] - cvq.c[i]);
+    for (size_t k = 0; k < b->group_size; k++) {
+        const uint64_t j = b->index[k], pr = j / 2;
+        double lin = 1.0;
+        for (size_t i = 0; i < d; i++)
+            lin += 0.2 * cos((double)(pr + 3 * i)) * (th[i] - cvq.c[i]);
+        losses[k] = l + (j % 2 ? -1.0 : 1.0) * 10.0 * (1.0 + (double)(pr % 3)) * lin;
+    }
+    return 0;
+}
+
+/* The training loss per example (quad.h's, the same for every example):
+ * control variates need the run's model to have per-example losses. */
+static int quad_examples(const void *theta, size_t d, const sive_batch *b, double *losses,
+                         void *user)
+{
+    const double l = quad_fixture_loss(user, theta, d);
+    for (size_t k = 0; k < b->group_size; k++)
+        losses[k] = l;
+    return 0;
+}
+
+/* A control-variate run (cv 0/1) on the quadratic with the per-example
+ * view "cv" and the group-only view "group". */
+static sive_result *cv_view_run(int cv, int64_t steps, const double *star)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
+    static view_quad g = {.l0 = 1.0, .sigma = 0.05, .q = {1, 1, 1, 1, 1, 1}};
+    sive_model m = quad_fixture_model(&q, D), vm = m, gm = m;
+    m.loss = quad_examples;
+    m.n_examples = NVEX;
+    vm.group_loss = NULL;
+    vm.loss = cv_view_loss;
+    vm.n_examples = NVEX;
+    gm.group_loss = view_group;
+    gm.user = &g;
+    sive_probe *p = quad_probe(10.0, 0.05, steps);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, cv), SIVE_OK);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "cv", &vm, NULL, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "group", &gm, NULL, 0), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_msg(sive_probe_run(p, &m, star, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    sive_probe_free(p);
+    return r;
+}
+
+static int64_t view_cv(const sive_result *r, size_t k)
+{
+    int64_t v = -1;
+    ck_assert_int_eq(sive_result_option_int(sive_result_view(r, k), SIVE_OPT_CONTROL_VARIATE,
+                                            &v), SIVE_OK);
+    return v;
+}
+
+START_TEST(view_control_variates_exact)
+{
+    const double t = 10.0, a = 0.05, h = 1.0, curv = 2.0;
+    double star[D];
+    cv_view_fill(star);
+    double mcse[2];
+    for (int cv = 0; cv < 2; cv++) {
+        sive_result *r = cv_view_run(cv, 20000, star);
+        const sive_result *vr = sive_result_view(r, 0);
+        ck_assert_int_eq(view_cv(r, 0), cv); /* the view records what it used */
+        ck_assert_int_eq(view_cv(r, 1), 0);  /* a group-only view cannot */
+        const double want = view_exact(&cvq, star, t, a, h, curv, vr);
+        const double got = sive_result_stat(vr, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
+        mcse[cv] = sive_result_stat(vr, SIVE_STAT_MCSE, SIVE_SUMMARY);
+        const double z = (got - want) / mcse[cv];
+        printf("per-example view, control_variate %d: SIVE %.5f, exact %.5f, rel %+.2f %%, "
+               "MCSE %.5f, z %+.2f, noise correction %.4f\n", cv, got, want,
+               100.0 * (got / want - 1.0), mcse[cv], z,
+               sive_result_stat(vr, SIVE_STAT_NOISE_CORRECTION, SIVE_SUMMARY));
+        ck_assert_msg(fabs(z) < 4.0, "control_variate %d: z = %g", cv, z);
+        sive_result_free(r);
+    }
+    printf("view MCSE with control variates / without: %.3f\n", mcse[1] / mcse[0]);
+    ck_assert_msg(mcse[1] < 0.5 * mcse[0], "MCSE %g with control variates, %g without",
+                  mcse[1], mcse[0]);
+}
+END_TEST
+
+/* Beyond the table limit (SIVE_CV_TABLE_MAX below the view's n) a view's
+ * steps evaluate their draws at theta* again: the same bits; a result's
+ * bytes keep which views used control variates. */
+START_TEST(view_control_variates_recomputed_and_saved)
+{
+    double star[D];
+    cv_view_fill(star);
+    sive_result *r[2];
+    r[0] = cv_view_run(1, 300, star);
+    setenv("SIVE_CV_TABLE_MAX", "10", 1);
+    r[1] = cv_view_run(1, 300, star);
+    unsetenv("SIVE_CV_TABLE_MAX");
+    for (int32_t c = 0; c < 8; c++)
+        ck_assert(same_trace(sive_result_view(r[0], 0), sive_result_view(r[1], 0),
+                             SIVE_TRACE_LBAR, c));
+    void *bytes = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r[0], NULL, &bytes, &len), SIVE_OK);
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    ck_assert_int_eq(view_cv(back, 0), 1);
+    ck_assert_int_eq(view_cv(back, 1), 0);
+    ck_assert(sive_result_lambda(sive_result_view(back, 0)) ==
+              sive_result_lambda(sive_result_view(r[0], 0)));
+    sive_free(bytes);
+    sive_result_free(back);
+    sive_result_free(r[0]);
+    sive_result_free(r[1]);
 }
 END_TEST
 
@@ -344,6 +489,8 @@ int main(void)
     tcase_add_test(tc, views_saved_and_merged);
     tcase_add_test(tc, views_only_in_the_main_run);
     tcase_add_test(tc, view_argument_checks);
+    tcase_add_test(tc, view_control_variates_exact);
+    tcase_add_test(tc, view_control_variates_recomputed_and_saved);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -559,7 +559,9 @@ typedef struct sive_result sive_result;
  *    a data set; non-finite theta*; zero adaptive radius; a tail window
  *    with fewer than 4 evaluated steps; B > n_examples without
  *    replacement; control variates with a group-only model or a loss that
- *    is not finite at theta*; gradient control variates without a data
+ *    is not finite at theta*, the run's or an evaluation view's, found by
+ *    the pass at theta* or, beyond the table limit, by a step's
+ *    recomputation (then chains may have run); gradient control variates without a data
  *    set or with a gradient that is not finite at theta*), SIVE_E_NOMEM.
  */
 SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,

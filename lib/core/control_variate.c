@@ -39,18 +39,17 @@ static uint64_t table_max(void)
     return v < most ? (uint64_t)v : most;
 }
 
+size_t sivei_cv_scratch(const sivei_run *run, uint64_t n)
+{
+    size_t draws = (size_t)run->opt.groups * (size_t)run->opt.eval_batch;
+    return (uint64_t)draws < n ? draws : (size_t)n;
+}
+
 /* Neumaier's compensated sum: L_n(theta*) over up to 2^62 terms must not
  * depend on how many losses came before (it is added to every Lbar). */
 typedef struct ksum {
     double s, c;
 } ksum;
-
-/* The run's state: l_j(theta*) for every j, or NULL (beyond the table
- * limit), and L_n(theta*). */
-typedef struct cv_run {
-    double *star;
-    double base;
-} cv_run;
 
 static void ksum_add(ksum *k, double x)
 {
@@ -59,33 +58,42 @@ static void ksum_add(ksum *k, double x)
     k->s = t;
 }
 
-/* The losses of examples [i0, i0+k) at theta* into out[0..k-1].  A
+/* The examples a pass at theta* evaluates: positions [0, n) of a model's
+ * data, through subset when there is one. */
+typedef struct star_src {
+    sivei_run *run;
+    const sive_model *m;
+    const uint64_t *subset;
+    const char *who;
+} star_src;
+
+/* The losses of positions [i0, i0+k) at theta* into out[0..k-1].  A
  * callback error is recorded as the run's (SIVE_E_CALLBACK, stop set) and
  * returned as its non-zero code; a loss that is not finite is the model's
  * fault at theta* (SIVE_E_INVALID_ARG, in err). */
-static int star_chunk(sivei_run *run, uint64_t i0, size_t k, uint64_t *idx,
+static int star_chunk(const star_src *s, uint64_t i0, size_t k, uint64_t *idx,
                       double *out, sivei_pcg32 *seeds, char *err)
 {
     for (size_t j = 0; j < k; j++)
-        idx[j] = i0 + j;
+        idx[j] = s->subset ? s->subset[i0 + j] : i0 + j;
     sive_batch b = {.index = idx, .n_groups = 1, .group_size = k,
                     .seed = sivei_pcg32_next64(seeds), .chain = -1, .worker = 0,
                     .step = -1};
     sivei_clear_error();
-    int rc = run->model.loss(run->theta_star, run->model.dim, &b, out, run->model.user);
+    int rc = s->m->loss(s->run->theta_star, s->m->dim, &b, out, s->m->user);
     if (rc) {
-        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
-                       "loss callback returned %d at theta* (control variates, "
-                       "examples %llu..%llu)", rc, (unsigned long long)i0,
-                       (unsigned long long)(i0 + k - 1));
+        sivei_run_fail(s->run, SIVE_E_CALLBACK, rc,
+                       "%sloss callback returned %d at theta* (control variates, "
+                       "examples %llu..%llu)", s->who, rc, (unsigned long long)idx[0],
+                       (unsigned long long)idx[k - 1]);
         return rc;
     }
     for (size_t j = 0; j < k; j++)
         if (!isfinite(out[j]))
             return sivei_fail(err, SIVE_E_INVALID_ARG,
-                             "loss of example %llu at theta* is %g (control variates "
-                             "need finite losses at theta*)",
-                             (unsigned long long)(i0 + j), out[j]);
+                             "%sloss of example %llu at theta* is %g (control variates "
+                             "need finite losses at theta*)", s->who,
+                             (unsigned long long)idx[j], out[j]);
     return SIVE_OK;
 }
 
@@ -105,15 +113,12 @@ static int star_cancelled(sivei_run *run, sivei_clock *clk, uint64_t done, uint6
     return pr;
 }
 
-static int cv_active(const sivei_run *run) { return run->opt.control_variate != 0; }
-
-static int cv_prepare(sivei_run *run, void **state, char *err)
+/* The pass at theta*: every loss into t->star (within the table limit)
+ * and their mean into t->base. */
+static int star_pass(const star_src *s, uint64_t n, uint64_t stream, sivei_cv_table *t,
+                     char *err)
 {
-    if (!run->model.loss)
-        return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "control variates (SIVE_OPT_CONTROL_VARIATE) need per-example "
-                         "losses: this model has only a group_loss callback");
-    const uint64_t n = run->model.n_examples;
+    sivei_run *run = s->run;
     uint64_t draws = (uint64_t)run->opt.groups * (uint64_t)run->opt.eval_batch;
     size_t chunk = (size_t)(draws > CHUNK_MIN ? draws : CHUNK_MIN);
     if (chunk > n)
@@ -126,11 +131,11 @@ static int cv_prepare(sivei_run *run, void **state, char *err)
         free(idx);
         free(tmp);
         return sivei_fail(err, SIVE_E_NOMEM,
-                         "out of memory for the control variates' losses at theta* "
-                         "(%llu examples)", (unsigned long long)n);
+                         "%sout of memory for the control variates' losses at theta* "
+                         "(%llu examples)", s->who, (unsigned long long)n);
     }
     sivei_pcg32 seeds;
-    sivei_pcg32_stream(&seeds, run->opt.seed, UINT64_MAX, 0);
+    sivei_pcg32_stream(&seeds, run->opt.seed, UINT64_MAX, stream);
     ksum sum = {0.0, 0.0};
     sivei_clock clk = {0};
     int rc = SIVE_OK;
@@ -139,7 +144,7 @@ static int cv_prepare(sivei_run *run, void **state, char *err)
         double *out = table ? table + i0 : tmp;
         if ((rc = star_cancelled(run, &clk, i0, n)))
             break;
-        rc = star_chunk(run, i0, k, idx, out, &seeds, err);
+        rc = star_chunk(s, i0, k, idx, out, &seeds, err);
         for (size_t j = 0; j < k && !rc; j++)
             ksum_add(&sum, out[j]);
     }
@@ -147,18 +152,72 @@ static int cv_prepare(sivei_run *run, void **state, char *err)
     free(tmp);
     if (rc) {
         free(table);
-        /* a callback error or a cancel: recorded in run, the chains will
-         * not start */
-        return run->status == SIVE_E_CALLBACK || run->status == SIVE_E_CANCELLED ? SIVE_OK
-                                                                                 : rc;
+        return rc;
     }
-    cv_run *cv = malloc(sizeof *cv);
-    if (!cv) {
-        free(table);
+    t->star = table;
+    t->base = (sum.s + sum.c) / (double)n;
+    return SIVE_OK;
+}
+
+int sivei_cv_table_build(sivei_run *run, const sive_model *m, const uint64_t *subset,
+                         uint64_t n, uint64_t stream, const char *who, sivei_cv_table *t,
+                         char *err)
+{
+    const star_src s = {run, m, subset, who};
+    t->star = NULL;
+    t->base = 0.0;
+    int rc = star_pass(&s, n, stream, t, err);
+    /* a callback error or a cancel: recorded in run, the chains will not
+     * start */
+    return rc && (run->status == SIVE_E_CALLBACK || run->status == SIVE_E_CANCELLED)
+               ? SIVE_OK
+               : rc;
+}
+
+int sivei_cv_subtract(sivei_run *run, const sive_model *m, const sivei_cv_table *t,
+                      const sive_batch *eb, const uint64_t *pos, double *at_star,
+                      double *loss, const char *who)
+{
+    const size_t u = eb->group_size;
+    if (t->star) {
+        for (size_t i = 0; i < u; i++)
+            loss[i] -= t->star[pos[i]];
+        return 0;
+    }
+    int rc = m->loss(run->theta_star, m->dim, eb, at_star, m->user);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < u; i++) {
+        if (!isfinite(at_star[i])) {
+            /* the table path's message, not a diverged chain */
+            sivei_run_fail(run, SIVE_E_INVALID_ARG, 0,
+                           "%sloss of example %llu at theta* is %g (control variates "
+                           "need finite losses at theta*)", who,
+                           (unsigned long long)eb->index[i], at_star[i]);
+            return 1;
+        }
+        loss[i] -= at_star[i];
+    }
+    return 0;
+}
+
+static int cv_active(const sivei_run *run) { return run->opt.control_variate != 0; }
+
+static int cv_prepare(sivei_run *run, void **state, char *err)
+{
+    if (!run->model.loss)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "control variates (SIVE_OPT_CONTROL_VARIATE) need per-example "
+                         "losses: this model has only a group_loss callback");
+    sivei_cv_table *cv = malloc(sizeof *cv);
+    if (!cv)
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the control variates");
+    int rc = sivei_cv_table_build(run, &run->model, NULL, run->model.n_examples, 0, "", cv,
+                                  err);
+    if (rc || run->status) {
+        free(cv);
+        return rc;
     }
-    cv->star = table;
-    cv->base = (sum.s + sum.c) / (double)n;
     *state = cv;
     return SIVE_OK;
 }
@@ -166,7 +225,7 @@ static int cv_prepare(sivei_run *run, void **state, char *err)
 static void cv_release(sivei_run *run, void *state)
 {
     (void)run;
-    cv_run *cv = state;
+    sivei_cv_table *cv = state;
     if (cv)
         free(cv->star);
     free(cv);
@@ -175,43 +234,26 @@ static void cv_release(sivei_run *run, void *state)
 /* Without a table: l_j(theta*) of a step's distinct draws. */
 static int cv_work_init(sivei_work *w, void *rs, void **state)
 {
-    const cv_run *cv = rs;
+    const sivei_cv_table *cv = rs;
     const sivei_run *run = w->run;
-    size_t draws = (size_t)run->opt.groups * (size_t)run->opt.eval_batch;
     *state = NULL;
     if (!cv || cv->star)
         return SIVE_OK;
-    size_t cap = (uint64_t)draws < run->model.n_examples ? draws
-                                                          : (size_t)run->model.n_examples;
-    *state = malloc(cap * sizeof(double));
+    *state = malloc(sivei_cv_scratch(run, run->model.n_examples) * sizeof(double));
     return *state ? SIVE_OK : SIVE_E_NOMEM;
 }
 
 static int cv_examples(sivei_run *run, sivei_work *w, void *rs, void *ws,
                        const sive_batch *eb)
 {
-    const cv_run *cv = rs;
-    sivei_dedup *d = &w->dedup;
-    const size_t u = eb->group_size;
-    if (cv->star) {
-        for (size_t i = 0; i < u; i++)
-            d->loss[i] -= cv->star[d->uniq[i]];
-        return 0;
-    }
-    double *at_star = ws;
-    int rc = run->model.loss(run->theta_star, run->model.dim, eb, at_star,
-                             run->model.user);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < u; i++)
-        d->loss[i] -= at_star[i];
-    return 0;
+    return sivei_cv_subtract(run, &run->model, rs, eb, w->dedup.uniq, ws, w->dedup.loss,
+                             "");
 }
 
 static double cv_offset(const sivei_run *run, const void *rs)
 {
     (void)run;
-    return ((const cv_run *)rs)->base;
+    return ((const sivei_cv_table *)rs)->base;
 }
 
 const sivei_evaluator sivei_eval_cv = {

@@ -4,11 +4,16 @@
  * from its own streams (so that adding a view leaves the run's draws, path
  * and traces bit for bit), evaluates them with its loss at the same theta
  * (each distinct draw once; through its subset when it has one) and
- * stores Lbar and s2 in its result's traces.  Control variates apply to
- * the run's evaluation only. */
+ * stores Lbar and s2 in its result's traces.  With control variates
+ * (SIVE_OPT_CONTROL_VARIATE), a view with per-example losses gets its own:
+ * one pass at theta* over the view's examples before the chains, a table
+ * of l_j(theta*) by position (recomputed per step beyond the table limit,
+ * as for the run; control_variate.c), subtracted from the view's losses,
+ * its mean L'(theta*) added back to the view's Lbar. */
 #include "evaluator.h"
 #include "stats.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +23,21 @@ typedef struct view_work {
     uint64_t *mapped;    /* distinct draws through the subset       */
     uint32_t *perm;      /* n entries without replacement, or NULL  */
     double *group_loss;  /* N                                       */
+    double *at_star;     /* control variates without a table        */
     sivei_dedup dedup;   /* per-example views                       */
 } view_work;
+
+/* The run's state with control variates: per view its table (star NULL
+ * and base 0 for a view without; on says which have one) and the prefix
+ * of its messages. */
+typedef struct views_run {
+    size_t n;
+    struct {
+        sivei_cv_table t;
+        int on;
+        char who[SIVEI_VIEW_NAME + 24];
+    } v[];
+} views_run;
 
 /* A worker's scratch: one view_work per view. */
 typedef struct views_work {
@@ -28,6 +46,41 @@ typedef struct views_work {
 } views_work;
 
 static int views_active(const sivei_run *run) { return run->n_views > 0; }
+
+static void views_release(sivei_run *run, void *state)
+{
+    (void)run;
+    views_run *s = state;
+    for (size_t k = 0; s && k < s->n; k++)
+        free(s->v[k].t.star);
+    free(s);
+}
+
+/* With control variates: the pass at theta* of every per-example view
+ * (the batch seeds from purpose 2 + k of the theta* streams: 0 is the
+ * run's pass, 1 the gradient control variates'). */
+static int views_prepare(sivei_run *run, void **state, char *err)
+{
+    if (!run->opt.control_variate)
+        return SIVE_OK;
+    views_run *s = calloc(1, sizeof *s + run->n_views * sizeof s->v[0]);
+    if (!s)
+        return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the views' control variates");
+    *state = s;
+    s->n = run->n_views;
+    for (size_t k = 0; k < run->n_views; k++) {
+        const sivei_view *v = &run->views[k];
+        snprintf(s->v[k].who, sizeof s->v[k].who, "evaluation view '%s': ", v->name);
+        if (!sivei_view_uses_cv(run, v))
+            continue;
+        int rc = sivei_cv_table_build(run, &v->model, v->subset, v->n, 2 + (uint64_t)k,
+                                      s->v[k].who, &s->v[k].t, err);
+        if (rc || run->status)
+            return rc; /* the registry releases *state */
+        s->v[k].on = 1;
+    }
+    return SIVE_OK;
+}
 
 static void views_work_release(void *state)
 {
@@ -39,6 +92,7 @@ static void views_work_release(void *state)
         free(s->v[i].mapped);
         free(s->v[i].perm);
         free(s->v[i].group_loss);
+        free(s->v[i].at_star);
         sivei_dedup_release(&s->v[i].dedup);
     }
     free(s);
@@ -46,7 +100,7 @@ static void views_work_release(void *state)
 
 static int views_work_init(sivei_work *w, void *rs, void **state)
 {
-    (void)rs;
+    const views_run *cv = rs;
     const sivei_run *run = w->run;
     const size_t N = (size_t)run->opt.groups, draws = N * (size_t)run->opt.eval_batch;
     views_work *s = calloc(1, sizeof *s + run->n_views * sizeof s->v[0]);
@@ -65,6 +119,8 @@ static int views_work_init(sivei_work *w, void *rs, void **state)
             ok = (x->mapped = malloc(draws * sizeof *x->mapped)) != NULL;
         if (ok && !run->opt.replacement)
             ok = (x->perm = malloc((size_t)v->n * sizeof *x->perm)) != NULL;
+        if (ok && cv && cv->v[k].on && !cv->v[k].t.star)
+            ok = (x->at_star = malloc(sivei_cv_scratch(run, v->n) * sizeof(double))) != NULL;
         if (!ok)
             return SIVE_E_NOMEM; /* the caller releases *state */
     }
@@ -87,9 +143,10 @@ static void views_chain_start(sivei_work *w, void *rs, void *ws, int32_t c)
     }
 }
 
-/* View v's N group losses at theta into x->group_loss. */
-static int view_evaluate(const sivei_run *run, const sivei_view *v, view_work *x,
-                         sive_batch *b, const void *theta)
+/* View v's N group losses at theta into x->group_loss (less l_j(theta*)
+ * when cv has the view's table). */
+static int view_evaluate(sivei_run *run, const sivei_view *v, view_work *x, sive_batch *b,
+                         const void *theta, const views_run *cv, size_t k)
 {
     if (!v->model.loss)
         return v->model.group_loss(theta, run->model.dim, b, x->group_loss, v->model.user);
@@ -106,6 +163,9 @@ static int view_evaluate(const sivei_run *run, const sivei_view *v, view_work *x
     eb.n_groups = 1;
     eb.group_size = u;
     int rc = v->model.loss(theta, run->model.dim, &eb, d->loss, v->model.user);
+    if (!rc && cv && cv->v[k].on)
+        rc = sivei_cv_subtract(run, &v->model, &cv->v[k].t, &eb, d->uniq, x->at_star, d->loss,
+                               cv->v[k].who);
     if (rc)
         return rc;
     for (size_t g = 0; g < N; g++) {
@@ -120,7 +180,7 @@ static int view_evaluate(const sivei_run *run, const sivei_view *v, view_work *x
 static int views_observe(sivei_run *run, sivei_work *w, void *rs, void *ws,
                          const void *theta, int32_t c, int64_t m)
 {
-    (void)rs;
+    const views_run *cv = rs;
     view_work *vw = ((views_work *)ws)->v;
     const size_t N = (size_t)run->opt.groups, B = (size_t)run->opt.eval_batch;
     for (size_t k = 0; k < run->n_views; k++) {
@@ -132,12 +192,14 @@ static int views_observe(sivei_run *run, sivei_work *w, void *rs, void *ws,
                         .chain = c, .worker = w->worker, .step = m};
         b.seed = sivei_pcg32_next64(&x->rng[1]);
         sivei_clear_error();
-        int rc = view_evaluate(run, v, x, &b, theta);
+        int rc = view_evaluate(run, v, x, &b, theta, cv, k);
         if (rc)
             return rc;
         sivei_chain_out *out = sivei_chain(run->r->views[k], c);
         sivei_mean_var(x->group_loss, N, &out->trace[SIVE_TRACE_LBAR][m],
                        &out->trace[SIVE_TRACE_S2][m]);
+        if (cv && cv->v[k].on) /* E[Lbar | theta] = L'(theta) */
+            out->trace[SIVE_TRACE_LBAR][m] += cv->v[k].t.base;
     }
     return 0;
 }
@@ -145,6 +207,8 @@ static int views_observe(sivei_run *run, sivei_work *w, void *rs, void *ws,
 const sivei_evaluator sivei_eval_views = {
     .name = "views",
     .active = views_active,
+    .prepare = views_prepare,
+    .release = views_release,
     .work_init = views_work_init,
     .work_release = views_work_release,
     .chain_start = views_chain_start,

@@ -62,6 +62,34 @@ extern SIVE_HIDDEN const sivei_evaluator sivei_eval_raw;
 extern SIVE_HIDDEN const sivei_evaluator sivei_eval_cv;
 extern SIVE_HIDDEN const sivei_evaluator sivei_eval_views;
 
+/* control_variate.c: l_j(theta*) of a model's examples, shared by the
+ * run's control variates and the evaluation views' (eval_views.c). */
+typedef struct sivei_cv_table {
+    double *star; /* l_j(theta*) by position, or NULL beyond the table limit */
+    double base;  /* their mean, L(theta*): the offset added to Lbar        */
+} sivei_cv_table;
+/* One pass at theta* over positions [0, n) of m's examples (through
+ * subset when not NULL; the batch seeds from stream `stream` of purpose
+ * UINT64_MAX), into t.  who prefixes the messages ("" for the run).  A
+ * callback error or a cancel is recorded in run and SIVE_OK returned
+ * (run->status says so); a non-finite loss is SIVE_E_INVALID_ARG, out of
+ * memory SIVE_E_NOMEM, each with its message in err. */
+SIVE_HIDDEN int sivei_cv_table_build(sivei_run *run, const sive_model *m,
+                                     const uint64_t *subset, uint64_t n, uint64_t stream,
+                                     const char *who, sivei_cv_table *t, char *err);
+/* loss[i] -= l(theta*) for the eb->group_size distinct examples of eb
+ * (their positions pos[i] in the table); without a table they are
+ * evaluated at theta* into at_star (sivei_cv_scratch(run, n) doubles).
+ * Returns 0 or the callback's non-zero code; a non-finite loss at theta*
+ * fails the run (SIVE_E_INVALID_ARG, the message the table's pass gives)
+ * and returns 1. */
+SIVE_HIDDEN int sivei_cv_subtract(sivei_run *run, const sive_model *m,
+                                  const sivei_cv_table *t, const sive_batch *eb,
+                                  const uint64_t *pos, double *at_star, double *loss,
+                                  const char *who);
+/* The doubles a step's recomputation at theta* needs for n examples. */
+SIVE_HIDDEN size_t sivei_cv_scratch(const sivei_run *run, uint64_t n);
+
 /* The registry (evaluator.c): module k's hooks and state live in slot k. */
 SIVE_HIDDEN const sivei_evaluator *sivei_evaluator_at(int k);
 

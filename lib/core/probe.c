@@ -321,9 +321,12 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
     sivei_samplers_release(&run);
     sivei_evaluators_release(&run);
     pthread_mutex_destroy(&run.lock);
-    if (run.status == SIVE_E_NOMEM) {
+    /* out of memory, or a loss not finite at theta* met by a step's
+     * recomputation (control variates beyond the table limit): no result,
+     * as when the pass at theta* finds it */
+    if (run.status == SIVE_E_NOMEM || run.status == SIVE_E_INVALID_ARG) {
         sive_result_free(run.r);
-        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "%s", run.errmsg);
+        return sivei_fail(p->errmsg, run.status, "%s", run.errmsg);
     }
     if ((rc = sivei_result_summarise(run.r))) {
         sive_result_free(run.r);

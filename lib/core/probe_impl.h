@@ -315,6 +315,9 @@ SIVE_HIDDEN int sivei_evaluators_observe(sivei_run *run, sivei_work *w, const vo
  * copied from the run's chains and their statistics computed. */
 SIVE_HIDDEN int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err);
 SIVE_HIDDEN int sivei_views_finish(sive_result *r);
+/* Does view v get control variates in run (the run's option on and the
+ * view has per-example losses)?  Its result's control_variate says so. */
+SIVE_HIDDEN int sivei_view_uses_cv(const sivei_run *run, const sivei_view *v);
 SIVE_HIDDEN void sivei_probe_views_free(sive_probe *p);
 /* sampler.c: the modules a run's options select (before the chains; a
  * callback error is recorded in run and SIVE_OK returned, other errors

@@ -102,6 +102,11 @@ int sive_probe_add_eval_view(sive_probe *p, const char *name, const sive_model *
     return SIVE_OK;
 }
 
+int sivei_view_uses_cv(const sivei_run *run, const sivei_view *v)
+{
+    return run->opt.control_variate && v->model.loss;
+}
+
 int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err)
 {
     run->views = p->views;
@@ -136,6 +141,7 @@ int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err)
             return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the views' traces");
         strcpy(vr->name, p->views[k].name);
         vr->n_examples = p->views[k].n;
+        vr->opt.control_variate = sivei_view_uses_cv(run, &p->views[k]);
         for (int32_t c = r->begin; c < r->end; c++)
             for (int64_t m = 0; m < r->opt.steps; m++)
                 sivei_chain(vr, c)->trace[SIVE_TRACE_LBAR][m] =

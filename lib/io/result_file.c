@@ -33,7 +33,9 @@
  *   pairs; then, only with evaluation views (sive_probe_add_eval_view),
  *   the word "VIEWS\0\0\0", their number K and per view its name (length
  *   + bytes), its example count, and per chain its LBAR then S2 over the
- *   chain's steps_run (a reader without these sections refuses such a
+ *   chain's steps_run; then, only when a view used control variates, the
+ *   word "VIEWCV\0\0" and per view 1 if it did, else 0 (u64; a view
+ *   without it did not) (a reader without these sections refuses such a
  *   file: it has bytes after the chains).
  *
  * The statistics are not stored: loading recomputes them from the traces
@@ -303,6 +305,7 @@ static const char *get_text(rbuf *b, uint64_t max, size_t *n)
 
 #define PARAMS_TAG "PARAMS\0"  /* with its NUL: 8 bytes */
 #define VIEWS_TAG "VIEWS\0\0"  /* with its NULs: 8 bytes */
+#define VIEWCV_TAG "VIEWCV\0" /* with its NULs: 8 bytes */
 
 static void put_sections(wbuf *b, const sive_result *r)
 {
@@ -325,6 +328,14 @@ static void put_sections(wbuf *b, const sive_result *r)
                 for (int64_t m = 0; m < sivei_chain(r, c)->steps_run; m++)
                     put_f64(b, sivei_chain(v, c)->trace[j ? SIVE_TRACE_S2 : SIVE_TRACE_LBAR][m]);
     }
+    int cv = 0;
+    for (size_t k = 0; k < r->n_views; k++)
+        cv |= r->views[k]->opt.control_variate != 0;
+    if (!cv)
+        return;
+    put(b, VIEWCV_TAG, 8);
+    for (size_t k = 0; k < r->n_views; k++)
+        put_u64(b, r->views[k]->opt.control_variate != 0);
 }
 
 /* PARAMS: ranges ascending, non-empty, within dim. */
@@ -370,6 +381,7 @@ static int get_views(rbuf *b, sive_result *r)
             return bad ? SIVE_E_FORMAT : SIVE_E_NOMEM;
         memcpy(v->name, name, len);
         v->n_examples = nex;
+        v->opt.control_variate = 0; /* unless VIEWCV says otherwise */
         for (int32_t c = r->begin; c < r->end; c++) {
             const int64_t steps = sivei_chain(r, c)->steps_run;
             if ((uint64_t)steps * 16u > b->len - b->at)
@@ -385,20 +397,38 @@ static int get_views(rbuf *b, sive_result *r)
     return SIVE_OK;
 }
 
+/* VIEWCV: which views used control variates (only in a run that had
+ * them, and not none). */
+static int get_viewcv(rbuf *b, sive_result *r)
+{
+    int any = 0;
+    for (size_t k = 0; k < r->n_views; k++) {
+        uint64_t on = get_u64(b);
+        if (b->bad || on > 1 || (on && !r->opt.control_variate))
+            return SIVE_E_FORMAT;
+        r->views[k]->opt.control_variate = (int64_t)on;
+        any |= (int)on;
+    }
+    return any ? SIVE_OK : SIVE_E_FORMAT;
+}
+
 /* The sections after the chains, in their order, each at most once. */
 static int get_sections(rbuf *b, sive_result *r)
 {
+    static const char *const tag[] = {PARAMS_TAG, VIEWS_TAG, VIEWCV_TAG};
     int rc = sivei_result_set_params(r, NULL, 0, r->dim), seen = 0;
     while (!rc && b->at < b->len) {
         if (b->len - b->at < 16)
             return SIVE_E_FORMAT;
-        const int params = !memcmp(b->p + b->at, PARAMS_TAG, 8),
-                  views = !memcmp(b->p + b->at, VIEWS_TAG, 8);
-        if ((!params && !views) || (params && seen) || (views && seen == 2))
+        int which = 0;
+        while (which < 3 && memcmp(b->p + b->at, tag[which], 8))
+            which++;
+        /* in order, once each; VIEWCV right after VIEWS */
+        if (which == 3 || which + 1 <= seen || (which == 2 && seen != 2))
             return SIVE_E_FORMAT;
         b->at += 8;
-        seen = params ? 1 : 2;
-        rc = params ? get_params(b, r) : get_views(b, r);
+        seen = which + 1;
+        rc = which == 0 ? get_params(b, r) : which == 1 ? get_views(b, r) : get_viewcv(b, r);
     }
     return rc;
 }
