@@ -12,23 +12,17 @@
  *    settings: the step-curvature rule stops the search on the plateau
  *    (h = 0.16; without it the search reached h = 1.28, where the main run
  *    slid to lambda-hat = 12 lambda). */
-#include "exact_ula.h"
-#include "truth.h"
-
 #include <check.h>
+
+#include "exact_ula.h"
+#include "truth.h" /* after <check.h>: truth_case_find() */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check_run.h"
-
-static const truth_case *find(const char *name)
-{
-    const truth_case *c = truth_case_named(name);
-    ck_assert_msg(c != NULL, "no case %s", name);
-    return c;
-}
 
 static truth_row run_auto(const char *name, const char *base_lr, const char *steps)
 {
@@ -42,7 +36,7 @@ static truth_row run_auto(const char *name, const char *base_lr, const char *ste
         s.sets[s.nsets++] = base_lr;
     truth_row row;
     char err[600];
-    int rc = truth_run(find(name), &s, &row, err, sizeof err);
+    int rc = truth_run(truth_case_find(name), &s, &row, err, sizeof err);
     ck_assert_msg(rc == 0, "%s: %s", name, err);
     ck_assert_msg(!row.h_fallback && row.h > 0.0 && isfinite(row.h), "%s: h %g", name, row.h);
     return row;
@@ -162,7 +156,7 @@ START_TEST(valley)
     s.sets[s.nsets++] = "c_h=auto";
     truth_row row;
     char err[600];
-    int rc = truth_run(find("L2 10-20-10 r3"), &s, &row, err, sizeof err);
+    int rc = truth_run(truth_case_find("L2 10-20-10 r3"), &s, &row, err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
     printf("L2 10-20-10 r3 h %.4g: lambda-hat %.4g +- %.3g (lambda %g)\n", row.h, row.est,
            row.mcse, row.lambda);

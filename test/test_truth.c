@@ -9,22 +9,16 @@
  *    chains run 200 000) against the quadrature of its tethered law;
  * plus the quadrature itself against the untethered law (1/(2k) at any t)
  * and a smoke run of a deep network that must end with a finite estimate. */
-#include "exact_ula.h"
-#include "truth.h"
-
 #include <check.h>
+
+#include "exact_ula.h"
+#include "truth.h" /* after <check.h>: truth_case_find() */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check_run.h"
-
-static const truth_case *find(const char *name)
-{
-    const truth_case *c = truth_case_named(name);
-    ck_assert_msg(c != NULL, "no case %s", name);
-    return c;
-}
 
 static truth_row run(const char *name, const char *base_lr, const char *steps)
 {
@@ -37,7 +31,7 @@ static truth_row run(const char *name, const char *base_lr, const char *steps)
         s.sets[s.nsets++] = base_lr;
     truth_row row;
     char err[600];
-    int rc = truth_run(find(name), &s, &row, err, sizeof err);
+    int rc = truth_run(truth_case_find(name), &s, &row, err, sizeof err);
     ck_assert_msg(rc == 0, "%s: %s", name, err);
     return row;
 }

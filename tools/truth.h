@@ -53,6 +53,16 @@ typedef struct truth_row {
 const truth_case *truth_cases(size_t *n);
 /* The case of that exact name, or NULL. */
 const truth_case *truth_case_named(const char *name);
+#ifdef ck_assert_msg
+/* For the tests (include after <check.h>): the case of that name, the
+ * test failing when there is none. */
+static inline const truth_case *truth_case_find(const char *name)
+{
+    const truth_case *c = truth_case_named(name);
+    ck_assert_msg(c != NULL, "no case %s", name);
+    return c;
+}
+#endif
 /* Default settings: t per case, h_zero 1, seed 1, 1 thread, no options. */
 void truth_settings_default(truth_settings *s);
 /* t for a case from the theory (docs/validation.md): 10^4, raised for a
