@@ -44,6 +44,7 @@ module: do not train or probe the module from another thread while a probe
 runs.
 """
 
+import contextlib
 import copy
 import math
 import os
@@ -693,6 +694,38 @@ def _pick_threads(tm, p, options, say):
             f"with threads=1 (a {_PILOT_STEPS}-step pilot)")
 
 
+@contextlib.contextmanager
+def _capped_threads(torch, threads):
+    """torch's intra-op threads capped for a run with `threads` workers
+    (_torch_threads), restored afterwards, on an exception too."""
+    cap, before = _torch_threads(torch, threads), torch.get_num_threads()
+    if cap is not None:
+        torch.set_num_threads(cap)
+    try:
+        yield
+    finally:
+        if cap is not None:
+            torch.set_num_threads(before)
+
+
+def _report_progress(p, quiet, progress):
+    """Route p's progress to a bar on a terminal (unless quiet) and to the
+    user's progress(chain, step, total) (True cancels); the bar or None."""
+    bar = None
+    if not quiet and sys.stderr.isatty():
+        lo, hi = p.get("chain_begin"), p.get("chain_end") or p.get("chains")
+        bar = _Bar(p.get("steps"), max(1, hi - lo))
+
+    def report(chain, step, total):
+        if bar is not None:
+            bar.update(chain, step, total)
+        return bool(progress(chain, step, total)) if progress is not None else False
+
+    if bar is not None or progress is not None:
+        p.set_progress(report)
+    return bar
+
+
 def probe(module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None, progress=None,
           quiet=False, check=True, eval_chunk=4096, grad_chunk=None, params=None, views=None,
           **options):
@@ -751,44 +784,24 @@ def probe(module, loss_fn=None, inputs=None, targets=None, *, batch_loss=None, p
     iterable of (x, y) batches; with batch_loss: batches it reads).  The
     chain, its draws and the run's own estimate are as without views; the
     Result's .views is {name: Result}, one estimate per view with its own
-    MCSE.  A view whose data the module or loss cannot evaluate (e.g. wrong
+    MCSE (with control_variate=1 each view has control variates on its own
+    data, as the run on the training data).  A view whose data the module or loss cannot evaluate (e.g. wrong
     shapes) raises ValueError or TypeError naming the view, before the
     run."""
     torch = _torch()
-    threads = options.get("threads", 1)
     say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr))
-    with TorchModel(module, loss_fn, inputs, targets, batch_loss=batch_loss, threads=threads,
-                    eval_chunk=eval_chunk, grad_chunk=grad_chunk, quiet=quiet,
-                    views=views) as tm, sive.Probe(**options) as p:
+    with TorchModel(module, loss_fn, inputs, targets, batch_loss=batch_loss,
+                    threads=options.get("threads", 1), eval_chunk=eval_chunk,
+                    grad_chunk=grad_chunk, quiet=quiet, views=views) as tm, \
+            sive.Probe(**options) as p, _capped_threads(torch, p.get("threads")):
         for name, view in tm.views.items():
             p.add_eval_view(name, view)
         if params is not None:
             p.set_params(tm.param_ranges(params))
-        cap, before = _torch_threads(torch, p.get("threads")), torch.get_num_threads()
-        if cap is not None:
-            torch.set_num_threads(cap)
-        try:
-            _pick_threads(tm, p, options, say)
-        except BaseException:
-            if cap is not None:
-                torch.set_num_threads(before)
-            raise
-        bar = None
-        if not quiet and sys.stderr.isatty():
-            lo, hi = p.get("chain_begin"), p.get("chain_end") or p.get("chains")
-            bar = _Bar(p.get("steps"), max(1, hi - lo))
-
-        def report(chain, step, total):
-            if bar is not None:
-                bar.update(chain, step, total)
-            return bool(progress(chain, step, total)) if progress is not None else False
-
-        if bar is not None or progress is not None:
-            p.set_progress(report)
+        _pick_threads(tm, p, options, say)
+        bar = _report_progress(p, quiet, progress)
         try:
             return p.run(tm.sive_model, tm.theta_star, check=check)
         finally:
-            if cap is not None:
-                torch.set_num_threads(before)
             if bar is not None:
                 bar.close()
