@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Open MPI (issue 10): `mpirun -np 2 sive probe` writes the same JSON, CSV
-# and traces as one process (the wall time aside); a unit that fails (a
-# damaged checkpoint) is named with its rank, the run exits non-zero and
-# writes nothing.  Likewise `mpirun -np 3 sive trajectory` (its CSV, JSON,
+# and traces as one process (the wall time aside), evaluation views
+# included; a unit that fails (a damaged checkpoint) is named with its
+# rank, the run exits non-zero and writes nothing.  Likewise `mpirun -np 3 sive trajectory` (its CSV, JSON,
 # stdout and plot), with faults of one rank: no data, other options.
 # Usage: test_mpi.sh path/to/sive mpi|nompi
 set -u
@@ -36,6 +36,23 @@ for f in json csv; do
     cmp -s <(strip <"$TMP/one.$f") <(strip <"$TMP/two.$f") && ok "$f identical (but the time)" ||
         bad "$f differs: $(diff <(strip <"$TMP/one.$f") <(strip <"$TMP/two.$f") | head -4)"
     cmp -s "$TMP/t1.$f.csv" "$TMP/t2.$f.csv" && ok "traces identical" || bad "traces differ"
+done
+
+# evaluation views (issue 24): each rank's parts carry the views' traces
+# (and, with control variates, that the views used them) as bytes; rank 0's
+# merge must give one process's view numbers
+for cv in 0 1; do
+    V=(--eval-data test --eval-data class=3 --control-variate $cv --format json)
+    "$SIVE" probe "${CKS[@]}" "${P[@]}" "${V[@]}" >"$TMP/v1.json" || bad "views cv $cv: one process"
+    "${MPIRUN[@]}" "$SIVE" probe "${CKS[@]}" "${P[@]}" "${V[@]}" >"$TMP/v2.json" 2>"$TMP/err" ||
+        bad "views cv $cv: mpirun: $(head -3 "$TMP/err")"
+    untime() { sed -E 's/"seconds":[^,}]*//g' "$1"; }
+    # 2 checkpoints: their settings and their 2 views each say it
+    [ "$(grep -o '"views":\[{"name":"test"' "$TMP/v1.json" | wc -l)" = 2 ] &&
+        [ "$(grep -o "\"control_variate\":$cv" "$TMP/v2.json" | wc -l)" = 6 ] &&
+        cmp -s <(untime "$TMP/v1.json") <(untime "$TMP/v2.json") &&
+        ok "mpirun -np 2 probe --eval-data (control variates $cv): views identical (but the time)" ||
+        bad "views cv $cv differ: $(diff <(untime "$TMP/v1.json") <(untime "$TMP/v2.json") | head -c 400)"
 done
 
 # fault: the second checkpoint is damaged; its units fail on some rank

@@ -369,7 +369,15 @@ static void print_diagnostics(FILE *f, const sive_result *r)
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
 }
 
-/* --eval-data: one line per view (its lambda-hat, MCSE, ESS, flags). */
+/* 1 when view v's losses were control variates (lib/core/eval_views.c). */
+static int view_cv(const sive_result *v)
+{
+    int64_t cv = 0;
+    return sive_result_option_int(v, SIVE_OPT_CONTROL_VARIATE, &cv) == SIVE_OK && cv;
+}
+
+/* --eval-data: one line per view (its lambda-hat, MCSE, ESS, control
+ * variates, flags). */
 static void print_views(FILE *f, const sive_result *r)
 {
     for (size_t k = 0; k < sive_result_views(r); k++) {
@@ -377,7 +385,8 @@ static void print_views(FILE *f, const sive_result *r)
         char name[80];
         snprintf(name, sizeof name, "view %s: lambda-hat", sive_result_view_name(r, k));
         row_pm(f, name, v, SIVE_STAT_SIVE);
-        fprintf(f, "  %-25s MCSE %.4g, ESS %.4g", "", sive_result_mcse(v), sive_result_ess(v));
+        fprintf(f, "  %-25s MCSE %.4g, ESS %.4g%s", "", sive_result_mcse(v), sive_result_ess(v),
+                view_cv(v) ? ", control variates" : "");
         const char *sep = ", flags: ";
         for (int b = 0; b < 32; b++)
             if (sive_result_flags(v) & (1u << b)) {
@@ -567,6 +576,7 @@ static void print_json(FILE *f, const probe_out *o)
         for (size_t k = 0; k < sive_result_views(o->r); k++) {
             fputs(k ? ",{\"name\":" : "{\"name\":", f);
             cli_json_str(f, sive_result_view_name(o->r, k));
+            fprintf(f, ",\"control_variate\":%d", view_cv(sive_result_view(o->r, k)));
             json_result(f, sive_result_view(o->r, k));
             fputc('}', f);
         }
