@@ -129,6 +129,39 @@ START_TEST(h_unpaired_too_wide)
 }
 END_TEST
 
+/* Rows with and without per-chain values (a sweep whose last value was
+ * run apart, or loaded without chains): the plateau's comparisons are
+ * paired for some and unpaired for others, and the reason says which (it
+ * said "unpaired" for all of them). */
+START_TEST(h_pairing_mixed)
+{
+    static const double h[] = {1, 2, 4}, mu[] = {1.0, 1.0, 1.0};
+    sive_calib_row r[3];
+    syn_rows(r, 3, h, mu, 0.1, 0.005);
+    r[2].chain = NULL; /* 4: no chains to pair with */
+    r[2].chains = 0;
+    r[2].se = 0.005;
+    sive_calib_verdict v;
+    cal_rule_h(r, 3, CAL_H_TOL, &v);
+    ck_assert_int_eq(v.found, 1);
+    ck_assert_double_eq(r[v.pick].value, 1.0);
+    ck_assert_msg(strstr(v.reason, "paired over 20 chains in 1 of the 2 comparisons, "
+                                   "unpaired SE sqrt(SE_i^2 + SE_j^2) in the other 1"),
+                  "%s", v.reason);
+    ck_assert_msg(strstr(v.reason, "|difference| + 2 to 2.09 SE"), "%s", v.reason);
+    /* all paired, or all unpaired: said as before */
+    r[2].chain = syn_chain[2];
+    r[2].chains = K_SYN;
+    cal_rule_h(r, 3, CAL_H_TOL, &v);
+    ck_assert_msg(strstr(v.reason, "SE of the difference paired over 20 chains)"), "%s",
+                  v.reason);
+    for (int i = 0; i < 3; i++)
+        r[i].chain = NULL, r[i].chains = 0;
+    cal_rule_h(r, 3, CAL_H_TOL, &v);
+    ck_assert_msg(strstr(v.reason, "; unpaired SE sqrt(SE_i^2 + SE_j^2))"), "%s", v.reason);
+}
+END_TEST
+
 /* the tolerance is a sharp edge: |d| + z SE just below / above 10 % */
 START_TEST(h_tolerance_edge)
 {
@@ -403,6 +436,7 @@ int main(void)
     TCase *tc = tcase_create("rules");
     tcase_add_test(tc, h_plateau_present);
     tcase_add_test(tc, h_unpaired_too_wide);
+    tcase_add_test(tc, h_pairing_mixed);
     tcase_add_test(tc, h_tolerance_edge);
     tcase_add_test(tc, diff_se_paired);
     tcase_add_test(tc, h_plateau_absent);

@@ -12,12 +12,13 @@ expect_err() {
         bad "$1: stderr lacks '$2'"; sed 's/^/  stderr: /' "$TMP/err" | head -10
     fi
 }
-# The wall time is the only thing allowed to differ.
+# The wall time is the only thing allowed to differ (and the table's
+# settings line names the command: SIVE probe or SIVE merge).
 strip_time() {
     case $1 in
     json) sed -E 's/"seconds":[^,}]*//' ;;
     csv) sed -E 's/,[^,]*$//' ;;
-    table) grep -v '^  time ' ;;
+    table) grep -v '^  time ' | sed -E '1s/^SIVE (probe|merge): /SIVE: /' ;;
     esac
 }
 
@@ -34,8 +35,11 @@ run "part 0:1" 0 "$SIVE" probe "$C" "${P[@]}" --chain-range 0:1 --save-result "$
 run "part 1:3" 0 "$SIVE" probe "$C" "${P[@]}" --chain-range 1:3 \
     --save-result "$TMP/b.sres" --format json &&
     grep -q '"chain_begin":1,"chain_end":3' "$TMP/out" && ok "part settings show its range"
+head -1 "$TMP/whole.table" | grep -q '^SIVE: t = ' && ok "probe's settings line" ||
+    bad "probe's settings line: $(head -1 "$TMP/whole.table")"
 for f in json csv table; do
     run "merge $f" 0 "$SIVE" merge --format "$f" "$TMP/b.sres" "$TMP/a.sres" &&
+        { [ $f != table ] || head -1 "$TMP/out" | grep -q '^SIVE merge: t = '; } &&
         strip_time $f <"$TMP/out" | cmp -s - "$TMP/whole.$f" &&
         ok "merge $f = whole probe $f (byte for byte but the time)" ||
         bad "merge $f differs: $(strip_time $f <"$TMP/out" | diff - "$TMP/whole.$f" | head -5)"

@@ -723,6 +723,7 @@ typedef struct probe_args {
     cli_out *tout;
     cli_table summary; /* table format: a row per checkpoint */
     uint32_t flags;    /* every flag raised by a checkpoint  */
+    const char *title; /* the table's settings line: NULL "SIVE probe" */
 } probe_args;
 
 /* --chain-range A:B: chains [A, B) of the --chains (checked by the run
@@ -1040,7 +1041,7 @@ static void print_preamble(const probe_args *a)
         fputc('\n', stderr);
     }
     if (a->fmt == FMT_TABLE) {
-        fputs("SIVE probe: ", stdout);
+        fprintf(stdout, "%s: ", a->title ? a->title : "SIVE probe");
         probe_print_settings(stdout, &a->cfg);
         fputs("\n\n", stdout);
     } else if (a->fmt == FMT_CSV) {
@@ -1407,6 +1408,7 @@ int cmd_merge(int argc, char **argv)
     probe_args a;
     memset(&a, 0, sizeof a);
     a.fmt = FMT_TABLE;
+    a.title = "SIVE merge"; /* the rest is what the whole probe prints */
     int o;
     optind = 1;
     while ((o = cli_getopt(argc, argv, opts)) != -1) {

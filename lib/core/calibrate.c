@@ -132,13 +132,37 @@ static double h_gap(const sive_calib_row *ri, const sive_calib_row *rj, size_t *
     return isnan(g) ? INFINITY : g;
 }
 
+/* How a set of comparisons got their SE: the fewest and most chains
+ * paired among the paired ones, how many were unpaired, of how many, and
+ * the range of their interval multipliers z. */
+typedef struct pairing {
+    size_t fewest, most, unpaired, total;
+    double zlo, zhi;
+} pairing;
+
+static void pairing_add(pairing *p, size_t m)
+{
+    const double z = sivei_calib_z(m);
+    if (!p->total)
+        p->zlo = p->zhi = z;
+    p->zlo = z < p->zlo ? z : p->zlo;
+    p->zhi = z > p->zhi ? z : p->zhi;
+    p->total++;
+    if (!m)
+        p->unpaired++;
+    else if (p->unpaired + 1 == p->total || m < p->fewest) /* the first paired one */
+        p->fewest = m;
+    p->most = m > p->most ? m : p->most;
+}
+
 /* Row i starts a plateau: every row from it on is finite and every larger
- * one agrees within tol.  *worst: the largest gap; *pairs: the fewest pairs. */
+ * one agrees within tol.  *worst: the largest gap; *pr: how its
+ * comparisons were made. */
 static int h_plateau_from(const sive_calib_row *rows, size_t n, size_t i, double tol,
-                          double *worst, size_t *pairs)
+                          double *worst, pairing *pr)
 {
     *worst = 0.0;
-    *pairs = SIZE_MAX;
+    memset(pr, 0, sizeof *pr);
     if (!finite_row(&rows[i]))
         return 0;
     for (size_t j = i + 1; j < n; j++) {
@@ -146,8 +170,7 @@ static int h_plateau_from(const sive_calib_row *rows, size_t n, size_t i, double
         if (!finite_row(&rows[j]))
             return 0;
         double g = h_gap(&rows[i], &rows[j], &m);
-        if (m < *pairs)
-            *pairs = m;
+        pairing_add(pr, m);
         if (!(g <= tol))
             return 0;
         if (g > *worst)
@@ -156,12 +179,25 @@ static int h_plateau_from(const sive_calib_row *rows, size_t n, size_t i, double
     return 1;
 }
 
-static void se_kind(char *buf, size_t len, size_t pairs)
+/* What SE the comparisons used, in words: paired, unpaired, or which of
+ * each when they were mixed (rows with and without per-chain values, or
+ * other chain counts). */
+static void se_kind(char *buf, size_t len, const pairing *p)
 {
-    if (pairs)
-        snprintf(buf, len, "SE of the difference paired over %zu chains", pairs);
+    char chains[48];
+    if (p->fewest == p->most)
+        snprintf(chains, sizeof chains, "%zu chains", p->most);
     else
+        snprintf(chains, sizeof chains, "%zu to %zu chains", p->fewest, p->most);
+    if (!p->most)
         snprintf(buf, len, "unpaired SE sqrt(SE_i^2 + SE_j^2)");
+    else if (!p->unpaired)
+        snprintf(buf, len, "SE of the difference paired over %s", chains);
+    else
+        snprintf(buf, len,
+                 "SE of the difference paired over %s in %zu of the %zu comparisons, "
+                 "unpaired SE sqrt(SE_i^2 + SE_j^2) in the other %zu", chains,
+                 p->total - p->unpaired, p->total, p->unpaired);
 }
 
 /* Why the two largest values do not make a plateau, and what to try. */
@@ -178,8 +214,10 @@ static void h_no_plateau(const sive_calib_row *rows, size_t n, double tol, sive_
     }
     double d, se;
     size_t m = diff_pair(a, last, &d, &se);
-    char kind[96];
-    se_kind(kind, sizeof kind, m);
+    pairing one = {0};
+    pairing_add(&one, m);
+    char kind[200];
+    se_kind(kind, sizeof kind, &one);
     double rel = fabs(d) / fabs(last->lambda), half = sivei_calib_z(m) * se / fabs(last->lambda);
     double med = median_rel_se(rows, n);
     if (med > CAL_NOISY_REL || (rel <= tol && isfinite(half))) {
@@ -222,19 +260,23 @@ static void rule_h(const sive_calib_row *rows, size_t n, double tol, sive_calib_
     }
     for (size_t i = 0; i + 1 < n; i++) {
         double worst;
-        size_t pairs;
-        if (!h_plateau_from(rows, n, i, tol, &worst, &pairs))
+        pairing pr;
+        if (!h_plateau_from(rows, n, i, tol, &worst, &pr))
             continue;
-        char kind[96];
-        se_kind(kind, sizeof kind, pairs);
+        char kind[200], z[48];
+        se_kind(kind, sizeof kind, &pr);
+        if (pr.zlo == pr.zhi)
+            snprintf(z, sizeof z, "%.3g", pr.zhi);
+        else
+            snprintf(z, sizeof z, "%.3g to %.3g", pr.zlo, pr.zhi);
         v->found = 1;
         v->pick = v->lo = i;
         v->hi = n - 1;
         snprintf(v->reason, sizeof v->reason,
                  "plateau from %g: lambda-hat = %.4g there is within %.0f %% of every larger "
-                 "value's up to %g with 95 %% confidence (|difference| + %.3g SE <= %.0f %% of "
+                 "value's up to %g with 95 %% confidence (|difference| + %s SE <= %.0f %% of "
                  "the larger value; worst %.1f %%; %s); no smaller value is",
-                 rows[i].value, rows[i].lambda, 100.0 * tol, rows[n - 1].value, sivei_calib_z(pairs),
+                 rows[i].value, rows[i].lambda, 100.0 * tol, rows[n - 1].value, z,
                  100.0 * tol, 100.0 * worst, kind);
         return;
     }
