@@ -293,6 +293,21 @@ static int toy_groups(const void *theta, size_t d, const sive_batch *b, double *
     return 0;
 }
 
+/* Per-example losses of the toy (refined 2: control variates on the run
+ * and its view, the VIEWCV section): the loss plus a term per example. */
+static int toy_examples(const void *theta, size_t d, const sive_batch *b, double *losses,
+                        void *user)
+{
+    (void)user;
+    const double *x = theta;
+    double k = 0.0;
+    for (size_t i = 0; i < d; i++)
+        k += 0.5 * x[i] * x[i];
+    for (size_t j = 0; j < b->group_size; j++)
+        losses[j] = k + 1e-2 * (double)(b->index[j] % 5) * x[0];
+    return 0;
+}
+
 static int toy_cancel(int32_t chain, int64_t step, int64_t total, void *user)
 {
     (void)chain;
@@ -303,7 +318,8 @@ static int toy_cancel(int32_t chain, int64_t step, int64_t total, void *user)
 
 /* One probe of the toy (chains [begin, end) of K, base_lr lr, user
  * fail; refined: parameter 1 only and an evaluation view, the optional
- * sections of the file), saved
+ * sections of the file; 2: with per-example losses and control variates,
+ * the view's too), saved
  * with note, as two seeds: mode 0 and the payload (the target frames it),
  * mode 4 and the whole file. */
 static void result_seed(int *k, int64_t K, int64_t begin, int64_t end, double lr,
@@ -331,6 +347,12 @@ static void result_seed(int *k, int64_t K, int64_t begin, int64_t end, double lr
         sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.5) ||
         (cancel && sive_probe_set_progress(p, toy_cancel, NULL)))
         die("options");
+    if (refined == 2) {
+        m.loss = toy_examples;
+        m.n_examples = 8;
+        if (sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, 1))
+            die("control_variate");
+    }
     const uint64_t one[] = {1, 2};
     if (refined && (sive_probe_set_params(p, one, 1) ||
                     sive_probe_add_eval_view(p, "view", &m, NULL, 0)))
@@ -472,6 +494,7 @@ int main(int argc, char **argv)
     result_seed(&k, 2, 0, 0, 0.05, 0, 1, 0, "cancelled"); /* stopped at step 6 */
     result_seed(&k, 2, 1, 2, 0.05, 1, 0, 0, "callback"); /* a callback error */
     result_seed(&k, 3, 1, 3, 0.05, 0, 0, 1, "refined");  /* params and a view */
+    result_seed(&k, 2, 0, 0, 0.05, 0, 0, 2, "refined cv"); /* the view's VIEWCV */
 
     pair *ps[] = {&a, &b, &c, &d, &tr, &te};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
