@@ -512,8 +512,13 @@ SIVE_API int sive_probe_set_params_mask(sive_probe *p, const unsigned char *mask
  * n_subset of its examples (strictly ascending indices below
  * view->n_examples, e.g. one class of the training set; copied; needs a
  * loss callback).  name (1 to 63 bytes, copied) names the view in results
- * and tools.  Control variates apply to the run's evaluation, not to the
- * views.  sive_result_save() keeps the views, sive_result_merge() merges
+ * and tools.  With SIVE_OPT_CONTROL_VARIATE on, a view with a loss
+ * callback gets control variates of its own (a pass at theta* over its
+ * examples before the chains, with the run's memory rules), a group_loss
+ * view stays raw; the view's result says which
+ * (sive_result_option_int(view, SIVE_OPT_CONTROL_VARIATE)).  A loss not
+ * finite at theta* in that pass fails the run as the run's own does
+ * (SIVE_E_INVALID_ARG, naming the view).  sive_result_save() keeps the views, sive_result_merge() merges
  * them view by view (parts must have the same views).
  *
  * Errors: SIVE_E_INVALID_ARG (p or view NULL, a bad name, no loss, a
