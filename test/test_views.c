@@ -274,6 +274,46 @@ START_TEST(view_control_variates_recomputed_and_saved)
 }
 END_TEST
 
+/* cv_view_loss with example 3 not finite in the pass at theta* */
+static int nan_view_loss(const void *theta, size_t d, const sive_batch *b, double *losses,
+                         void *user)
+{
+    int rc = cv_view_loss(theta, d, b, losses, user);
+    for (size_t k = 0; k < b->group_size; k++)
+        if (b->chain == -1 && b->index[k] == 3)
+            losses[k] = NAN;
+    return rc;
+}
+
+/* A view's loss not finite at theta*: the run's answer for its own data
+ * (no result), the view named. */
+START_TEST(view_nan_at_star_refused)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
+    double star[D];
+    cv_view_fill(star);
+    sive_model m = quad_fixture_model(&q, D), vm = m;
+    m.loss = quad_examples;
+    m.n_examples = NVEX;
+    vm.group_loss = NULL;
+    vm.loss = nan_view_loss;
+    vm.n_examples = NVEX;
+    sive_probe *p = quad_probe(10.0, 0.05, 50);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "odd", &vm, NULL, 0), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "evaluation view 'odd': loss of example 3 at "
+                                               "theta* is nan"), "%s", sive_probe_errmsg(p));
+    /* without control variates the view is not evaluated at theta* */
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_OK);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* lsq's losses, recording whether a view call saw an index outside the
  * subset (the odd indices). */
 static atomic_int outside;
@@ -491,6 +531,7 @@ int main(void)
     tcase_add_test(tc, view_argument_checks);
     tcase_add_test(tc, view_control_variates_exact);
     tcase_add_test(tc, view_control_variates_recomputed_and_saved);
+    tcase_add_test(tc, view_nan_at_star_refused);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
