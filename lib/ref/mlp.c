@@ -8,6 +8,7 @@
  * and the block's activations stay in cache between layers. */
 #include "internal.h"
 #include "mlp_impl.h"
+#include "mlp_skx.h"
 
 #include <blis.h>
 #include <math.h>
@@ -53,6 +54,8 @@ struct sive_mlp_work {
     float *d1, *d2;         /* rows x h1, rows x h2: backward deltas */
     double *gb;             /* h1+h2+out: bias gradient accumulators */
     float *wt;              /* W1, W2, W3 transposed (skx only, else NULL) */
+    sivei_skx *l1;          /* layer 1 without BLIS's packing (skx, else NULL) */
+    const uint8_t **rowp;   /* fwd_rows: the block's examples, for l1 */
     uint8_t *y;             /* rows: labels of the block */
 };
 
@@ -254,6 +257,11 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
     w->out = m->out;
     w->rows = r;
     w->fwd_rows = fr;
+    if (skx && (w->rowp = malloc(fr * sizeof *w->rowp)) != NULL &&
+        !(w->l1 = sivei_skx_new(m->in, m->h1))) {
+        free(w->rowp);
+        w->rowp = NULL;
+    }
     bli_rntm_init(&w->rntm);
     bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
     *out = w;
@@ -269,12 +277,16 @@ void sivei_mlp_work_plain(sive_mlp_work *w)
 {
     w->fwd_rows = w->rows;
     w->wt = NULL;
+    sivei_skx_free(w->l1);
+    w->l1 = NULL;
 }
 
 void sive_mlp_work_free(sive_mlp_work *w)
 {
     if (!w)
         return;
+    sivei_skx_free(w->l1);
+    free(w->rowp);
     free(w->mem);
     free(w);
 }
@@ -397,10 +409,11 @@ static rows_src make_src(const sive_dataset *ds, const uint64_t *idx)
 /* Rows prefetched ahead of the one being converted. */
 #define PF_AHEAD 2
 
-/* Gather r examples into w->x (as floats 0..255) and w->y, validating
- * indices and labels. */
+/* Gather r examples into w->x (as floats 0..255), or only their addresses
+ * into w->rowp when the first layer reads the bytes (fused), and the
+ * labels into w->y, validating indices and labels. */
 static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
-                  const rows_src *s, size_t first, size_t r)
+                  const rows_src *s, size_t first, size_t r, int fused)
 {
     const size_t in = m->in;
 #if SIVE_MLP_AVX2
@@ -416,7 +429,7 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
         /* Random rows miss the cache and the hardware prefetcher cannot
          * guess the next one: fetch row i+PF_AHEAD while converting row i
          * (this halved the gather time here). */
-        if (s->idx && i + PF_AHEAD < r) {
+        if (s->idx && i + PF_AHEAD < r && !fused) {
             uint64_t f = s->idx[first + i + PF_AHEAD];
             if (f < s->count) {
                 const char *q = (const char *)(s->pix + (size_t)f * in);
@@ -438,7 +451,10 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
                              "classes", fn, (unsigned long long)e, (unsigned)y,
                              m->out);
         w->y[i] = y;
-        cvt(w->x + i * in, s->pix + (size_t)e * in, in);
+        if (fused)
+            w->rowp[i] = s->pix + (size_t)e * in;
+        else
+            cvt(w->x + i * in, s->pix + (size_t)e * in, in);
     }
     return SIVE_OK;
 }
@@ -486,6 +502,7 @@ static void bias_add(float *restrict a, const float *restrict b, size_t r,
 typedef struct fwd_weights {
     const float *p[3];
     size_t rs[3], cs[3];
+    int fused; /* layer 1 by w->l1 from the block's bytes (w->rowp) */
 } fwd_weights;
 
 static void transpose(float *restrict t, const float *restrict a, size_t rows,
@@ -499,25 +516,36 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows,
                     t[j * rows + i] = a[i * cols + j];
 }
 
+/* The fused first layer (lib/ref/mlp_skx.c) serves the passes without a
+ * gradient (which needs the block as floats) on one BLIS thread; with
+ * more, BLIS's threaded sgemm gives the same bits. */
+static int use_fused(sive_mlp_work *w)
+{
+    return w->l1 && bli_rntm_num_threads(&w->rntm) == 1;
+}
+
 static fwd_weights forward_weights(const sive_mlp *m, sive_mlp_work *w,
-                                   const float *theta)
+                                   const float *theta, int fused)
 {
     const size_t in[3] = {m->in, m->h1, m->h2}, out[3] = {m->h1, m->h2, m->out};
     const size_t off[3] = {m->w1, m->w2, m->w3};
     fwd_weights f;
+    f.fused = fused;
+    if (fused)
+        sivei_skx_pack_w1(w->l1, theta + m->w1);
     float *t = w->wt;
     for (int l = 0; l < 3; l++) {
-        if (t) { /* W^T as [in][out], row-major */
+        if (t && !(l == 0 && fused)) { /* W^T as [in][out], row-major */
             transpose(t, theta + off[l], out[l], in[l]);
             f.p[l] = t;
             f.rs[l] = out[l];
             f.cs[l] = 1;
-            t += in[l] * out[l];
         } else { /* W is [out][in], so W^T has rs 1, cs in */
             f.p[l] = theta + off[l];
             f.rs[l] = 1;
             f.cs[l] = in[l];
         }
+        t += t ? in[l] * out[l] : 0;
     }
     return f;
 }
@@ -528,8 +556,11 @@ static void forward_block(const sive_mlp *m, sive_mlp_work *w, const float *thet
 {
     const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
     /* A1 = relu(X W1^T / 255 + b1) */
-    gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, f->p[0], f->rs[0], f->cs[0], 0.0f,
-         w->a1);
+    if (f->fused)
+        sivei_skx_layer1(w->l1, w->rowp, r, INPUT_SCALE, w->a1);
+    else
+        gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, f->p[0], f->rs[0], f->cs[0], 0.0f,
+             w->a1);
     bias_relu(w->a1, theta + m->b1, r, h1);
     gemm(w, r, h2, h1, 1.0f, w->a1, h1, 1, f->p[1], f->rs[1], f->cs[1], 0.0f, w->a2);
     bias_relu(w->a2, theta + m->b2, r, h2);
@@ -675,10 +706,10 @@ int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: idx/loss_out NULL or n = 0", fn);
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     for (size_t s = 0; s < n; s += w->fwd_rows) {
         size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, fw.fused)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++)
@@ -702,13 +733,13 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
                          "%s: idx/group_loss NULL or bad group counts", fn);
     const size_t n = n_groups * group_size;
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     for (size_t g = 0; g < n_groups; g++)
         group_loss[g] = 0.0;
     size_t g = 0, pos = 0; /* group and position of the next row */
     for (size_t s = 0; s < n; s += w->fwd_rows) {
         size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, fw.fused)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
@@ -736,12 +767,12 @@ int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     if (n == 0)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
     rows_src src = make_src(ds, NULL);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     double sum = 0.0;
     size_t correct = 0;
     for (size_t s = 0; s < n; s += w->fwd_rows) {
         size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, fw.fused)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
@@ -774,13 +805,13 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     memset(w->gb, 0, (h1 + h2 + k) * sizeof(double));
     float *gw1 = grad + m->w1, *gw2 = grad + m->w2, *gw3 = grad + m->w3;
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, 0);
     double sum = 0.0;
     for (size_t s = 0; s < n; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
         /* the first block overwrites the weight gradients, later ones add */
         float beta = s == 0 ? 0.0f : 1.0f;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, 0)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++)
@@ -877,11 +908,11 @@ int sivei_mlp_pieces(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     static const char fn[] = "sive_mlp_loss_grad";
     const size_t h1 = m->h1, h2 = m->h2, k = m->out, P = sivei_mlp_piece_width(m);
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, 0);
     int rc = SIVE_OK;
     for (size_t s = 0; s < n && !rc; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, 0)))
             break;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
@@ -928,7 +959,7 @@ int sivei_mlp_pieces_grad(const sive_mlp *m, sive_mlp_work *w, const float *rows
     for (size_t s = 0; s < n; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
         float beta = s == 0 ? 0.0f : 1.0f;
-        int rc = gather(fn, m, w, &src, s, r);
+        int rc = gather(fn, m, w, &src, s, r, 0);
         if (rc)
             return rc;
         for (size_t i = 0; i < r; i++) {
