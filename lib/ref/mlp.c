@@ -9,12 +9,14 @@
 #include "internal.h"
 #include "mlp_impl.h"
 #include "mlp_skx.h"
+#include "thread_adapt.h"
 
 #include <blis.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -56,6 +58,7 @@ struct sive_mlp_work {
     float *wt;              /* W1, W2, W3 transposed (skx only, else NULL) */
     sivei_skx *l1;          /* layer 1 without BLIS's packing (skx, else NULL) */
     const uint8_t **rowp;   /* fwd_rows: the block's examples, for l1 */
+    sivei_adapt *adapt;     /* choose the gradient's BLIS threads per block */
     uint8_t *y;             /* rows: labels of the block */
 };
 
@@ -271,6 +274,35 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
 void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads)
 {
     bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
+}
+
+void sivei_mlp_work_set_adapt(sive_mlp_work *w, sivei_adapt *a)
+{
+    w->adapt = a;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Before a gradient block: its BLIS thread count, if adapting. */
+static int adapt_begin(sive_mlp_work *w, double *t0)
+{
+    if (!w->adapt)
+        return 0;
+    int set = sivei_adapt_next(w->adapt);
+    sivei_mlp_work_set_blis_threads(w, set ? w->adapt->threads : 1);
+    *t0 = now();
+    return set;
+}
+
+static void adapt_end(sive_mlp_work *w, int set, double t0, size_t rows)
+{
+    if (w->adapt)
+        sivei_adapt_record(w->adapt, set, (now() - t0) / (double)rows);
 }
 
 void sivei_mlp_work_plain(sive_mlp_work *w)
@@ -811,6 +843,8 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
         size_t r = n - s < w->rows ? n - s : w->rows;
         /* the first block overwrites the weight gradients, later ones add */
         float beta = s == 0 ? 0.0f : 1.0f;
+        double t0 = 0.0;
+        const int set = adapt_begin(w, &t0);
         if ((rc = gather(fn, m, w, &src, s, r, 0)))
             return rc;
         forward_block(m, w, theta, &fw, r);
@@ -827,6 +861,7 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
         relu_back(w->d1, w->a1, gb1, r, h1);
         /* layer 1: the inputs are bytes, hence the 1/255 */
         gemm(w, h1, in, r, INPUT_SCALE, w->d1, 1, h1, w->x, in, 1, beta, gw1);
+        adapt_end(w, set, t0, r);
     }
     for (size_t j = 0; j < h1; j++)
         grad[m->b1 + j] = (float)gb1[j];
