@@ -364,6 +364,21 @@ static int check_common(const char *fn, const sive_mlp *m,
     return SIVE_OK;
 }
 
+/* check_common() and the batch: idx and the output (named out_name) not
+ * NULL, n rows (0 when the counts are bad, said as bad_n). */
+static int check_batch(const char *fn, const sive_mlp *m, const sive_mlp_work *w,
+                       const float *theta, const sive_dataset *ds, const uint64_t *idx,
+                       const void *out, const char *out_name, size_t n, const char *bad_n)
+{
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!idx || !out || n == 0)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: idx/%s NULL or %s", fn, out_name,
+                         bad_n);
+    return SIVE_OK;
+}
+
 /* The element-wise passes are written with GCC/Clang vector extensions (and
  * SSE2 for the byte conversion, which generic vectors lower to scalar code)
  * so that they are vectorised at -O2 as well: GCC's -O2 cost model leaves
@@ -731,12 +746,9 @@ int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
                             const uint64_t *idx, size_t n, double *loss_out)
 {
     static const char fn[] = "sive_mlp_example_losses";
-    int rc = check_common(fn, m, w, theta, ds);
+    int rc = check_batch(fn, m, w, theta, ds, idx, loss_out, "loss_out", n, "n = 0");
     if (rc)
         return rc;
-    if (!idx || !loss_out || n == 0)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/loss_out NULL or n = 0", fn);
     rows_src src = make_src(ds, idx);
     const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     for (size_t s = 0; s < n; s += w->fwd_rows) {
@@ -756,14 +768,11 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
                           size_t group_size, double *group_loss)
 {
     static const char fn[] = "sive_mlp_group_losses";
-    int rc = check_common(fn, m, w, theta, ds);
+    const size_t n = group_size && n_groups <= SIZE_MAX / group_size ? n_groups * group_size : 0;
+    int rc = check_batch(fn, m, w, theta, ds, idx, group_loss, "group_loss", n,
+                         "bad group counts");
     if (rc)
         return rc;
-    if (!idx || !group_loss || n_groups == 0 || group_size == 0 ||
-        n_groups > SIZE_MAX / group_size)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/group_loss NULL or bad group counts", fn);
-    const size_t n = n_groups * group_size;
     rows_src src = make_src(ds, idx);
     const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     for (size_t g = 0; g < n_groups; g++)
@@ -825,12 +834,9 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
                        float *grad, double *mean_loss)
 {
     static const char fn[] = "sive_mlp_loss_grad";
-    int rc = check_common(fn, m, w, theta, ds);
+    int rc = check_batch(fn, m, w, theta, ds, idx, grad, "grad", n, "n = 0");
     if (rc)
         return rc;
-    if (!idx || !grad || n == 0)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/grad NULL or n = 0", fn);
     const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
     const float scale = (float)(1.0 / (double)n);
     double *gb1 = w->gb, *gb2 = gb1 + h1, *gb3 = gb2 + h2;
