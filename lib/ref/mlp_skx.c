@@ -211,6 +211,13 @@ void sivei_skx_layer1(sivei_skx *k, const uint8_t *const *rows, size_t r, float 
         const uint8_t *pr[NR];
         for (size_t j = 0; j < NR; j++)
             pr[j] = j < n ? rows[j0 + j] : k->zero;
+        /* the next panel's rows, random ones that the hardware prefetcher
+         * cannot guess, fetched while this panel is multiplied */
+        for (size_t j = j0 + NR; j < r && j < j0 + 2 * NR; j++) {
+            for (size_t o = 0; o < in; o += 64)
+                __builtin_prefetch(rows[j] + o, 0, 3);
+            __builtin_prefetch(rows[j] + in - 1, 0, 3);
+        }
         pack_rows(k->bp, pr, in);
         for (size_t i0 = 0; i0 < h1; i0 += MR) {
             const float *a = k->w1p + i0 * in;
