@@ -129,7 +129,10 @@ typedef struct sive_mlp_work sive_mlp_work;
  * gradient (example and group losses, evaluation) do not depend on it at
  * all.  With BLIS's skx kernels those passes take blocks of 2 * block_rows
  * and the workspace also holds a transposed copy of the weights (d
- * floats), which packs faster: the same bits, less time.
+ * floats), which packs faster; on CPUs with AVX-512 VBMI it also holds
+ * W1 packed for the kernel (about h1 * in floats), and those passes on
+ * one BLIS thread feed the examples' bytes to the kernel directly: the
+ * same bits, less time.
  *
  * blis_threads (1 .. 1024) is the number of threads BLIS uses inside each
  * matrix product made with this workspace; it is private to the workspace
