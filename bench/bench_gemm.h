@@ -220,6 +220,30 @@ static inline double square_rate(int threads, size_t n, int reps)
     return gemm_flops(&sq) / t;
 }
 
+/* The 1-thread square rate in thread CPU time (best of reps single calls):
+ * what one core gives when it runs, however often other processes take
+ * it; the yardstick for thread CPU times on a busy machine. */
+static inline double square_rate_cpu(size_t n, int reps)
+{
+    gemm_shape sq = {"square", n, n, n, n, 1, n, 1, 0.0f, 1};
+    gemm_bufs g = gemm_bufs_new(n * n);
+    rntm_t rntm;
+    bli_rntm_init(&rntm);
+    bli_rntm_set_num_threads(1, &rntm);
+    gemm_run(&sq, &g, &rntm); /* warm up */
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        gemm_run(&sq, &g, &rntm);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        double t = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        best = t < best ? t : best;
+    }
+    gemm_bufs_free(&g);
+    return gemm_flops(&sq) / best;
+}
+
 static inline double step_gemm_flops(const gemm_shape *s, int ns)
 {
     double f = 0;

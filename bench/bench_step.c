@@ -447,6 +447,7 @@ static int one(int argc, char **argv)
 /* The GEMM yardsticks measured in the same run (seconds, FLOP/s, FLOPs). */
 typedef struct yardstick {
     double sq2, sq1;              /* 2048^3 square rate, 2 and 1 threads */
+    double sq1c;                  /* ... 1 thread, in thread CPU time */
     double flops, gemm2, gemmc, gemm1; /* dense step's products */
     double distinct, flops_u, gemmu2, gemmuc; /* unique step's products */
 } yardstick;
@@ -465,6 +466,7 @@ static void gemm_round(yardstick *Y, gemm_bufs *g)
     Y->flops = step_gemm_flops(s, ns);
     Y->sq2 = fmax(Y->sq2, square_rate(2, 2048, 2));
     Y->sq1 = fmax(Y->sq1, square_rate(1, 2048, 2));
+    Y->sq1c = fmax(Y->sq1c, square_rate_cpu(2048, 2));
     Y->gemm2 = fmin(Y->gemm2, step_gemm_time(s, ns, g, 2, 2));
     Y->gemm1 = fmin(Y->gemm1, step_gemm_time(s, ns, g, 1, 2));
     Y->gemmc = fmin(Y->gemmc, concurrent_time(s, ns, 2) / 2.0);
@@ -550,6 +552,28 @@ static void print_table(figures F[2][NL], int only_unique, const yardstick *Y)
            a < b ? b / a : a / b);
 }
 
+/* Thread CPU time per chain-step against the bound in the same currency:
+ * the step's FLOPs at the 1-thread square rate timed in thread CPU time.
+ * Neither is inflated by other processes taking turns on the cores, so on
+ * a busy machine this is the ratio an idle one would show (there, 2
+ * threads run the square at about twice the 1-thread rate: 1.93 x in
+ * docs/performance.md, section 12). */
+static void print_cpu_bound(figures F[2][NL], int only_unique, const yardstick *Y)
+{
+    double b = Y->flops / Y->sq1c * 1e3, bu = Y->flops_u / Y->sq1c * 1e3;
+    printf("\nthread CPU time against the CPU-time bound of the same run: square 2048^3 "
+           "%.1f GFLOP/s on 1 thread (CPU time) -> dense bound %.2f ms, unique own "
+           "bound %.2f ms per chain-step\n", Y->sq1c * 1e-9, b, bu);
+    for (int u = 1; u >= (only_unique ? 1 : 0); u--)
+        for (int k = 1; k < NL; k++)
+            printf("  %-7s %-22s cpu %7.2f ms  / dense bound %5.2f%s\n", mode_name[u],
+                   layouts[k].name, F[u][k].ctotal, F[u][k].ctotal / b,
+                   u ? "" : "  (acceptance <= 1.25)");
+    if (!only_unique)
+        printf("  unique / own bound: (b) %.2f, (c) %.2f\n", F[1][1].ctotal / bu,
+               F[1][2].ctotal / bu);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--one"))
@@ -576,7 +600,7 @@ int main(int argc, char **argv)
     for (int u = 0; u < 2; u++)
         for (int k = 0; k < NL; k++)
             F[u][k] = no_figures;
-    yardstick Y = {0, 0, 0, 1e30, 1e30, 1e30, 0, 0, 1e30, 1e30};
+    yardstick Y = {0, 0, 0, 0, 1e30, 1e30, 1e30, 0, 0, 1e30, 1e30};
     gemm_bufs g = gemm_bufs_new(2048 * 2048);
     for (int r = 0; r < rounds; r++) {
         gemm_round(&Y, &g);
@@ -591,6 +615,7 @@ int main(int argc, char **argv)
     gemm_bufs_free(&g);
     print_yardstick(&Y);
     print_table(F, only_unique, &Y);
+    print_cpu_bound(F, only_unique, &Y);
     free(theta);
     sive_mlp_free(m);
     sive_dataset_free(train);

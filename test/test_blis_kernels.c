@@ -3,7 +3,7 @@
  * CPU detection, not libsive's), its CPUID reading agrees with the
  * compiler's, the decision table on made-up CPUs, and the two
  * environment overrides; and the per-worker choice between one BLIS thread
- * and several (lib/ref/thread_adapt.c) on simulated call times.  Each test case runs in its own process (Check
+ * and several (lib/ref/thread_adapt.c) on simulated block times.  Each test case runs in its own process (Check
  * forks), so each sees BLIS initialised afresh; the override cases skip
  * themselves when CK_FORK=no. */
 #include "blis_kernels.h"
@@ -226,6 +226,39 @@ START_TEST(test_adapt_follows_the_load)
 }
 END_TEST
 
+/* While busy() says the machine has no room for blis_threads, they are
+ * neither measured nor tried; one thread is always there to go back to. */
+static int fake_load;
+static int fake_busy(const sivei_adapt *a)
+{
+    (void)a;
+    return fake_load;
+}
+
+START_TEST(test_adapt_waits_for_cores)
+{
+    sivei_adapt a = {0};
+    a.threads = 2;
+    a.busy = fake_busy;
+    long first;
+    const double idle[2] = {1.0, 0.5}, busy[2] = {1.0, 9.0};
+    fake_load = 1;
+    drive(&a, idle, 1000, &first);
+    ck_assert_int_eq(a.seen[1], 0);
+    ck_assert_int_eq(a.cur, 0);
+    fake_load = 0; /* measured at the next look, then kept */
+    drive(&a, idle, SIVEI_TRY_BUSY + 2, &first);
+    ck_assert_int_gt(a.seen[1], 0);
+    ck_assert_int_eq(a.cur, 1);
+    fake_load = 1; /* one thread is still tried, found faster, kept */
+    drive(&a, busy, SIVEI_TRY_MOST + 2, &first);
+    ck_assert_int_eq(a.cur, 0);
+    const int tries = a.seen[1];
+    drive(&a, busy, 4000, &first);
+    ck_assert_int_eq(a.seen[1], tries);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("blis_kernels");
@@ -237,6 +270,7 @@ int main(void)
     tcase_add_test(tc, test_user_arch_type_honoured);
     tcase_add_test(tc, test_opt_out);
     tcase_add_test(tc, test_adapt_follows_the_load);
+    tcase_add_test(tc, test_adapt_waits_for_cores);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

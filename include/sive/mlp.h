@@ -129,7 +129,10 @@ typedef struct sive_mlp_work sive_mlp_work;
  * gradient (example and group losses, evaluation) do not depend on it at
  * all.  With BLIS's skx kernels those passes take blocks of 2 * block_rows
  * and the workspace also holds a transposed copy of the weights (d
- * floats), which packs faster: the same bits, less time.
+ * floats), which packs faster; on CPUs with AVX-512 VBMI it also holds
+ * W1 packed for the kernel (about h1 * in floats), and those passes on
+ * one BLIS thread feed the examples' bytes to the kernel directly: the
+ * same bits, less time.
  *
  * blis_threads (1 .. 1024) is the number of threads BLIS uses inside each
  * matrix product made with this workspace; it is private to the workspace
@@ -269,9 +272,10 @@ SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
  * of a run gets its own workspace (sive_batch.worker), made on its first
  * callback, with blis_threads BLIS threads (1 .. 1024; probe threads x
  * blis_threads should not exceed the cores available).  With
- * blis_threads > 1 each worker times its gradient and loss calls with
- * blis_threads and with one BLIS thread, keeps the faster and re-tries
- * the other now and then (the tries cost at most 2 % of the calls' time):
+ * blis_threads > 1 each worker times its gradient calls, block by block,
+ * with one BLIS thread and (while the load average leaves the cores) with
+ * blis_threads, uses the faster for its gradient and loss calls and
+ * re-tries the other now and then (the tries cost at most 2 %):
  * several BLIS threads per chain help on idle cores but, when another
  * process takes a core, every product waits for the thread that shares
  * it (docs/performance.md, section 11).  SIVE_BLIS_ADAPT=0 in the

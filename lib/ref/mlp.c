@@ -8,12 +8,15 @@
  * and the block's activations stay in cache between layers. */
 #include "internal.h"
 #include "mlp_impl.h"
+#include "mlp_skx.h"
+#include "thread_adapt.h"
 
 #include <blis.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -53,6 +56,9 @@ struct sive_mlp_work {
     float *d1, *d2;         /* rows x h1, rows x h2: backward deltas */
     double *gb;             /* h1+h2+out: bias gradient accumulators */
     float *wt;              /* W1, W2, W3 transposed (skx only, else NULL) */
+    sivei_skx *l1;          /* layer 1 without BLIS's packing (skx, else NULL) */
+    const uint8_t **rowp;   /* fwd_rows: the block's examples, for l1 */
+    sivei_adapt *adapt;     /* choose the gradient's BLIS threads per block */
     uint8_t *y;             /* rows: labels of the block */
 };
 
@@ -254,6 +260,11 @@ int sive_mlp_work_new(sive_mlp_work **out, const sive_mlp *m,
     w->out = m->out;
     w->rows = r;
     w->fwd_rows = fr;
+    if (skx && (w->rowp = malloc(fr * sizeof *w->rowp)) != NULL &&
+        !(w->l1 = sivei_skx_new(m->in, m->h1))) {
+        free(w->rowp);
+        w->rowp = NULL;
+    }
     bli_rntm_init(&w->rntm);
     bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
     *out = w;
@@ -265,16 +276,49 @@ void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads)
     bli_rntm_set_num_threads((dim_t)blis_threads, &w->rntm);
 }
 
+void sivei_mlp_work_set_adapt(sive_mlp_work *w, sivei_adapt *a)
+{
+    w->adapt = a;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Before a gradient block: its BLIS thread count, if adapting. */
+static int adapt_begin(sive_mlp_work *w, double *t0)
+{
+    if (!w->adapt)
+        return 0;
+    int set = sivei_adapt_next(w->adapt);
+    sivei_mlp_work_set_blis_threads(w, set ? w->adapt->threads : 1);
+    *t0 = now();
+    return set;
+}
+
+static void adapt_end(sive_mlp_work *w, int set, double t0, size_t rows)
+{
+    if (w->adapt)
+        sivei_adapt_record(w->adapt, set, (now() - t0) / (double)rows);
+}
+
 void sivei_mlp_work_plain(sive_mlp_work *w)
 {
     w->fwd_rows = w->rows;
     w->wt = NULL;
+    sivei_skx_free(w->l1);
+    w->l1 = NULL;
 }
 
 void sive_mlp_work_free(sive_mlp_work *w)
 {
     if (!w)
         return;
+    sivei_skx_free(w->l1);
+    free(w->rowp);
     free(w->mem);
     free(w);
 }
@@ -317,6 +361,21 @@ static int check_common(const char *fn, const sive_mlp *m,
                          "%s: data set examples are %zux%zu = %zu values, the "
                          "model takes %zu inputs", fn, rows, cols, rows * cols,
                          m->in);
+    return SIVE_OK;
+}
+
+/* check_common() and the batch: idx and the output (named out_name) not
+ * NULL, n rows (0 when the counts are bad, said as bad_n). */
+static int check_batch(const char *fn, const sive_mlp *m, const sive_mlp_work *w,
+                       const float *theta, const sive_dataset *ds, const uint64_t *idx,
+                       const void *out, const char *out_name, size_t n, const char *bad_n)
+{
+    int rc = check_common(fn, m, w, theta, ds);
+    if (rc)
+        return rc;
+    if (!idx || !out || n == 0)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: idx/%s NULL or %s", fn, out_name,
+                         bad_n);
     return SIVE_OK;
 }
 
@@ -397,10 +456,11 @@ static rows_src make_src(const sive_dataset *ds, const uint64_t *idx)
 /* Rows prefetched ahead of the one being converted. */
 #define PF_AHEAD 2
 
-/* Gather r examples into w->x (as floats 0..255) and w->y, validating
- * indices and labels. */
+/* Gather r examples into w->x (as floats 0..255), or only their addresses
+ * into w->rowp when the first layer reads the bytes (fused), and the
+ * labels into w->y, validating indices and labels. */
 static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
-                  const rows_src *s, size_t first, size_t r)
+                  const rows_src *s, size_t first, size_t r, int fused)
 {
     const size_t in = m->in;
 #if SIVE_MLP_AVX2
@@ -416,7 +476,7 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
         /* Random rows miss the cache and the hardware prefetcher cannot
          * guess the next one: fetch row i+PF_AHEAD while converting row i
          * (this halved the gather time here). */
-        if (s->idx && i + PF_AHEAD < r) {
+        if (s->idx && i + PF_AHEAD < r && !fused) {
             uint64_t f = s->idx[first + i + PF_AHEAD];
             if (f < s->count) {
                 const char *q = (const char *)(s->pix + (size_t)f * in);
@@ -438,7 +498,10 @@ static int gather(const char *fn, const sive_mlp *m, sive_mlp_work *w,
                              "classes", fn, (unsigned long long)e, (unsigned)y,
                              m->out);
         w->y[i] = y;
-        cvt(w->x + i * in, s->pix + (size_t)e * in, in);
+        if (fused)
+            w->rowp[i] = s->pix + (size_t)e * in;
+        else
+            cvt(w->x + i * in, s->pix + (size_t)e * in, in);
     }
     return SIVE_OK;
 }
@@ -486,6 +549,7 @@ static void bias_add(float *restrict a, const float *restrict b, size_t r,
 typedef struct fwd_weights {
     const float *p[3];
     size_t rs[3], cs[3];
+    int fused; /* layer 1 by w->l1 from the block's bytes (w->rowp) */
 } fwd_weights;
 
 static void transpose(float *restrict t, const float *restrict a, size_t rows,
@@ -499,25 +563,36 @@ static void transpose(float *restrict t, const float *restrict a, size_t rows,
                     t[j * rows + i] = a[i * cols + j];
 }
 
+/* The fused first layer (lib/ref/mlp_skx.c) serves the passes without a
+ * gradient (which needs the block as floats) on one BLIS thread; with
+ * more, BLIS's threaded sgemm gives the same bits. */
+static int use_fused(sive_mlp_work *w)
+{
+    return w->l1 && bli_rntm_num_threads(&w->rntm) == 1;
+}
+
 static fwd_weights forward_weights(const sive_mlp *m, sive_mlp_work *w,
-                                   const float *theta)
+                                   const float *theta, int fused)
 {
     const size_t in[3] = {m->in, m->h1, m->h2}, out[3] = {m->h1, m->h2, m->out};
     const size_t off[3] = {m->w1, m->w2, m->w3};
     fwd_weights f;
+    f.fused = fused;
+    if (fused)
+        sivei_skx_pack_w1(w->l1, theta + m->w1);
     float *t = w->wt;
     for (int l = 0; l < 3; l++) {
-        if (t) { /* W^T as [in][out], row-major */
+        if (t && !(l == 0 && fused)) { /* W^T as [in][out], row-major */
             transpose(t, theta + off[l], out[l], in[l]);
             f.p[l] = t;
             f.rs[l] = out[l];
             f.cs[l] = 1;
-            t += in[l] * out[l];
         } else { /* W is [out][in], so W^T has rs 1, cs in */
             f.p[l] = theta + off[l];
             f.rs[l] = 1;
             f.cs[l] = in[l];
         }
+        t += t ? in[l] * out[l] : 0;
     }
     return f;
 }
@@ -528,8 +603,11 @@ static void forward_block(const sive_mlp *m, sive_mlp_work *w, const float *thet
 {
     const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
     /* A1 = relu(X W1^T / 255 + b1) */
-    gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, f->p[0], f->rs[0], f->cs[0], 0.0f,
-         w->a1);
+    if (f->fused)
+        sivei_skx_layer1(w->l1, w->rowp, r, INPUT_SCALE, w->a1);
+    else
+        gemm(w, r, h1, in, INPUT_SCALE, w->x, in, 1, f->p[0], f->rs[0], f->cs[0], 0.0f,
+             w->a1);
     bias_relu(w->a1, theta + m->b1, r, h1);
     gemm(w, r, h2, h1, 1.0f, w->a1, h1, 1, f->p[1], f->rs[1], f->cs[1], 0.0f, w->a2);
     bias_relu(w->a2, theta + m->b2, r, h2);
@@ -668,17 +746,14 @@ int sive_mlp_example_losses(const sive_mlp *m, sive_mlp_work *w,
                             const uint64_t *idx, size_t n, double *loss_out)
 {
     static const char fn[] = "sive_mlp_example_losses";
-    int rc = check_common(fn, m, w, theta, ds);
+    int rc = check_batch(fn, m, w, theta, ds, idx, loss_out, "loss_out", n, "n = 0");
     if (rc)
         return rc;
-    if (!idx || !loss_out || n == 0)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/loss_out NULL or n = 0", fn);
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     for (size_t s = 0; s < n; s += w->fwd_rows) {
         size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, fw.fused)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++)
@@ -693,22 +768,19 @@ int sive_mlp_group_losses(const sive_mlp *m, sive_mlp_work *w,
                           size_t group_size, double *group_loss)
 {
     static const char fn[] = "sive_mlp_group_losses";
-    int rc = check_common(fn, m, w, theta, ds);
+    const size_t n = group_size && n_groups <= SIZE_MAX / group_size ? n_groups * group_size : 0;
+    int rc = check_batch(fn, m, w, theta, ds, idx, group_loss, "group_loss", n,
+                         "bad group counts");
     if (rc)
         return rc;
-    if (!idx || !group_loss || n_groups == 0 || group_size == 0 ||
-        n_groups > SIZE_MAX / group_size)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/group_loss NULL or bad group counts", fn);
-    const size_t n = n_groups * group_size;
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     for (size_t g = 0; g < n_groups; g++)
         group_loss[g] = 0.0;
     size_t g = 0, pos = 0; /* group and position of the next row */
     for (size_t s = 0; s < n; s += w->fwd_rows) {
         size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, fw.fused)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
@@ -736,12 +808,12 @@ int sive_mlp_evaluate(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     if (n == 0)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: empty data set", fn);
     rows_src src = make_src(ds, NULL);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, use_fused(w));
     double sum = 0.0;
     size_t correct = 0;
     for (size_t s = 0; s < n; s += w->fwd_rows) {
         size_t r = n - s < w->fwd_rows ? n - s : w->fwd_rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, fw.fused)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
@@ -762,25 +834,24 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
                        float *grad, double *mean_loss)
 {
     static const char fn[] = "sive_mlp_loss_grad";
-    int rc = check_common(fn, m, w, theta, ds);
+    int rc = check_batch(fn, m, w, theta, ds, idx, grad, "grad", n, "n = 0");
     if (rc)
         return rc;
-    if (!idx || !grad || n == 0)
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
-                         "%s: idx/grad NULL or n = 0", fn);
     const size_t in = m->in, h1 = m->h1, h2 = m->h2, k = m->out;
     const float scale = (float)(1.0 / (double)n);
     double *gb1 = w->gb, *gb2 = gb1 + h1, *gb3 = gb2 + h2;
     memset(w->gb, 0, (h1 + h2 + k) * sizeof(double));
     float *gw1 = grad + m->w1, *gw2 = grad + m->w2, *gw3 = grad + m->w3;
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, 0);
     double sum = 0.0;
     for (size_t s = 0; s < n; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
         /* the first block overwrites the weight gradients, later ones add */
         float beta = s == 0 ? 0.0f : 1.0f;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        double t0 = 0.0;
+        const int set = adapt_begin(w, &t0);
+        if ((rc = gather(fn, m, w, &src, s, r, 0)))
             return rc;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++)
@@ -796,6 +867,7 @@ int sive_mlp_loss_grad(const sive_mlp *m, sive_mlp_work *w, const float *theta,
         relu_back(w->d1, w->a1, gb1, r, h1);
         /* layer 1: the inputs are bytes, hence the 1/255 */
         gemm(w, h1, in, r, INPUT_SCALE, w->d1, 1, h1, w->x, in, 1, beta, gw1);
+        adapt_end(w, set, t0, r);
     }
     for (size_t j = 0; j < h1; j++)
         grad[m->b1 + j] = (float)gb1[j];
@@ -877,11 +949,11 @@ int sivei_mlp_pieces(const sive_mlp *m, sive_mlp_work *w, const float *theta,
     static const char fn[] = "sive_mlp_loss_grad";
     const size_t h1 = m->h1, h2 = m->h2, k = m->out, P = sivei_mlp_piece_width(m);
     rows_src src = make_src(ds, idx);
-    const fwd_weights fw = forward_weights(m, w, theta);
+    const fwd_weights fw = forward_weights(m, w, theta, 0);
     int rc = SIVE_OK;
     for (size_t s = 0; s < n && !rc; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
-        if ((rc = gather(fn, m, w, &src, s, r)))
+        if ((rc = gather(fn, m, w, &src, s, r, 0)))
             break;
         forward_block(m, w, theta, &fw, r);
         for (size_t i = 0; i < r; i++) {
@@ -928,7 +1000,7 @@ int sivei_mlp_pieces_grad(const sive_mlp *m, sive_mlp_work *w, const float *rows
     for (size_t s = 0; s < n; s += w->rows) {
         size_t r = n - s < w->rows ? n - s : w->rows;
         float beta = s == 0 ? 0.0f : 1.0f;
-        int rc = gather(fn, m, w, &src, s, r);
+        int rc = gather(fn, m, w, &src, s, r, 0);
         if (rc)
             return rc;
         for (size_t i = 0; i < r; i++) {

@@ -9,6 +9,11 @@
  * results do not depend on it (mlp.c). */
 SIVE_HIDDEN void sivei_mlp_work_set_blis_threads(sive_mlp_work *w, int blis_threads);
 SIVE_HIDDEN size_t sivei_mlp_work_rows(const sive_mlp_work *w);
+/* Let sive_mlp_loss_grad() choose its BLIS thread count block by block
+ * with a (lib/ref/thread_adapt.h; NULL: keep the workspace's); a outlives
+ * the workspace's use. */
+struct sivei_adapt;
+SIVE_HIDDEN void sivei_mlp_work_set_adapt(sive_mlp_work *w, struct sivei_adapt *a);
 /* Per-example pieces of the MLP's gradient at a fixed theta, for the
  * gradient control variates' gradient at theta* (star_cache.h): a row of
  * sivei_mlp_piece_width() floats per example (activations, deltas, the

@@ -1,7 +1,7 @@
 /* The reference MLP as a probe model (sive.h's sive_model): gradient and
  * per-example losses on a training set.  Nothing here is privileged: it
- * uses the public MLP and model APIs, and one hidden call that changes a
- * workspace's BLIS thread count.
+ * uses the public MLP and model APIs, and hidden calls that set a
+ * workspace's BLIS thread count and let its gradient choose it per block.
  *
  * Several BLIS threads per chain help only while every thread has a core:
  * each product ends in a barrier, so when another process takes a core
@@ -9,10 +9,11 @@
  * spinning workers hold the core the descheduled one needs).  On 2 busy
  * cores, 1 chain x 2 BLIS threads ran 12-27x slower than with one
  * thread (docs/performance.md, section 11).  So with blis_threads > 1
- * every worker times its own gradient calls, per row, with blis_threads
- * and with one BLIS thread, keeps the faster for all its calls, and
- * re-tries the other now and then since the load changes
- * (lib/ref/thread_adapt.c: the tries cost at most 2 %).  Results do not depend
+ * every worker times the blocks of its gradient calls, per row, with one
+ * BLIS thread and (when the load average leaves the cores) with
+ * blis_threads, keeps the faster for all its calls, and re-tries the
+ * other now and then since the load changes (lib/ref/thread_adapt.c: the
+ * tries cost at most 2 %).  Results do not depend
  * on the BLIS thread count.  SIVE_BLIS_ADAPT=0 in the environment keeps
  * blis_threads throughout. */
 #include "internal.h"
@@ -22,7 +23,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Worker numbers are below SIVE_OPT_THREADS' upper bound. */
 #define MAX_WORKERS 1024
@@ -47,13 +47,6 @@ typedef struct mlp_model {
     sivei_star_cache star; /* pieces at theta* (lib/ref/star_cache.h) */
 } mlp_model;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int worker_slot(mlp_model *mm, const void *theta, size_t dim,
                        const sive_batch *batch, slot **out)
 {
@@ -74,17 +67,23 @@ static int worker_slot(mlp_model *mm, const void *theta, size_t dim,
             free(s);
             return rc;
         }
+        if (mm->adapt) {
+            s->a.threads = mm->blis_threads;
+            s->a.busy = sivei_adapt_load_busy;
+            sivei_mlp_work_set_adapt(s->w, &s->a);
+        }
         *sp = s;
     }
     *out = *sp;
     return SIVE_OK;
 }
 
-/* Gradient calls choose the BLIS thread count by timing (thread_adapt.c);
- * loss calls, several times larger, follow their choice: the two scale
- * alike with threads (docs/performance.md, section 2), and a try of the
- * slower setting on a gradient call costs a quarter as much.  Before both
- * settings are timed, loss calls take one thread, the safe one. */
+/* Gradient calls choose the BLIS thread count by timing, block by block
+ * (thread_adapt.c, inside sive_mlp_loss_grad); loss calls, several times
+ * larger, follow their choice: the two scale alike with threads
+ * (docs/performance.md, section 2), and a try of the slower setting on a
+ * gradient block costs a sixteenth as much.  Before both settings are
+ * timed, loss calls take one thread, the safe one. */
 static void use_threads(const mlp_model *mm, slot *s, int set)
 {
     sivei_mlp_work_set_blis_threads(s->w, set ? mm->blis_threads : 1);
@@ -134,13 +133,7 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
     const int pass = batch->chain == -1 && batch->step == -1;
     if (!pass && grad && star_grad(mm, s, theta, batch, grad, loss, &rc))
         return rc;
-    int set = mm->adapt ? sivei_adapt_next(&s->a) : 1;
-    if (mm->adapt)
-        use_threads(mm, s, set);
-    double t0 = now();
     rc = sive_mlp_loss_grad(mm->m, s->w, theta, mm->data, batch->index, rows, grad, loss);
-    if (mm->adapt && rc == SIVE_OK && rows > 0)
-        sivei_adapt_record(&s->a, set, (now() - t0) / (double)rows);
     if (rc == SIVE_OK && pass) {
         fill_ctx f = {mm, s->w, theta};
         sivei_star_fill(&mm->star, theta, batch->index, rows, fill_rows, &f);
