@@ -318,14 +318,16 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
         return rc;
     }
     run_workers(&run);
-    sivei_samplers_release(&run);
     sivei_evaluators_release(&run);
     pthread_mutex_destroy(&run.lock);
+    if (run.status != SIVE_E_NOMEM && (rc = sivei_result_summarise(run.r)) == SIVE_OK)
+        rc = sivei_samplers_note(&run);
+    sivei_samplers_release(&run);
     if (run.status == SIVE_E_NOMEM) {
         sive_result_free(run.r);
         return sivei_fail(p->errmsg, SIVE_E_NOMEM, "%s", run.errmsg);
     }
-    if ((rc = sivei_result_summarise(run.r))) {
+    if (rc) {
         sive_result_free(run.r);
         return sivei_fail(p->errmsg, rc, "out of memory while summarising the chains");
     }

@@ -183,26 +183,18 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[400] = "";
-    int n = snprintf(line, sizeof line,
-                     "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
-                     "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
-                     a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
-                     a->accepted == 1   ? ""
-                     : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
-                                          "radii: its smaller h)"
-                     : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
-                                          "before the jump)"
-                     : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
-                                          "the last h before it)"
-                                        : " (no plateau: the flattest level used)");
-    if (n < 0 || (size_t)n >= sizeof line)
-        n = (int)strlen(line); /* truncated: the line as far as it fits */
-    size_t old = r->health ? strlen(r->health) : 0;
-    char *t = realloc(r->health, old + (size_t)n + 1);
-    if (!t)
-        return SIVE_E_NOMEM;
-    memcpy(t + old, line, (size_t)n + 1);
-    r->health = t;
-    return SIVE_OK;
+    char line[400] = ""; /* a longer line is truncated */
+    snprintf(line, sizeof line,
+             "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
+             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
+             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
+             a->accepted == 1   ? ""
+             : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
+                                  "radii: its smaller h)"
+             : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
+                                  "before the jump)"
+             : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
+                                  "the last h before it)"
+                                : " (no plateau: the flattest level used)");
+    return sivei_health_append(r, line);
 }
