@@ -116,6 +116,13 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
     /* flat: lower end of the flattest pair; low: the smallest e + 2 se */
     level prev = {0}, cur, flat = {0}, low = {0};
     double flat_rel = INFINITY;
+    /* With the exact (Metropolis) sampler there is no step bias to trade
+     * against and no slide to stop (proposals too stiff for the step are
+     * refused): the regular directions' plateau is flat, and the singular
+     * directions' rise beyond it is of high order in h, which a local
+     * slope misses and the jump rule would mistake for a slide.  Only a
+     * measured chord ends the search. */
+    const int exact = o->metropolis != 0;
     for (int i = 0; i < AUTO_LEVELS; i++) {
         const double h = i ? prev.h * AUTO_GROW : 1.0 / sqrt(o->t);
         sivei_options po = pilot_options(o, h);
@@ -142,14 +149,14 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
          * barely moved: on deep networks the chains slide along the
          * rescaling valleys to stiffer points, the step bias grows and,
          * over a longer run, lambda-hat runs away */
-        if (i && rel <= AUTO_JUMP && cur.share > AUTO_STIFF * prev.share &&
+        if (!exact && i && rel <= AUTO_JUMP && cur.share > AUTO_STIFF * prev.share &&
             cur.share > AUTO_STIFF_SHARE) {
             choose(a, &prev, 4);
             return SIVE_OK;
         }
         /* the plateau: the slope at this radius, or the paired change from
          * the previous one, says a larger h no longer moves lambda-hat */
-        if (cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
+        if (!exact && cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
             choose(a, &cur, 1);
             return SIVE_OK;
         }
@@ -161,7 +168,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
          * past the plateau (on deep networks, chains sliding along the
          * rescaling valleys); the flattest pair's smaller h if that pair
          * was nearly flat, else the last radius before the jump */
-        if (i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
+        if (!exact && i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
             if (flat_rel <= AUTO_FLAT)
                 choose(a, &flat, 2);
             else
