@@ -10,7 +10,8 @@
  * --only / --skip keep / drop the cases whose name contains TEXT.
  * --quick runs the quick subset with 20 000 steps (unless --steps is
  * given).  --population / --data N put every DLN in population mode or on
- * N noiseless examples. */
+ * N noiseless examples.  With SIVE_TRUTH_HEALTH set in the environment
+ * each run's health text goes to stderr. */
 #include "bench_common.h"
 #include "truth.h"
 

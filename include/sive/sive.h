@@ -344,7 +344,22 @@ typedef enum sive_option {
      *  tethered posterior (no drift correction; docs/theory.md,
      *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  A
      *  different chain (not the 0.2 path). */
-    SIVE_OPT_PRECONDITION = 22
+    SIVE_OPT_PRECONDITION = 22,
+    /** int: 1 makes every step a Metropolis-adjusted Langevin (MALA)
+     *  step (default 0): the Langevin move is a proposal, accepted with
+     *  the Metropolis-Hastings probability against
+     *  U = t L + ||theta - theta*||^2/(2 h^2), so the chain's law is the
+     *  tethered law exactly, with no step bias.  Over the first half of
+     *  the burn-in each chain adapts its own step (starting at base_lr)
+     *  toward an acceptance rate of 0.574, then freezes it.  Needs the
+     *  exact loss: the gradient callback must store the mean loss in
+     *  *loss, and a model with data must use the whole data set for each
+     *  gradient (grad_batch = n_examples, replacement 0); otherwise the
+     *  run refuses (SIVE_E_INVALID_ARG).  Not with
+     *  SIVE_OPT_GRAD_CONTROL_VARIATE or SIVE_OPT_PRECONDITION.  One
+     *  gradient call per step (at the proposal).  A different chain (not
+     *  the 0.2 path).  docs/theory.md, "Metropolis-adjusted step". */
+    SIVE_OPT_METROPOLIS = 23
 } sive_option;
 
 /** Whether an option is part of the stable ABI (docs/abi.md). */

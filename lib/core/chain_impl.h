@@ -45,6 +45,8 @@ static int CAT(measure_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
 static int CAT(gradient_, SFX)(sivei_run *run, sivei_work *w, sivei_pcg32 *rng,
                                int32_t c, int64_t m, double *loss)
 {
+    if (sivei_samplers_cached(run, w, loss))
+        return 0;
     draw_grad_indices(run, w, rng);
     sive_batch gb = {.index = run->model.n_examples ? w->grad_idx : NULL,
                      .n_groups = 1, .group_size = (size_t)run->opt.grad_batch,
@@ -117,7 +119,8 @@ void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
         if (sivei_samplers_step(run, w, &rng[SIVEI_STREAM_NOISE], m,
                                 &out->trace[SIVE_TRACE_GRAD_NORM][m],
                                 &out->trace[SIVE_TRACE_DISP][m])) {
-            out->status = SIVE_CHAIN_DIVERGED;
+            if (out->status == SIVE_CHAIN_OK) /* not a callback error in the step */
+                out->status = SIVE_CHAIN_DIVERGED;
             break;
         }
     }

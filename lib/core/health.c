@@ -236,7 +236,7 @@ static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
             "raise h or c_h\n", e, se, r->h, 100.0 * (pow(1.1, e) - 1.0));
     }
     const double share = s[SIVE_STAT_STEP_CURVATURE] / (2.0 * lam);
-    if (share > STEP_SHARE) {
+    if (share > STEP_SHARE && !r->opt.metropolis) { /* metropolis: no step bias */
         f |= SIVE_FLAG_STEP_BIAS;
         add(t, "step_bias: a t mean||g||^2 / (2 lambda-hat) = %.3g at base_lr %g: the finite "
             "step adds ~%.0f %% to lambda-hat%s; lower base_lr%s, or use step_extrapolate\n",
@@ -294,5 +294,16 @@ int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
     }
     r->flags = f;
     r->health = t.buf;
+    return SIVE_OK;
+}
+
+int sivei_health_append(sive_result *r, const char *line)
+{
+    size_t old = r->health ? strlen(r->health) : 0, n = strlen(line);
+    char *t = realloc(r->health, old + n + 1);
+    if (!t)
+        return SIVE_E_NOMEM;
+    memcpy(t + old, line, n + 1);
+    r->health = t;
     return SIVE_OK;
 }

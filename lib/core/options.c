@@ -70,6 +70,9 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_PRECONDITION, "precondition", 0, 1, 0,
       "1: diagonal RMSProp-style preconditioner, estimated in the first half of the "
       "burn-in, then frozen (same target)"),
+    I(SIVE_OPT_METROPOLIS, "metropolis", 0, 1, 0,
+      "1: Metropolis-adjusted Langevin steps, step adapted in the burn-in (exact loss: "
+      "analytic or full-batch models; no step bias)"),
 };
 #undef I
 #undef D
@@ -127,6 +130,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_STEP_EXTRAPOLATE: o->step_extrapolate = v; break;
             case SIVE_OPT_GRAD_CONTROL_VARIATE: o->grad_control_variate = v; break;
             case SIVE_OPT_PRECONDITION: o->precondition = v; break;
+            case SIVE_OPT_METROPOLIS: o->metropolis = v; break;
             default: break;
             }
         } else {
@@ -185,6 +189,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_STEP_EXTRAPOLATE: return &o->step_extrapolate;
     case SIVE_OPT_GRAD_CONTROL_VARIATE: return &o->grad_control_variate;
     case SIVE_OPT_PRECONDITION: return &o->precondition;
+    case SIVE_OPT_METROPOLIS: return &o->metropolis;
     }
     return NULL;
 }

@@ -318,17 +318,21 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
         return rc;
     }
     run_workers(&run);
-    sivei_samplers_release(&run);
     sivei_evaluators_release(&run);
     pthread_mutex_destroy(&run.lock);
     /* out of memory, or a loss not finite at theta* met by a step's
      * recomputation (control variates beyond the table limit): no result,
      * as when the pass at theta* finds it */
-    if (run.status == SIVE_E_NOMEM || run.status == SIVE_E_INVALID_ARG) {
+    const int no_result =
+        run.status == SIVE_E_NOMEM || run.status == SIVE_E_INVALID_ARG;
+    if (!no_result && (rc = sivei_result_summarise(run.r)) == SIVE_OK)
+        rc = sivei_samplers_note(&run);
+    sivei_samplers_release(&run);
+    if (no_result) {
         sive_result_free(run.r);
         return sivei_fail(p->errmsg, run.status, "%s", run.errmsg);
     }
-    if ((rc = sivei_result_summarise(run.r))) {
+    if (rc) {
         sive_result_free(run.r);
         return sivei_fail(p->errmsg, rc, "out of memory while summarising the chains");
     }

@@ -35,7 +35,7 @@ typedef struct sivei_options {
     int64_t replacement, eval_stride;
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
     int64_t control_variate, grad_control_variate, precondition;
-    int64_t step_extrapolate;
+    int64_t step_extrapolate, metropolis;
     uint64_t seed;
 } sivei_options;
 
@@ -329,6 +329,15 @@ SIVE_HIDDEN int sivei_samplers_work_init(sivei_work *w);
 SIVE_HIDDEN void sivei_samplers_work_release(sivei_work *w);
 SIVE_HIDDEN void sivei_samplers_chain_start(sivei_work *w, int32_t c);
 SIVE_HIDDEN int sivei_samplers_gradient(sivei_run *run, sivei_work *w, const sive_batch *gb);
+/* The modules' lines for the run's health text, after the summary
+ * (SIVE_OK or SIVE_E_NOMEM). */
+SIVE_HIDDEN int sivei_samplers_note(sivei_run *run);
+/* Append one line (with its newline) to r's health text (SIVE_OK or
+ * SIVE_E_NOMEM). */
+SIVE_HIDDEN int sivei_health_append(sive_result *r, const char *line);
+/* 1 when the stepper already holds the gradient at w->theta (and the
+ * loss, into *loss): no gradient call for this step. */
+SIVE_HIDDEN int sivei_samplers_cached(sivei_run *run, sivei_work *w, double *loss);
 SIVE_HIDDEN int sivei_samplers_step(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
                                     int64_t m, double *gnorm, double *disp);
 /* Record the first fatal status of a run (thread-safe).  A callback's

@@ -116,6 +116,13 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
     /* flat: lower end of the flattest pair; low: the smallest e + 2 se */
     level prev = {0}, cur, flat = {0}, low = {0};
     double flat_rel = INFINITY;
+    /* With the exact (Metropolis) sampler there is no step bias to trade
+     * against and no slide to stop (proposals too stiff for the step are
+     * refused): the regular directions' plateau is flat, and the singular
+     * directions' rise beyond it is of high order in h, which a local
+     * slope misses and the jump rule would mistake for a slide.  Only a
+     * measured chord ends the search. */
+    const int exact = o->metropolis != 0;
     for (int i = 0; i < AUTO_LEVELS; i++) {
         const double h = i ? prev.h * AUTO_GROW : 1.0 / sqrt(o->t);
         sivei_options po = pilot_options(o, h);
@@ -142,14 +149,14 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
          * barely moved: on deep networks the chains slide along the
          * rescaling valleys to stiffer points, the step bias grows and,
          * over a longer run, lambda-hat runs away */
-        if (i && rel <= AUTO_JUMP && cur.share > AUTO_STIFF * prev.share &&
+        if (!exact && i && rel <= AUTO_JUMP && cur.share > AUTO_STIFF * prev.share &&
             cur.share > AUTO_STIFF_SHARE) {
             choose(a, &prev, 4);
             return SIVE_OK;
         }
         /* the plateau: the slope at this radius, or the paired change from
          * the previous one, says a larger h no longer moves lambda-hat */
-        if (cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
+        if (!exact && cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
             choose(a, &cur, 1);
             return SIVE_OK;
         }
@@ -161,7 +168,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
          * past the plateau (on deep networks, chains sliding along the
          * rescaling valleys); the flattest pair's smaller h if that pair
          * was nearly flat, else the last radius before the jump */
-        if (i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
+        if (!exact && i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
             if (flat_rel <= AUTO_FLAT)
                 choose(a, &flat, 2);
             else
@@ -183,26 +190,18 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[400] = "";
-    int n = snprintf(line, sizeof line,
-                     "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
-                     "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
-                     a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
-                     a->accepted == 1   ? ""
-                     : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
-                                          "radii: its smaller h)"
-                     : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
-                                          "before the jump)"
-                     : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
-                                          "the last h before it)"
-                                        : " (no plateau: the flattest level used)");
-    if (n < 0 || (size_t)n >= sizeof line)
-        n = (int)strlen(line); /* truncated: the line as far as it fits */
-    size_t old = r->health ? strlen(r->health) : 0;
-    char *t = realloc(r->health, old + (size_t)n + 1);
-    if (!t)
-        return SIVE_E_NOMEM;
-    memcpy(t + old, line, (size_t)n + 1);
-    r->health = t;
-    return SIVE_OK;
+    char line[400] = ""; /* a longer line is truncated */
+    snprintf(line, sizeof line,
+             "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
+             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
+             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
+             a->accepted == 1   ? ""
+             : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
+                                  "radii: its smaller h)"
+             : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
+                                  "before the jump)"
+             : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
+                                  "the last h before it)"
+                                : " (no plateau: the flattest level used)");
+    return sivei_health_append(r, line);
 }

@@ -9,6 +9,7 @@ static const sivei_sampler *const registry[] = {
     &sivei_sampler_sgld, /* first: always on, the plain update */
     &sivei_sampler_gcv,
     &sivei_sampler_precond,
+    &sivei_sampler_mala, /* last: it owns the step and refuses the others */
 };
 
 #define N_SAMPLERS ((int)(sizeof registry / sizeof registry[0]))
@@ -53,6 +54,18 @@ int sivei_samplers_prepare(sivei_run *run, char *err)
             run->sampler_stepper = 0;
             return rc;
         }
+    }
+    return SIVE_OK;
+}
+
+int sivei_samplers_note(sivei_run *run)
+{
+    for (int k = 0; k < N_SAMPLERS; k++) {
+        if (!is_on(run, k) || !registry[k]->note)
+            continue;
+        int rc = registry[k]->note(run, run->sampler_state[k], run->r);
+        if (rc)
+            return rc;
     }
     return SIVE_OK;
 }
@@ -103,6 +116,12 @@ int sivei_samplers_gradient(sivei_run *run, sivei_work *w, const sive_batch *gb)
             return rc;
     }
     return 0;
+}
+
+int sivei_samplers_cached(sivei_run *run, sivei_work *w, double *loss)
+{
+    const int k = run->sampler_stepper;
+    return registry[k]->cached ? registry[k]->cached(w, w->sampler_state[k], loss) : 0;
 }
 
 int sivei_samplers_step(sivei_run *run, sivei_work *w, sivei_pcg32 *noise, int64_t m,

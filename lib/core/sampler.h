@@ -42,6 +42,16 @@ typedef struct sivei_sampler {
      * diverged. */
     int (*step)(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
                 int64_t m, double *gnorm, double *disp);
+    /* Only for the stepper: 1 when w->grad already holds the gradient of
+     * the exact loss at w->theta (computed by the step at the proposal it
+     * accepted, or kept from the state it stayed at), with that loss in
+     * *loss; the chain then makes no gradient call for step m.  NULL:
+     * never. */
+    int (*cached)(sivei_work *w, void *ws, double *loss);
+    /* After the chains are summarised, before release: append what the
+     * module measured to res's health text (sivei_health_append; SIVE_OK
+     * or SIVE_E_NOMEM).  NULL: nothing to say. */
+    int (*note)(sivei_run *run, void *state, sive_result *res);
 } sivei_sampler;
 
 /* The modules (one line each in sampler.c's registry). */
@@ -49,6 +59,7 @@ extern SIVE_HIDDEN const sivei_sampler sivei_sampler_sgld;
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv;
 
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_precond;
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_mala;
 
 /* Plain SGLD's step (sampler_sgld.c), for modules that step plainly at
  * times (the preconditioner while it estimates), and the chunk of
@@ -58,6 +69,13 @@ SIVE_HIDDEN int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *w
                                 double *disp);
 SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
                                        size_t n);
+
+/* Element i of a vector of the model's dtype, in double. */
+static inline double sivei_sampler_val(const sivei_run *run, const void *x, size_t i)
+{
+    return run->model.dtype == SIVE_F32 ? (double)((const float *)x)[i]
+                                        : ((const double *)x)[i];
+}
 
 /* The registry (sampler.c): module k's hooks and state live in slot k. */
 SIVE_HIDDEN const sivei_sampler *sivei_sampler_at(int k);

@@ -75,13 +75,6 @@ static void precond_chain_start(sivei_work *w, void *state, int32_t c)
     s->frozen = 0;
 }
 
-/* Element i of a vector of the model's dtype, in double. */
-static double val(const sivei_run *run, const void *x, size_t i)
-{
-    return run->model.dtype == SIVE_F32 ? (double)((const float *)x)[i]
-                                        : ((const double *)x)[i];
-}
-
 /* P from the mean squared gradients of the moved parameters, in
  * coordinate order (rbar their mean). */
 static void freeze(const sivei_run *run, precond_work *s)
@@ -130,8 +123,10 @@ static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
             sivei_sampler_normals(run, noise, w->noise, nb);
             for (size_t j = 0; j < nb; j++) {
                 size_t i = i0 + j;
-                double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
-                double g = val(run, w->grad, i), xi = val(run, w->noise, j);
+                double th = sivei_sampler_val(run, w->theta, i);
+                double st = sivei_sampler_val(run, run->theta_star, i);
+                double g = sivei_sampler_val(run, w->grad, i);
+                double xi = sivei_sampler_val(run, w->noise, j);
                 double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
                 gsum += g * g;
                 dsum += (th - st) * (th - st);
@@ -154,7 +149,7 @@ static int precond_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
     precond_work *s = ws;
     if (!s->frozen && m < freeze_step(&run->opt)) {
         for (size_t i = 0; i < run->model.dim; i++) {
-            double g = val(run, w->grad, i);
+            double g = sivei_sampler_val(run, w->grad, i);
             s->v[i] += g * g;
         }
         s->seen++;

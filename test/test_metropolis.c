@@ -1,0 +1,187 @@
+/* The Metropolis-adjusted step (SIVE_OPT_METROPOLIS; docs/theory.md,
+ * "Metropolis-adjusted step") against the continuous tethered law, which
+ * it samples exactly at any step:
+ *  - K1 (K = 1 + x^2 around theta* = 0.2, t = 10^4, h = 2) at base_lr
+ *    0.05, where ULA gives 0.554: t^2 Var under the continuous law
+ *    (0.49999), without and with evaluation noise (SIVE's correction on
+ *    top of the exact chain);
+ *  - least squares (test/lsq.h) with full-batch gradients (grad_batch = n,
+ *    no replacement) and per-example evaluation, against the continuous
+ *    law's closed form (control variates keep the evaluation noise
+ *    below the Monte Carlo error);
+ *  - the refusals (mini-batch gradients, the preconditioner, a model that
+ *    gives no loss), the health line, and the same bits for 1 and 2
+ *    threads.
+ * Tolerances: 4 MCSE (the run's own), and the MCSE small enough that a
+ * bias of ULA's size (+11 % on K1) would fail by far. */
+#include <check.h>
+#include <sive/sive.h>
+
+#include "check_run.h"
+#include "lsq.h"
+#include "quad.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define T 1e4
+
+static sive_probe *k1_probe(int64_t steps, int64_t chains, int64_t groups, int64_t threads)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 2.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BASE_LR, 0.05), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, groups), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, threads), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 18023), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    return p;
+}
+
+/* t^2 Var[L] for L = 1 + x^2 under exp(-t L - (x - 0.2)^2/(2 h^2)). */
+static double k1_continuous(double h)
+{
+    double prec = 2.0 * T + 1.0 / (h * h), s2 = 1.0 / prec, mu = 0.2 / (h * h) / prec;
+    return T * T * (4.0 * mu * mu * s2 + 2.0 * s2 * s2);
+}
+
+static void k1_check(double sigma, const char *what)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0};
+    q.sigma = sigma;
+    sive_model m = quad_fixture_model(&q, 1);
+    sive_probe *p = k1_probe(40000, 24, 16, 2);
+    sive_result *r = NULL;
+    double th = 0.2;
+    ck_assert_int_eq(sive_probe_run(p, &m, &th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    const double want = k1_continuous(2.0), z = (lam - want) / se;
+    const double corr = sive_result_stat(r, SIVE_STAT_NOISE_CORRECTION, SIVE_SUMMARY);
+    printf("K1 metropolis, %s: %.5f +- %.5f (continuous law %.5f; ULA at a = 0.05 0.554): "
+           "%+.2f %% (z %+.2f), noise correction %.4f\n", what, lam, se, want,
+           100.0 * (lam / want - 1.0), z, corr);
+    ck_assert_msg(fabs(z) < 4.0, "z %.2f", z);
+    ck_assert_msg(se < 0.01 * want, "MCSE %.4g", se);
+    ck_assert(!(sive_result_flags(r) & SIVE_FLAG_STEP_BIAS));
+    const char *hl = sive_result_health(r);
+    ck_assert_msg(hl && strstr(hl, "metropolis: tail acceptance"), "%s", hl ? hl : "");
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+
+START_TEST(k1_exact)
+{
+    k1_check(1e-6, "no evaluation noise");
+}
+END_TEST
+
+START_TEST(k1_exact_noisy)
+{
+    /* a correction t^2 sigma^2 / N of about 0.1 (20 % of lambda) */
+    k1_check(1.25e-4, "evaluation noise");
+}
+END_TEST
+
+START_TEST(lsq_full_batch_exact)
+{
+    static lsq m;
+    lsq_make(&m, 7);
+    m.batch_grad = 1; /* the gradient of the batch: the whole set here */
+    sive_probe *p = lsq_probe(40000, 16, 32, 32);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, NEX), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    sive_result *r = lsq_run(p, &m);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    /* the continuous law: ULA's closed form as a -> 0, an infinite tail */
+    const double want = lsq_expect(&m, STAR, 1000.0, 1e-9, 0.5, 1e30);
+    const double ula = lsq_expect(&m, STAR, 1000.0, 0.05, 0.5, 0.7 * 40000);
+    const double z = (lam - want) / se;
+    printf("least squares, full batch, metropolis: %.4f +- %.4f (continuous law %.4f, ULA at "
+           "a = 0.05 %.4f): %+.2f %% (z %+.2f)\n", lam, se, want, ula,
+           100.0 * (lam / want - 1.0), z);
+    ck_assert_msg(fabs(z) < 4.0, "z %.2f", z);
+    ck_assert_msg(4.0 * se < fabs(ula - want), "MCSE %.4g cannot tell ULA's bias", se);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+static int grad_no_loss(const void *theta, size_t d, const sive_batch *b, void *grad,
+                        double *loss, void *user)
+{
+    (void)loss;
+    return quad_fixture_grad(theta, d, b, grad, &(double){0.0}, user);
+}
+
+START_TEST(refusals)
+{
+    static lsq m;
+    lsq_make(&m, 7);
+    sive_model sm;
+    lsq_model(&sm, &m);
+    sive_result *r = NULL;
+    sive_probe *p = lsq_probe(1000, 2, 4, 4);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    /* the default mini-batch of 1024 with replacement: not the exact loss */
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "grad_batch"));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, NEX), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    sive_result_free(r);
+    sive_probe_free(p);
+    /* a gradient callback that stores no loss */
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
+    sive_model qm = quad_fixture_model(&q, 1);
+    qm.grad = grad_no_loss;
+    p = k1_probe(1000, 1, 4, 1);
+    double th = 0.2;
+    ck_assert_int_eq(sive_probe_run(p, &qm, &th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "exact loss"));
+    sive_probe_free(p);
+}
+END_TEST
+
+START_TEST(threads_same_bits)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    double th[3] = {0.2, -0.1, 0.05};
+    double lam[2];
+    for (int k = 0; k < 2; k++) {
+        sive_probe *p = k1_probe(4000, 4, 8, k + 1);
+        sive_result *r = NULL;
+        ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+        lam[k] = sive_result_lambda(r);
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("metropolis");
+    TCase *tc = tcase_create("metropolis");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, k1_exact);
+    tcase_add_test(tc, k1_exact_noisy);
+    tcase_add_test(tc, lsq_full_batch_exact);
+    tcase_add_test(tc, refusals);
+    tcase_add_test(tc, threads_same_bits);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
