@@ -122,25 +122,20 @@ static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
     const double kn = sqrt(2.0 * run->eta);
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
-        size_t b, e;
-        sivei_range_at(run, k, &b, &e);
-        for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
-            size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
-            sivei_sampler_normals(run, noise, w->noise, nb);
-            for (size_t j = 0; j < nb; j++) {
-                size_t i = i0 + j;
-                double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
-                double g = val(run, w->grad, i), xi = val(run, w->noise, j);
-                double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
-                gsum += g * g;
-                dsum += (th - st) * (th - st);
-                if (f32)
-                    ((float *)w->theta)[i] = (float)nt;
-                else
-                    ((double *)w->theta)[i] = nt;
-                bad |= !isfinite(nt);
-            }
+    sivei_chunks it = sivei_chunks_start(run);
+    while (sivei_chunks_next(&it, noise, w->noise)) {
+        for (size_t j = 0; j < it.nb; j++) {
+            size_t i = it.i0 + j;
+            double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
+            double g = val(run, w->grad, i), xi = val(run, w->noise, j);
+            double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
+            gsum += g * g;
+            dsum += (th - st) * (th - st);
+            if (f32)
+                ((float *)w->theta)[i] = (float)nt;
+            else
+                ((double *)w->theta)[i] = nt;
+            bad |= !isfinite(nt);
         }
     }
     *gnorm = sqrt(gsum);
