@@ -115,69 +115,40 @@ static void freeze(const sivei_run *run, precond_work *s)
     s->frozen = 1;
 }
 
-/* The preconditioned update of one chunk, in double for either dtype:
- *   theta' = theta - P (a g + k_t (theta - theta*)) + sqrt(P) k_n xi,
- * with the squared norms of g and theta - theta* over four interleaved
- * partial sums (as plain SGLD's update) and bad accumulating x * 0, which
- * is NaN exactly for a non-finite x.  Typed and branch-free so that it
- * vectorises: the generic element access cost 10 % of an MLP step. */
-#define PRECOND_CHUNK(NAME, T)                                                            \
-    static void NAME(T *restrict th, const T *restrict st, const T *restrict g,          \
-                     const T *restrict xi, const double *restrict p,                     \
-                     const double *restrict sp, size_t n, const double k[3], double s[3]) \
-    {                                                                                    \
-        double gs[4] = {0}, ds[4] = {0}, bad[4] = {0};                                   \
-        size_t j = 0;                                                                    \
-        for (; j + 4 <= n; j += 4)                                                       \
-            for (size_t q = 0; q < 4; q++) {                                             \
-                double x = (double)th[j + q] - (double)st[j + q], gj = (double)g[j + q]; \
-                double nt = (double)th[j + q] - p[j + q] * (k[0] * gj + k[1] * x) +      \
-                            sp[j + q] * k[2] * (double)xi[j + q];                        \
-                gs[q] += gj * gj;                                                        \
-                ds[q] += x * x;                                                          \
-                bad[q] += nt * 0.0;                                                      \
-                th[j + q] = (T)nt;                                                       \
-            }                                                                            \
-        for (; j < n; j++) {                                                             \
-            double x = (double)th[j] - (double)st[j], gj = (double)g[j];                 \
-            double nt = (double)th[j] - p[j] * (k[0] * gj + k[1] * x) +                  \
-                        sp[j] * k[2] * (double)xi[j];                                    \
-            gs[0] += gj * gj;                                                            \
-            ds[0] += x * x;                                                              \
-            bad[0] += nt * 0.0;                                                          \
-            th[j] = (T)nt;                                                               \
-        }                                                                                \
-        s[0] += (gs[0] + gs[1]) + (gs[2] + gs[3]);                                       \
-        s[1] += (ds[0] + ds[1]) + (ds[2] + ds[3]);                                       \
-        s[2] += (bad[0] + bad[1]) + (bad[2] + bad[3]);                                   \
-    }
-PRECOND_CHUNK(chunk_f32, float)
-PRECOND_CHUNK(chunk_f64, double)
-#undef PRECOND_CHUNK
+/* One coordinate of the preconditioned update (in double). */
+static double moved(double th, double st, double g, double xi, double p, double sp,
+                    double a, double kt, double kn)
+{
+    return th - p * (a * g + kt * (th - st)) + sp * kn * xi;
+}
 
 static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
                           sivei_pcg32 *noise, double *gnorm, double *disp)
 {
     const int f32 = run->model.dtype == SIVE_F32;
-    const size_t el = f32 ? sizeof(float) : sizeof(double);
-    const double k[3] = {run->opt.base_lr, run->eta / (run->h * run->h), sqrt(2.0 * run->eta)};
-    double sums[3] = {0.0, 0.0, 0.0}; /* ||g||^2, ||theta - theta*||^2, bad */
-    unsigned char *theta = w->theta;
-    const unsigned char *star = run->theta_star, *g = w->grad;
+    const double a = run->opt.base_lr, kt = run->eta / (run->h * run->h);
+    const double kn = sqrt(2.0 * run->eta);
+    double gsum = 0.0, dsum = 0.0;
+    int bad = 0;
     sivei_chunks it = sivei_chunks_start(run);
     while (sivei_chunks_next(&it, noise, w->noise)) {
-        const size_t o = it.i0 * el;
-        if (f32)
-            chunk_f32((float *)(theta + o), (const float *)(star + o), (const float *)(g + o),
-                      w->noise, s->p + it.i0, s->sp + it.i0, it.nb, k, sums);
-        else
-            chunk_f64((double *)(theta + o), (const double *)(star + o),
-                      (const double *)(g + o), w->noise, s->p + it.i0, s->sp + it.i0, it.nb,
-                      k, sums);
+        for (size_t j = 0; j < it.nb; j++) {
+            size_t i = it.i0 + j;
+            double th = val(run, w->theta, i), st = val(run, run->theta_star, i);
+            double g = val(run, w->grad, i), xi = val(run, w->noise, j);
+            double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
+            gsum += g * g;
+            dsum += (th - st) * (th - st);
+            if (f32)
+                ((float *)w->theta)[i] = (float)nt;
+            else
+                ((double *)w->theta)[i] = nt;
+            bad |= !isfinite(nt);
+        }
     }
-    *gnorm = sqrt(sums[0]);
-    *disp = sqrt(sums[1] * (1.0 / (double)run->moved));
-    return !isfinite(sums[0]) || sums[2] != 0.0 || isnan(sums[2]);
+    *gnorm = sqrt(gsum);
+    *disp = sqrt(dsum * (1.0 / (double)run->moved));
+    return !isfinite(gsum) || bad;
 }
 
 static int precond_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
