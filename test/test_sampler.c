@@ -417,15 +417,17 @@ static double precond_expect(const lsq *m, const double *p, double t, double a, 
 /* P as the library freezes it from the first `steps` gradients g. */
 static void frozen_p(const double *g, int64_t steps, double *p)
 {
-    double v[D] = {0}, rbar = 0.0;
+    double v[D] = {0}, sr = 0.0, sr2 = 0.0;
     for (int64_t s = 0; s < steps; s++)
         for (int i = 0; i < D; i++)
             v[i] += g[s * D + i] * g[s * D + i];
+    for (int i = 0; i < D; i++) {
+        sr += sqrt(v[i] / (double)steps);
+        sr2 += v[i] / (double)steps;
+    }
+    const double c = sr2 / sr; /* the g^2-weighted mean of P is 1 */
     for (int i = 0; i < D; i++)
-        rbar += sqrt(v[i] / (double)steps);
-    rbar /= D;
-    for (int i = 0; i < D; i++)
-        p[i] = rbar / fmax(sqrt(v[i] / (double)steps), rbar / 10.0);
+        p[i] = c / fmax(sqrt(v[i] / (double)steps), c / 10.0);
 }
 
 /* With the preconditioner each chain's SIVE is unbiased for the exact

@@ -338,8 +338,9 @@ typedef enum sive_option {
     /** int: 1 steps with a frozen diagonal preconditioner P (RMSProp-style,
      *  default 0): theta' = theta - P (a g + (eta/h^2)(theta - theta*)) +
      *  sqrt(P) sqrt(2 eta) xi.  Each chain estimates
-     *  P_i = min(10, mean_k r_k / r_i), r_i the RMS of its gradient's
-     *  coordinate i, over the first half of its burn-in (plain steps),
+     *  P_i = min(10, c / r_i), r_i the RMS of its gradient's coordinate
+     *  i over the first half of its burn-in (plain steps) and
+     *  c = sum_k r_k^2 / sum_k r_k (the g^2-weighted mean of P is 1),
      *  then freezes it: a constant P leaves the stationary law the
      *  tethered posterior (no drift correction; docs/theory.md,
      *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  A

@@ -77,6 +77,38 @@ static inline double sivei_sampler_val(const sivei_run *run, const void *x, size
                                         : ((const double *)x)[i];
 }
 
+/* The chunks of a step's moved parameters (the run's ranges, or all of
+ * theta), in coordinate order, SIVEI_NOISE_CHUNK at most:
+ *   sivei_chunks it = sivei_chunks_start(run);
+ *   while (sivei_chunks_next(&it, noise, w->noise)) ... it.i0, it.nb ...
+ * Each call draws the chunk's Langevin normals into out (the model's
+ * dtype), so every sampler that steps through it draws the same stream. */
+typedef struct sivei_chunks {
+    const sivei_run *run;
+    size_t k, e;   /* current range and its end */
+    size_t i0, nb; /* the chunk: coordinates i0 .. i0 + nb - 1 */
+} sivei_chunks;
+
+static inline sivei_chunks sivei_chunks_start(const sivei_run *run)
+{
+    sivei_chunks it = {run, 0, 0, 0, 0};
+    sivei_range_at(run, 0, &it.i0, &it.e);
+    return it;
+}
+
+static inline int sivei_chunks_next(sivei_chunks *it, sivei_pcg32 *noise, void *out)
+{
+    it->i0 += it->nb;
+    while (it->i0 >= it->e) {
+        if (++it->k >= sivei_range_count(it->run))
+            return 0;
+        sivei_range_at(it->run, it->k, &it->i0, &it->e);
+    }
+    it->nb = it->e - it->i0 < SIVEI_NOISE_CHUNK ? it->e - it->i0 : SIVEI_NOISE_CHUNK;
+    sivei_sampler_normals(it->run, noise, out, it->nb);
+    return 1;
+}
+
 /* The registry (sampler.c): module k's hooks and state live in slot k. */
 SIVE_HIDDEN const sivei_sampler *sivei_sampler_at(int k);
 

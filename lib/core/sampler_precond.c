@@ -2,8 +2,8 @@
  * "Frozen preconditioner"), RMSProp-style.  Over the first half of its
  * burn-in, m < floor(alpha M)/2, a chain steps plainly and accumulates
  * r_i^2 = mean of g_i^2; then it freezes
- *   P_i = min(P_MAX, rbar / r_i),  rbar = mean_k r_k
- * (P = 1 if rbar is 0 or not finite) and steps with
+ *   P_i = min(P_MAX, c / r_i),  c = sum_k r_k^2 / sum_k r_k
+ * (P = 1 if sum r is 0 or not finite; see freeze()) and steps with
  *   theta' = theta - P (a g + k_t (theta - theta*)) + sqrt(P) k_n xi.
  * A constant P keeps exp(-t L_n - tether) stationary for the continuous
  * dynamics, so no drift correction is needed; the second half of the
@@ -75,24 +75,32 @@ static void precond_chain_start(sivei_work *w, void *state, int32_t c)
     s->frozen = 0;
 }
 
-/* P from the mean squared gradients of the moved parameters, in
- * coordinate order (rbar their mean). */
+/* P from the root mean squared gradients r_i of the moved parameters, in
+ * coordinate order: P_i = c / max(r_i, c / P_MAX) with c = sum r^2 / sum r,
+ * so that the g^2-weighted mean of P, sum P_i r_i^2 / sum r_i^2, is 1 (less
+ * where clipped): the step along the gradient, and the total mini-batch
+ * heating a t tr(P Sigma)/(2B), stay the plain chain's, and coordinates that
+ * see no gradient (dead inputs, dead units) do not shrink the others' P.
+ * P = 1 when sum r is 0 or not finite. */
 static void freeze(const sivei_run *run, precond_work *s)
 {
-    double rbar = 0.0;
+    double sr = 0.0, sr2 = 0.0;
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
         sivei_range_at(run, k, &b, &e);
-        for (size_t i = b; i < e; i++)
-            rbar += sqrt(s->v[i] / (double)s->seen);
+        for (size_t i = b; i < e; i++) {
+            double v = s->v[i] / (double)s->seen;
+            sr += sqrt(v);
+            sr2 += v;
+        }
     }
-    rbar /= (double)run->moved;
+    const double c = sr2 / sr;
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
         sivei_range_at(run, k, &b, &e);
         for (size_t i = b; i < e; i++) {
             double r = sqrt(s->v[i] / (double)s->seen);
-            double p = rbar > 0.0 && isfinite(rbar) ? rbar / fmax(r, rbar / P_MAX) : 1.0;
+            double p = sr > 0.0 && isfinite(c) ? c / fmax(r, c / P_MAX) : 1.0;
             s->p[i] = p;
             s->sp[i] = sqrt(p);
         }
@@ -115,27 +123,22 @@ static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
     const double kn = sqrt(2.0 * run->eta);
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
-        size_t b, e;
-        sivei_range_at(run, k, &b, &e);
-        for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
-            size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
-            sivei_sampler_normals(run, noise, w->noise, nb);
-            for (size_t j = 0; j < nb; j++) {
-                size_t i = i0 + j;
-                double th = sivei_sampler_val(run, w->theta, i);
-                double st = sivei_sampler_val(run, run->theta_star, i);
-                double g = sivei_sampler_val(run, w->grad, i);
-                double xi = sivei_sampler_val(run, w->noise, j);
-                double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
-                gsum += g * g;
-                dsum += (th - st) * (th - st);
-                if (f32)
-                    ((float *)w->theta)[i] = (float)nt;
-                else
-                    ((double *)w->theta)[i] = nt;
-                bad |= !isfinite(nt);
-            }
+    sivei_chunks it = sivei_chunks_start(run);
+    while (sivei_chunks_next(&it, noise, w->noise)) {
+        for (size_t j = 0; j < it.nb; j++) {
+            size_t i = it.i0 + j;
+            double th = sivei_sampler_val(run, w->theta, i);
+            double st = sivei_sampler_val(run, run->theta_star, i);
+            double g = sivei_sampler_val(run, w->grad, i);
+            double xi = sivei_sampler_val(run, w->noise, j);
+            double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
+            gsum += g * g;
+            dsum += (th - st) * (th - st);
+            if (f32)
+                ((float *)w->theta)[i] = (float)nt;
+            else
+                ((double *)w->theta)[i] = nt;
+            bad |= !isfinite(nt);
         }
     }
     *gnorm = sqrt(gsum);

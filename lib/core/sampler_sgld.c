@@ -162,18 +162,14 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
     const unsigned char *star = run->theta_star, *g = w->grad;
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
-        size_t b, e;
-        sivei_range_at(run, k, &b, &e);
-        for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
-            size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
-            double gs, ds;
-            sivei_sampler_normals(run, noise, w->noise, nb);
-            bad |= update(theta + i0 * el, star + i0 * el, g + i0 * el, w->noise, nb, a,
-                          k_tether, k_noise, &gs, &ds);
-            gsum += gs;
-            dsum += ds;
-        }
+    sivei_chunks it = sivei_chunks_start(run);
+    while (sivei_chunks_next(&it, noise, w->noise)) {
+        const size_t o = it.i0 * el;
+        double gs, ds;
+        bad |= update(theta + o, star + o, g + o, w->noise, it.nb, a, k_tether, k_noise,
+                      &gs, &ds);
+        gsum += gs;
+        dsum += ds;
     }
     *gnorm = sqrt(gsum);
     *disp = sqrt(dsum * (1.0 / (double)run->moved)); /* as 0.1: bit-identical traces */
