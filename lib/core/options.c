@@ -70,6 +70,12 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_PRECONDITION, "precondition", 0, 1, 0,
       "1: diagonal RMSProp-style preconditioner, estimated in the first half of the "
       "burn-in, then frozen (same target)"),
+    I(SIVE_OPT_GRAD_NOISE_COMPENSATION, "grad_noise_compensation", 0, INT64_C(1) << 24, 0,
+      "K >= 2: with grad_control_variate, estimate the gradient noise's variance per "
+      "coordinate from K sub-batches and inject that much less Langevin noise (0: off)"),
+    I(SIVE_OPT_GRAD_NOISE_FULL, "grad_noise_full", 0, 1, 0,
+      "1: grad_noise_compensation subtracts the sub-batches' whole (rank K-1) covariance, "
+      "not only its diagonal"),
 };
 #undef I
 #undef D
@@ -127,6 +133,8 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_STEP_EXTRAPOLATE: o->step_extrapolate = v; break;
             case SIVE_OPT_GRAD_CONTROL_VARIATE: o->grad_control_variate = v; break;
             case SIVE_OPT_PRECONDITION: o->precondition = v; break;
+            case SIVE_OPT_GRAD_NOISE_COMPENSATION: o->grad_noise_compensation = v; break;
+            case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
             default: break;
             }
         } else {
@@ -185,6 +193,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_STEP_EXTRAPOLATE: return &o->step_extrapolate;
     case SIVE_OPT_GRAD_CONTROL_VARIATE: return &o->grad_control_variate;
     case SIVE_OPT_PRECONDITION: return &o->precondition;
+    case SIVE_OPT_GRAD_NOISE_COMPENSATION: return &o->grad_noise_compensation;
+    case SIVE_OPT_GRAD_NOISE_FULL: return &o->grad_noise_full;
     }
     return NULL;
 }

@@ -47,6 +47,7 @@ typedef struct sivei_sampler {
 /* The modules (one line each in sampler.c's registry). */
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_sgld;
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv;
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv_noise;
 
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_precond;
 
@@ -56,6 +57,16 @@ extern SIVE_HIDDEN const sivei_sampler sivei_sampler_precond;
 SIVE_HIDDEN int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
                                 sivei_pcg32 *noise, int64_t m, double *gnorm,
                                 double *disp);
+/* The same step with the Langevin normals taken from given (dim values of
+ * the model's dtype, moved coordinates read) instead of the stream when
+ * given is not NULL, and the normal of coordinate i multiplied by
+ * scale[i] when scale is not NULL (both NULL: sivei_sgld_step's bits). */
+SIVE_HIDDEN int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
+                                   const double *scale, const void *given, double *gnorm,
+                                   double *disp);
+/* grad L_n(theta*) of the gradient control variates (model dtype, dim
+ * values), NULL when they are off (sampler_gcv.c). */
+SIVE_HIDDEN const void *sivei_gcv_full_gradient(const sivei_run *run);
 SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
                                        size_t n);
 

@@ -151,6 +151,24 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
                     int64_t m, double *gnorm, double *disp)
 {
     (void)rs, (void)ws, (void)m;
+    return sivei_sgld_step_ex(run, w, noise, NULL, NULL, gnorm, disp);
+}
+
+/* Multiply the chunk's normals by scale (dim entries, indexed from i0). */
+static void scale_normals(const sivei_run *run, void *xi, const double *scale, size_t i0,
+                          size_t nb)
+{
+    if (run->model.dtype == SIVE_F32)
+        for (size_t j = 0; j < nb; j++)
+            ((float *)xi)[j] = (float)(((float *)xi)[j] * scale[i0 + j]);
+    else
+        for (size_t j = 0; j < nb; j++)
+            ((double *)xi)[j] *= scale[i0 + j];
+}
+
+int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
+                       const double *scale, const void *given, double *gnorm, double *disp)
+{
     const int f32 = run->model.dtype == SIVE_F32;
     const size_t el = f32 ? sizeof(float) : sizeof(double);
     int (*update)(void *, const void *, const void *, const void *, size_t, double,
@@ -168,7 +186,12 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
         for (size_t i0 = b; i0 < e; i0 += SIVEI_NOISE_CHUNK) {
             size_t nb = e - i0 < SIVEI_NOISE_CHUNK ? e - i0 : SIVEI_NOISE_CHUNK;
             double gs, ds;
-            sivei_sampler_normals(run, noise, w->noise, nb);
+            if (given)
+                memcpy(w->noise, (const unsigned char *)given + i0 * el, nb * el);
+            else
+                sivei_sampler_normals(run, noise, w->noise, nb);
+            if (scale)
+                scale_normals(run, w->noise, scale, i0, nb);
             bad |= update(theta + i0 * el, star + i0 * el, g + i0 * el, w->noise, nb, a,
                           k_tether, k_noise, &gs, &ds);
             gsum += gs;
