@@ -5,7 +5,8 @@
  *
  *   bench_gradbatch [--widths 10,10,10,10] [--rank 3] [--n 2048]
  *                   [--noise 0.5] [--batch 64] [--train-steps 2000]
- *                   [--seed S] [--runs fgp] [--OPTION VALUE]...
+ *                   [--seed S] [--runs fgpc] [--compensate K]
+ *                   [--OPTION VALUE]...
  *
  * The data: n examples x ~ N(0, I), y = W_T x + noise * eps (sive_dln_set_data
  * with noise > 0, so the per-example gradients at theta* do not vanish and
@@ -18,7 +19,8 @@
  * Langevin noise: the per-chain paired difference is printed too.
  *
  * Rows: f = full batch, g = B_grad `batch` with gradient control variates,
- * p = B_grad `batch` plain (--runs: which of them); then g - f and p - f
+ * p = B_grad `batch` plain, c = as g with grad_noise_compensation K (default
+ * 8; --runs: which of them, default fgp); then g - f, p - f and c - f
  * with the combined MCSE sqrt(MCSE_a^2 + MCSE_b^2), z and the relative
  * difference. */
 #include "bench_common.h"
@@ -40,6 +42,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_gradbatch [--widths H0,H1,..] [--rank R] [--n N] "
                     "[--noise S] [--batch B] [--train-steps K] [--seed S] "
+                    "[--runs fgpc] [--compensate K] "
                     "[--OPTION VALUE]...\n");
     exit(2);
 }
@@ -50,10 +53,10 @@ static void die(const char *what, const char *msg)
     exit(1);
 }
 
-/* One probe run with the shared options plus grad_batch, replacement and
- * grad_control_variate. */
+/* One probe run with the shared options plus grad_batch, replacement,
+ * grad_control_variate and grad_noise_compensation. */
 static void run(const sive_model *model, const double *theta, char **sets, int nsets,
-                int64_t batch, int repl, int gcv, run_out *o)
+                int64_t batch, int repl, int gcv, int64_t nc, run_out *o)
 {
     sive_probe *p = NULL;
     if (sive_probe_new(&p))
@@ -76,7 +79,8 @@ static void run(const sive_model *model, const double *theta, char **sets, int n
     }
     if (sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, batch) ||
         sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, repl) ||
-        sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, gcv))
+        sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, gcv) ||
+        sive_probe_set_int(p, SIVE_OPT_GRAD_NOISE_COMPENSATION, nc))
         die("options", sive_probe_errmsg(p));
     sive_result *r = NULL;
     double t0 = bench_now();
@@ -117,6 +121,15 @@ static void compare(const char *name, const run_out *a, const run_out *b)
            100.0 * diff / b->est, m, sqrt(s2 / k), (int)k);
 }
 
+/* The acceptance: |a - f| <= 2 combined MCSE and <= 2 % of f. */
+static void acceptance(const char *name, const run_out *a, const run_out *f)
+{
+    const double diff = fabs(a->est - f->est);
+    printf("acceptance for %s (|%s - f| <= 2 combined MCSE and <= 2%% of f): %s\n", name, name,
+           diff <= 2 * hypot(a->mcse, f->mcse) && diff <= 0.02 * fabs(f->est) ? "pass"
+                                                                                : "FAIL");
+}
+
 static size_t parse_widths(const char *s, size_t *w)
 {
     size_t k = 0;
@@ -133,7 +146,7 @@ int main(int argc, char **argv)
     size_t widths[SIVE_DLN_MAX_LAYERS + 1] = {10, 10, 10, 10}, nw = 4, rank = 3;
     uint64_t n = 2048, train_steps = 2000, seed = 1;
     double noise = 0.5;
-    int64_t batch = 64;
+    int64_t batch = 64, compensate = 8;
     const char *runs = "fgp";
     char *sets[MAX_SETS];
     int nsets = 0;
@@ -156,6 +169,8 @@ int main(int argc, char **argv)
             train_steps = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--compensate"))
+            compensate = atoll(v);
         else if (!strcmp(a, "--runs"))
             runs = v;
         else if (sive_option_by_name(a + 2, &opt) == SIVE_OK && nsets < MAX_SETS) {
@@ -192,30 +207,36 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsets; i++)
         printf(" %s", sets[i]);
     printf("\n\nrun B_grad repl gcv lambda-hat     mcse      sec\n");
-    run_out f, g, pl;
-    const int rf = !!strchr(runs, 'f'), rg = !!strchr(runs, 'g'), rp = !!strchr(runs, 'p');
+    run_out f, g, pl, cp;
+    const int rf = !!strchr(runs, 'f'), rg = !!strchr(runs, 'g'), rp = !!strchr(runs, 'p'),
+              rc = !!strchr(runs, 'c');
     if (rf) {
-        run(&model, theta, sets, nsets, (int64_t)n, 0, 0, &f);
+        run(&model, theta, sets, nsets, (int64_t)n, 0, 0, 0, &f);
         print_run("f", (int64_t)n, 0, 0, &f);
     }
     if (rg) {
-        run(&model, theta, sets, nsets, batch, 1, 1, &g);
+        run(&model, theta, sets, nsets, batch, 1, 1, 0, &g);
         print_run("g", batch, 1, 1, &g);
     }
     if (rp) {
-        run(&model, theta, sets, nsets, batch, 1, 0, &pl);
+        run(&model, theta, sets, nsets, batch, 1, 0, 0, &pl);
         print_run("p", batch, 1, 0, &pl);
+    }
+    if (rc) {
+        run(&model, theta, sets, nsets, batch, 1, 1, compensate, &cp);
+        printf("c (grad_noise_compensation %lld):\n", (long long)compensate);
+        print_run("c", batch, 1, 1, &cp);
     }
     if (rf && rg)
         compare("g - f", &g, &f);
     if (rf && rp)
         compare("p - f", &pl, &f);
+    if (rf && rc)
+        compare("c - f", &cp, &f);
+    if (rf && rc)
+        acceptance("c", &cp, &f);
     if (rf && rg)
-        printf("acceptance (|g - f| <= 2 combined MCSE and <= 2%% of f): %s\n",
-               fabs(g.est - f.est) <= 2 * hypot(g.mcse, f.mcse) &&
-                       fabs(g.est - f.est) <= 0.02 * fabs(f.est)
-                   ? "pass"
-                   : "FAIL");
+        acceptance("g", &g, &f);
     sive_model_destroy(&model);
     sive_dln_work_free(w);
     sive_dln_free(dln);

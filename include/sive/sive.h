@@ -360,7 +360,30 @@ typedef enum sive_option {
      *  SIVE_OPT_GRAD_CONTROL_VARIATE or SIVE_OPT_PRECONDITION.  One
      *  gradient call per step (at the proposal).  A different chain (not
      *  the 0.2 path).  docs/theory.md, "Metropolis-adjusted step". */
-    SIVE_OPT_METROPOLIS = 23
+    SIVE_OPT_METROPOLIS = 23,
+    /** int K: 0 (default) off; K >= 2, with SIVE_OPT_GRAD_CONTROL_VARIATE,
+     *  compensates the gradient noise: each step also calls the gradient
+     *  callback at theta_m and at theta* on K-1 of K equal sub-batches of
+     *  its batch (contiguous slices of the index array, same seed, chain,
+     *  step), estimates the variance C_i of the step's gradient in each
+     *  coordinate from the K sub-batch gradients, and injects Langevin
+     *  noise of variance max(0, 2 eta - a^2 C_i) instead of 2 eta, so the
+     *  total noise per step stays 2 eta in expectation (the full-batch
+     *  law's).  Where a^2 C_i > 2 eta it cannot compensate: the chain then
+     *  runs hotter there (docs/theory.md, "Gradient noise
+     *  compensation").  Needs grad_control_variate 1, K <= B_grad, B_grad
+     *  divisible by K, and no preconditioner (otherwise the run refuses,
+     *  SIVE_E_INVALID_ARG).  About (K-1)/K more gradient work per step.  A
+     *  different chain (not the 0.2 path). */
+    SIVE_OPT_GRAD_NOISE_COMPENSATION = 24,
+    /** int: 1 makes SIVE_OPT_GRAD_NOISE_COMPENSATION subtract the whole
+     *  covariance the K sub-batches estimate (rank K-1), not only its
+     *  diagonal: the injected noise is sqrt(2 eta) (I - X)^(1/2) xi with
+     *  X = a^2 C / (2 eta), eigenvalues of X above 1 clipped to 1 (no
+     *  noise in that direction).  Costs O(d K^2 + K^3) per step.  Default
+     *  0 (the diagonal); ignored without compensation.  docs/theory.md,
+     *  "Gradient noise compensation". */
+    SIVE_OPT_GRAD_NOISE_FULL = 25
 } sive_option;
 
 /** Whether an option is part of the stable ABI (docs/abi.md). */

@@ -73,6 +73,12 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_METROPOLIS, "metropolis", 0, 1, 0,
       "1: Metropolis-adjusted Langevin steps, step adapted in the burn-in (exact loss: "
       "analytic or full-batch models; no step bias)"),
+    I(SIVE_OPT_GRAD_NOISE_COMPENSATION, "grad_noise_compensation", 0, INT64_C(1) << 24, 0,
+      "K >= 2: with grad_control_variate, estimate the gradient noise's variance per "
+      "coordinate from K sub-batches and inject that much less Langevin noise (0: off)"),
+    I(SIVE_OPT_GRAD_NOISE_FULL, "grad_noise_full", 0, 1, 0,
+      "1: grad_noise_compensation subtracts the sub-batches' whole (rank K-1) covariance, "
+      "not only its diagonal"),
 };
 #undef I
 #undef D
@@ -131,6 +137,8 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_GRAD_CONTROL_VARIATE: o->grad_control_variate = v; break;
             case SIVE_OPT_PRECONDITION: o->precondition = v; break;
             case SIVE_OPT_METROPOLIS: o->metropolis = v; break;
+            case SIVE_OPT_GRAD_NOISE_COMPENSATION: o->grad_noise_compensation = v; break;
+            case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
             default: break;
             }
         } else {
@@ -190,6 +198,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_GRAD_CONTROL_VARIATE: return &o->grad_control_variate;
     case SIVE_OPT_PRECONDITION: return &o->precondition;
     case SIVE_OPT_METROPOLIS: return &o->metropolis;
+    case SIVE_OPT_GRAD_NOISE_COMPENSATION: return &o->grad_noise_compensation;
+    case SIVE_OPT_GRAD_NOISE_FULL: return &o->grad_noise_full;
     }
     return NULL;
 }

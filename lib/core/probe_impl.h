@@ -36,6 +36,8 @@ typedef struct sivei_options {
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
     int64_t control_variate, grad_control_variate, precondition;
     int64_t step_extrapolate, metropolis;
+    int64_t grad_noise_compensation; /* K sub-batches, 0: off */
+    int64_t grad_noise_full;         /* 1: the covariance, not its diagonal */
     uint64_t seed;
 } sivei_options;
 

@@ -8,6 +8,7 @@
 static const sivei_sampler *const registry[] = {
     &sivei_sampler_sgld, /* first: always on, the plain update */
     &sivei_sampler_gcv,
+    &sivei_sampler_gcv_noise, /* reads the gcv module's state: after it */
     &sivei_sampler_precond,
     &sivei_sampler_mala, /* last: it owns the step and refuses the others */
 };

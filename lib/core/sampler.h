@@ -57,6 +57,7 @@ typedef struct sivei_sampler {
 /* The modules (one line each in sampler.c's registry). */
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_sgld;
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv;
+extern SIVE_HIDDEN const sivei_sampler sivei_sampler_gcv_noise;
 
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_precond;
 extern SIVE_HIDDEN const sivei_sampler sivei_sampler_mala;
@@ -67,6 +68,16 @@ extern SIVE_HIDDEN const sivei_sampler sivei_sampler_mala;
 SIVE_HIDDEN int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
                                 sivei_pcg32 *noise, int64_t m, double *gnorm,
                                 double *disp);
+/* The same step with the Langevin normals taken from given (dim values of
+ * the model's dtype, moved coordinates read) instead of the stream when
+ * given is not NULL, and the normal of coordinate i multiplied by
+ * scale[i] when scale is not NULL (both NULL: sivei_sgld_step's bits). */
+SIVE_HIDDEN int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
+                                   const double *scale, const void *given, double *gnorm,
+                                   double *disp);
+/* grad L_n(theta*) of the gradient control variates (model dtype, dim
+ * values), NULL when they are off (sampler_gcv.c). */
+SIVE_HIDDEN const void *sivei_gcv_full_gradient(const sivei_run *run);
 SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
                                        size_t n);
 
@@ -82,7 +93,8 @@ static inline double sivei_sampler_val(const sivei_run *run, const void *x, size
  *   sivei_chunks it = sivei_chunks_start(run);
  *   while (sivei_chunks_next(&it, noise, w->noise)) ... it.i0, it.nb ...
  * Each call draws the chunk's Langevin normals into out (the model's
- * dtype), so every sampler that steps through it draws the same stream. */
+ * dtype), so every sampler that steps through it draws the same stream;
+ * out NULL draws nothing (the caller brings its own normals). */
 typedef struct sivei_chunks {
     const sivei_run *run;
     size_t k, e;   /* current range and its end */
@@ -105,7 +117,8 @@ static inline int sivei_chunks_next(sivei_chunks *it, sivei_pcg32 *noise, void *
         sivei_range_at(it->run, it->k, &it->i0, &it->e);
     }
     it->nb = it->e - it->i0 < SIVEI_NOISE_CHUNK ? it->e - it->i0 : SIVEI_NOISE_CHUNK;
-    sivei_sampler_normals(it->run, noise, out, it->nb);
+    if (out)
+        sivei_sampler_normals(it->run, noise, out, it->nb);
     return 1;
 }
 

@@ -177,6 +177,15 @@ static int gcv_gradient(sivei_run *run, sivei_work *w, void *rs, void *state,
     return 0;
 }
 
+const void *sivei_gcv_full_gradient(const sivei_run *run)
+{
+    for (int k = 0; sivei_sampler_at(k); k++)
+        if (sivei_sampler_at(k) == &sivei_sampler_gcv && ((run->sampler_on >> k) & 1u) &&
+            run->sampler_state[k])
+            return ((const gcv_run *)run->sampler_state[k])->full;
+    return NULL;
+}
+
 const sivei_sampler sivei_sampler_gcv = {
     .name = "grad_control_variate",
     .active = gcv_active,

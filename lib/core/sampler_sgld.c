@@ -151,6 +151,24 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
                     int64_t m, double *gnorm, double *disp)
 {
     (void)rs, (void)ws, (void)m;
+    return sivei_sgld_step_ex(run, w, noise, NULL, NULL, gnorm, disp);
+}
+
+/* Multiply the chunk's normals by scale (dim entries, indexed from i0). */
+static void scale_normals(const sivei_run *run, void *xi, const double *scale, size_t i0,
+                          size_t nb)
+{
+    if (run->model.dtype == SIVE_F32)
+        for (size_t j = 0; j < nb; j++)
+            ((float *)xi)[j] = (float)(((float *)xi)[j] * scale[i0 + j]);
+    else
+        for (size_t j = 0; j < nb; j++)
+            ((double *)xi)[j] *= scale[i0 + j];
+}
+
+int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
+                       const double *scale, const void *given, double *gnorm, double *disp)
+{
     const int f32 = run->model.dtype == SIVE_F32;
     const size_t el = f32 ? sizeof(float) : sizeof(double);
     int (*update)(void *, const void *, const void *, const void *, size_t, double,
@@ -163,9 +181,13 @@ int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
     sivei_chunks it = sivei_chunks_start(run);
-    while (sivei_chunks_next(&it, noise, w->noise)) {
+    while (sivei_chunks_next(&it, noise, given ? NULL : w->noise)) {
         const size_t o = it.i0 * el;
         double gs, ds;
+        if (given)
+            memcpy(w->noise, (const unsigned char *)given + o, it.nb * el);
+        if (scale)
+            scale_normals(run, w->noise, scale, it.i0, it.nb);
         bad |= update(theta + o, star + o, g + o, w->noise, it.nb, a, k_tether, k_noise,
                       &gs, &ds);
         gsum += gs;
