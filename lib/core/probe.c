@@ -372,6 +372,50 @@ static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_sta
     return rc;
 }
 
+/* Metropolis + c_h = 0: short pilots at a large radius may not have
+ * relaxed, so the plateau search can stop on a radius the full-length run
+ * itself finds too small: its own e = d ln lambda-hat / d ln h with
+ * e - EXACT_Z se above EXACT_SLOPE (the search's plateau bound, ~2 % of
+ * bias).  Such a run is repeated at twice the h, at most EXACT_DOUBLINGS
+ * times.  The check runs all chains (like the
+ * pilots, so every part of a split run chooses the same h); *r is the
+ * last of them when the caller's range is all chains, else NULL. */
+#define EXACT_DOUBLINGS 3
+#define EXACT_SLOPE 0.04
+#define EXACT_Z 2.0
+static int exact_continue(sive_probe *p, sivei_options *o, const sive_model *m,
+                          const void *theta_star, sivei_auto *a, sive_result **r)
+{
+    sivei_options f = *o;
+    f.chain_begin = 0;
+    f.chain_end = 0;
+    for (int k = 0;; k++) {
+        int rc = sivei_run_once(p, &f, m, theta_star, r);
+        if (rc)
+            return rc;
+        const double *st = (*r)->summary, lam = st[SIVE_STAT_SIVE_UNCLIPPED];
+        if ((*r)->status != SIVE_OK || k == EXACT_DOUBLINGS || !(lam > 0.0) ||
+            (st[SIVE_STAT_DLAMBDA_DLOG_H] - EXACT_Z * st[SIVE_STAT_DLAMBDA_DLOG_H_SE]) / lam <=
+                EXACT_SLOPE)
+            break;
+        sive_result_free(*r);
+        *r = NULL;
+        a->levels++;
+        a->pilot_steps += f.steps * f.chains;
+        a->doublings++;
+        f.h *= 2.0;
+    }
+    o->h = a->h = f.h;
+    const int64_t end = o->chain_end ? o->chain_end : o->chains;
+    if ((*r)->status == SIVE_OK && (o->chain_begin != 0 || end != o->chains)) {
+        a->levels++;
+        a->pilot_steps += f.steps * f.chains;
+        sive_result_free(*r);
+        *r = NULL;
+    }
+    return SIVE_OK;
+}
+
 int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
                    sive_result **out)
 {
@@ -394,11 +438,13 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
         if (rc)
             return rc;
         o.h = a.h;
+        if (r)
+            chosen = 0; /* a pilot's callback error or cancel */
+        else if (o.metropolis && (rc = exact_continue(p, &o, m, theta_star, &a, &r)))
+            return rc;
     }
     if (!r)
         rc = sivei_run_once(p, &o, m, theta_star, &r);
-    else
-        chosen = 0; /* a pilot's callback error or cancel */
     if (rc == SIVE_OK && r->opt.step_extrapolate && r->status == SIVE_OK &&
         (rc = extrapolate(p, m, theta_star, r))) {
         sive_result_free(r);

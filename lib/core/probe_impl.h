@@ -173,6 +173,7 @@ typedef struct sivei_auto {
     int accepted; /* 1 plateau; past it: 2 flattest pair, 3 before the jump,
                      4 before the step's curvature share grew; 0 none */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
+    int doublings;       /* metropolis: full-length runs that said radius_bound */
 } sivei_auto;
 /* Pilot runs of o at absolute radii; SIVE_OK with a filled, or a status
  * with p's message.  A pilot ending in a callback error or a cancel is

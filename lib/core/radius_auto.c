@@ -190,11 +190,15 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[400] = ""; /* a longer line is truncated */
+    char line[500] = "", twice[120] = ""; /* a longer line is truncated */
+    if (a->doublings)
+        snprintf(twice, sizeof twice,
+                 " (then doubled %d times: d ln lambda-hat / d ln h of the full-length run above 0.04)",
+                 a->doublings);
     snprintf(line, sizeof line,
              "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
-             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s\n",
-             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se,
+             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s%s\n",
+             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se, twice,
              a->accepted == 1   ? ""
              : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
                                   "radii: its smaller h)"
