@@ -138,6 +138,11 @@ START_TEST(refusals)
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
     ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEP_EXTRAPOLATE, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "step_extrapolate"));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEP_EXTRAPOLATE, 0), SIVE_OK);
     ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_OK);
     ck_assert_int_eq(sive_result_status(r), SIVE_OK);
     sive_result_free(r);

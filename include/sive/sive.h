@@ -357,7 +357,8 @@ typedef enum sive_option {
      *  *loss, and a model with data must use the whole data set for each
      *  gradient (grad_batch = n_examples, replacement 0); otherwise the
      *  run refuses (SIVE_E_INVALID_ARG).  Not with
-     *  SIVE_OPT_GRAD_CONTROL_VARIATE or SIVE_OPT_PRECONDITION.  One
+     *  SIVE_OPT_GRAD_CONTROL_VARIATE, SIVE_OPT_PRECONDITION or
+     *  SIVE_OPT_STEP_EXTRAPOLATE (no step bias is left).  One
      *  gradient call per step (at the proposal).  A different chain (not
      *  the 0.2 path).  docs/theory.md, "Metropolis-adjusted step". */
     SIVE_OPT_METROPOLIS = 23,

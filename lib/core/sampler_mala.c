@@ -67,6 +67,12 @@ static int refuse(const sivei_run *run, char *err)
                          "metropolis steps with the exact gradient and an identity "
                          "preconditioner: not with %s",
                          o->precondition ? "precondition" : "grad_control_variate");
+    /* no step bias is left to extrapolate, and the run at base_lr/2 would
+     * adapt its step to the same place */
+    if (o->step_extrapolate)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "metropolis has no step bias to extrapolate: not with "
+                         "step_extrapolate");
     const uint64_t n = run->model.n_examples;
     if (n && ((uint64_t)o->grad_batch != n || o->replacement))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
