@@ -42,6 +42,13 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Round r's batch: B spread, repeatable indices (the same in both passes). */
+static void fill_batch(uint64_t *idx, size_t B, int r, uint64_t n)
+{
+    for (size_t j = 0; j < B; j++)
+        idx[j] = ((uint64_t)r * 7919u + j * 104729u) % n;
+}
+
 static double timed(const sive_model *m, const void *theta, const sive_batch *b, void *g)
 {
     double loss, t0 = cpu_now();
@@ -94,8 +101,7 @@ static void measure(const char *name, const sive_model *m, const void *star, int
          * plain ones, then the cached ones after it */
         sive_batch b = {.index = idx, .n_groups = 1, .group_size = B, .chain = 0, .worker = 0};
         for (int r = 0; r < rounds; r++) {
-            for (size_t j = 0; j < B; j++)
-                idx[j] = ((uint64_t)r * 7919u + j * 104729u) % m->n_examples;
+            fill_batch(idx, B, r, m->n_examples);
             b.step = r;
             tp[r] = timed(m, th, &b, g);
             tu[r] = timed(m, star, &b, g);
@@ -103,8 +109,7 @@ static void measure(const char *name, const sive_model *m, const void *star, int
         pass(m, star, g);
         double tp2[MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
-            for (size_t j = 0; j < B; j++)
-                idx[j] = ((uint64_t)r * 7919u + j * 104729u) % m->n_examples;
+            fill_batch(idx, B, r, m->n_examples);
             b.step = r;
             tp2[r] = timed(m, th, &b, g);
             tc[r] = timed(m, star, &b, g);

@@ -81,6 +81,12 @@ SIVE_HIDDEN const void *sivei_gcv_full_gradient(const sivei_run *run);
 SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
                                        size_t n);
 
+/* The size of one element of the model's dtype. */
+static inline size_t sivei_model_el(const sive_model *m)
+{
+    return m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+}
+
 /* Element i of a vector of the model's dtype, in double. */
 static inline double sivei_sampler_val(const sivei_run *run, const void *x, size_t i)
 {

@@ -18,11 +18,6 @@ typedef struct gcv_run {
     void *full; /* grad L_n(theta*), dim values of the model's dtype */
 } gcv_run;
 
-static size_t el_size(const sive_model *m)
-{
-    return m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
-}
-
 static int gcv_active(const sivei_options *o) { return o->grad_control_variate != 0; }
 
 /* acc += k * g (g: dim values of the model's dtype). */
@@ -75,7 +70,7 @@ static int full_gradient(sivei_run *run, gcv_run *s, char *err)
         chunk = (size_t)n;
     double *acc = calloc(m->dim, sizeof *acc);
     uint64_t *idx = malloc(chunk * sizeof *idx);
-    void *g = calloc(m->dim, el_size(m));
+    void *g = calloc(m->dim, sivei_model_el(m));
     int rc = acc && idx && g ? SIVE_OK
                              : sivei_fail(err, SIVE_E_NOMEM, "out of memory for the "
                                           "gradient control variates' pass at theta*");
@@ -119,7 +114,7 @@ static int gcv_prepare(sivei_run *run, void **state, char *err)
                          "data set: this model has n_examples 0");
     gcv_run *s = calloc(1, sizeof *s);
     if (s)
-        s->full = malloc(run->model.dim * el_size(&run->model));
+        s->full = malloc(run->model.dim * sivei_model_el(&run->model));
     if (!s || !s->full) {
         gcv_release(run, s);
         return sivei_fail(err, SIVE_E_NOMEM,
@@ -138,7 +133,7 @@ static int gcv_prepare(sivei_run *run, void **state, char *err)
 /* Per worker: grad l_B(theta*) of the current step. */
 static int gcv_work_init(sivei_work *w, void **state)
 {
-    *state = malloc(w->run->model.dim * el_size(&w->run->model));
+    *state = malloc(w->run->model.dim * sivei_model_el(&w->run->model));
     return *state ? SIVE_OK : SIVE_E_NOMEM;
 }
 
@@ -149,7 +144,7 @@ static void gcv_work_release(void *state) { free(state); }
 static void gcv_chain_start(sivei_work *w, void *state, int32_t c)
 {
     (void)c;
-    memset(state, 0, w->run->model.dim * el_size(&w->run->model));
+    memset(state, 0, w->run->model.dim * sivei_model_el(&w->run->model));
 }
 
 static int gcv_gradient(sivei_run *run, sivei_work *w, void *rs, void *state,

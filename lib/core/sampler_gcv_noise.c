@@ -40,16 +40,6 @@ typedef struct noise_work {
 
 static int noise_active(const sivei_options *o) { return o->grad_noise_compensation != 0; }
 
-static size_t el_size(const sive_model *m)
-{
-    return m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
-}
-
-static double at(const sive_model *m, const void *g, size_t i)
-{
-    return m->dtype == SIVE_F32 ? (double)((const float *)g)[i] : ((const double *)g)[i];
-}
-
 static int noise_prepare(sivei_run *run, void **state, char *err)
 {
     const sivei_options *o = &run->opt;
@@ -107,8 +97,8 @@ static int noise_work_init(sivei_work *w, void **state)
     const size_t d = w->run->model.dim;
     noise_work *s = calloc(1, sizeof *s);
     if (s) {
-        s->ga = calloc(d, el_size(&w->run->model));
-        s->gs = calloc(d, el_size(&w->run->model));
+        s->ga = calloc(d, sivei_model_el(&w->run->model));
+        s->gs = calloc(d, sivei_model_el(&w->run->model));
         s->mean = malloc(d * sizeof *s->mean);
         s->dev = malloc(d * sizeof *s->dev);
         s->sq = malloc(d * sizeof *s->sq);
@@ -122,7 +112,7 @@ static int noise_work_init(sivei_work *w, void **state)
         s->y = malloc(K * sizeof *s->y);
         s->c = malloc(K * sizeof *s->c);
         s->g = malloc(K * K * sizeof *s->g);
-        s->xi = calloc(d, el_size(&w->run->model));
+        s->xi = calloc(d, sivei_model_el(&w->run->model));
     }
     int full_ok = !w->run->opt.grad_noise_full ||
                   (s && s->v && s->w && s->ev && s->y && s->c && s->g && s->xi);
@@ -151,7 +141,8 @@ static int sub_batch(sivei_run *run, noise_work *s, const noise_run *r,
     if (rc)
         return rc;
     for (size_t i = 0; i < run->model.dim; i++) {
-        double e = (at(&run->model, s->ga, i) - at(&run->model, s->gs, i)) - s->mean[i];
+        double e = sivei_sampler_val(run, s->ga, i) - sivei_sampler_val(run, s->gs, i);
+        e -= s->mean[i];
         s->dev[i] += e;
         s->sq[i] += e * e;
         if (s->v)
@@ -256,7 +247,7 @@ static void full_normals(const sivei_run *run, noise_work *s, const noise_run *r
                          sivei_pcg32 *noise)
 {
     const size_t d = run->model.dim, K = (size_t)r->k;
-    const size_t el = el_size(&run->model);
+    const size_t el = sivei_model_el(&run->model);
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
         sivei_range_at(run, k, &b, &e);
@@ -268,7 +259,7 @@ static void full_normals(const sivei_run *run, noise_work *s, const noise_run *r
     for (size_t k = 0; k < K; k++) {
         double sum = 0.0;
         for (size_t i = 0; i < d; i++)
-            sum += s->v[k * d + i] * at(&run->model, s->xi, i);
+            sum += s->v[k * d + i] * sivei_sampler_val(run, s->xi, i);
         s->y[k] = sum;
     }
     for (size_t j = 0; j < K; j++) { /* c = diag(m) W' y */
@@ -305,7 +296,7 @@ static int noise_gradient(sivei_run *run, sivei_work *w, void *rs, void *ws,
     const sive_model *m = &run->model;
     const void *full = sivei_gcv_full_gradient(run);
     for (size_t i = 0; i < m->dim; i++) {
-        s->mean[i] = at(m, w->grad, i) - at(m, full, i);
+        s->mean[i] = sivei_sampler_val(run, w->grad, i) - sivei_sampler_val(run, full, i);
         s->dev[i] = s->sq[i] = 0.0;
     }
     for (int64_t k = 0; k + 1 < r->k; k++) {

@@ -107,7 +107,7 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
     if (rc)
         return rc;
     const uint64_t n = run->model.n_examples;
-    const size_t el = run->model.dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+    const size_t el = sivei_model_el(&run->model);
     mala_run *s = calloc(1, sizeof *s);
     void *g = malloc(run->model.dim * el);
     *state = s;
@@ -155,7 +155,7 @@ static void mala_work_release(void *state)
 static int mala_work_init(sivei_work *w, void **state)
 {
     const sivei_run *run = w->run;
-    const size_t el = run->model.dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+    const size_t el = sivei_model_el(&run->model);
     mala_work *s = calloc(1, sizeof *s);
     if (s) {
         s->prop = malloc(run->model.dim * el);
@@ -171,7 +171,7 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
 {
     mala_work *s = state;
     const sivei_run *run = w->run;
-    const size_t el = run->model.dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+    const size_t el = sivei_model_el(&run->model);
     memcpy(s->prop, w->theta, run->model.dim * el);
     s->have = 0;
     s->chain = c;
