@@ -452,8 +452,20 @@ START_TEST(grad_extrapolate_option)
         sive_result_free(r[0]);
         sive_result_free(r[1]);
     }
+    /* with step_extrapolate too: both extrapolations, each against the run
+     * at B_grad and base_lr (the run at base_lr/2 is at B_grad) */
+    sive_probe *p = sampler_probe(200, 2, 16);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_EXTRAPOLATE, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEP_EXTRAPOLATE, 1), SIVE_OK);
+    sive_result *both = lsq_run(p, &m);
+    ck_assert(isfinite(sive_result_stat(both, SIVE_STAT_SIVE_FULL_BATCH, SIVE_SUMMARY)));
+    ck_assert(isfinite(sive_result_stat(both, SIVE_STAT_SIVE_STEP0, SIVE_SUMMARY)));
+    ck_assert(sive_result_stat(both, SIVE_STAT_SIVE_FULL_BATCH, SIVE_SUMMARY) !=
+              sive_result_stat(both, SIVE_STAT_SIVE_STEP0, SIVE_SUMMARY));
+    sive_result_free(both);
+    sive_probe_free(p);
     /* without replacement 2 B_grad must fit the data set (n = 200) */
-    sive_probe *p = sampler_probe(100, 2, 128);
+    p = sampler_probe(100, 2, 128);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, 0), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_EXTRAPOLATE, 1), SIVE_OK);
     sive_model sm;
