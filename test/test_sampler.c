@@ -6,8 +6,11 @@
  * bit for bit, in a run and in a sweep over groups).  Gradient control
  * variates: the calls they make, the refusal without a data set, a
  * callback error and a cancel in their pass at theta*, the option in
- * result files and merges; and ("exact", the 'slow' suite) the
- * full-batch chain's exact target recovered at a small B_grad. */
+ * result files and merges; grad_extrapolate (its arithmetic against a
+ * run at 2 B_grad, the full-batch exact target recovered from B_grad 8,
+ * result files and merges) and grad_noise_clipped; and ("exact", the
+ * 'slow' suite) the full-batch chain's exact target recovered at a small
+ * B_grad. */
 #include <sive/sive.h>
 
 #include "check_run.h"
@@ -196,22 +199,29 @@ START_TEST(gcv_pass_cancel)
 }
 END_TEST
 
-/* Saved and loaded, the option survives; parts with and without it do not
- * merge. */
-START_TEST(gcv_result_file_and_merge)
+/* Chain k of a 2-chain run (100 steps, B_grad 8) with the int option
+ * opt = k, into part[k]. */
+static void two_parts(sive_option opt, sive_result *part[2])
 {
     static lsq m;
     lsq_make(&m, 2);
     m.batch_grad = 1;
-    sive_result *part[2];
     for (int k = 0; k < 2; k++) {
         sive_probe *p = sampler_probe(100, 2, 8);
-        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, k), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, opt, k), SIVE_OK);
         ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, k), SIVE_OK);
         ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_END, k + 1), SIVE_OK);
         part[k] = lsq_run(p, &m);
         sive_probe_free(p);
     }
+}
+
+/* Saved and loaded, the option survives; parts with and without it do not
+ * merge. */
+START_TEST(gcv_result_file_and_merge)
+{
+    sive_result *part[2];
+    two_parts(SIVE_OPT_GRAD_CONTROL_VARIATE, part);
     lsq_saved_not_merged(part, SIVE_OPT_GRAD_CONTROL_VARIATE, "grad_control_variate");
 }
 END_TEST
@@ -481,6 +491,27 @@ START_TEST(grad_extrapolate_option)
 }
 END_TEST
 
+/* grad_extrapolate in result files and merges: kept as set, its
+ * statistics NaN after loading (the run at 2 B_grad is not stored), and
+ * parts that differ in it do not merge. */
+START_TEST(grad_extrapolate_result_file_and_merge)
+{
+    sive_result *part[2];
+    two_parts(SIVE_OPT_GRAD_EXTRAPOLATE, part);
+    ck_assert(isfinite(sive_result_stat(part[1], SIVE_STAT_SIVE_FULL_BATCH, 1)));
+    size_t len = 0;
+    void *bytes = NULL;
+    ck_assert_int_eq(sive_result_to_bytes(part[1], NULL, &bytes, &len), SIVE_OK);
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    ck_assert(isnan(sive_result_stat(back, SIVE_STAT_SIVE_FULL_BATCH, 1)));
+    ck_assert(isnan(sive_result_stat(back, SIVE_STAT_MCSE_FULL_BATCH, SIVE_SUMMARY)));
+    sive_result_free(back);
+    sive_free(bytes);
+    lsq_saved_not_merged(part, SIVE_OPT_GRAD_EXTRAPOLATE, "grad_extrapolate");
+}
+END_TEST
+
 /* SIVE_STAT_GRAD_NOISE_CLIPPED: 0 with nothing clipped (a small t: the
  * gradient noise a^2 C/(2 eta) = a t C/2 is far below 1), large and
  * noted in the health text when the compensation cannot keep up (t
@@ -709,6 +740,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, precond_needs_burn_in);
         tcase_add_test(tc, gcv_noise_option);
         tcase_add_test(tc, grad_extrapolate_option);
+        tcase_add_test(tc, grad_extrapolate_result_file_and_merge);
         tcase_add_test(tc, grad_extrapolate_removes_batch_heating);
         tcase_add_test(tc, gcv_noise_clipped_stat);
     }
