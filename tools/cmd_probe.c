@@ -379,6 +379,12 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
+    double fb = summ(r, SIVE_STAT_SIVE_FULL_BATCH);
+    if (!isnan(fb))
+        row_num(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), 1);
+    double clipped = summ(r, SIVE_STAT_GRAD_NOISE_CLIPPED);
+    if (!isnan(clipped))
+        fprintf(f, "  %-26s%.3g\n", "grad noise clipped", clipped);
 }
 
 /* 1 when view v's losses were control variates (lib/core/eval_views.c). */
