@@ -343,8 +343,9 @@ typedef enum sive_option {
      *  c = sum_k r_k^2 / sum_k r_k (the g^2-weighted mean of P is 1),
      *  then freezes it: a constant P leaves the stationary law the
      *  tethered posterior (no drift correction; docs/theory.md,
-     *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  A
-     *  different chain (not the 0.2 path). */
+     *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  With
+     *  SIVE_OPT_METROPOLIS, P preconditions the Metropolis proposal
+     *  instead (see there).  A different chain (not the 0.2 path). */
     SIVE_OPT_PRECONDITION = 22,
     /** int: 1 makes every step a Metropolis-adjusted Langevin (MALA)
      *  step (default 0): the Langevin move is a proposal, accepted with
@@ -356,8 +357,11 @@ typedef enum sive_option {
      *  exact loss: the gradient callback must store the mean loss in
      *  *loss, and a model with data must use the whole data set for each
      *  gradient (grad_batch = n_examples, replacement 0); otherwise the
-     *  run refuses (SIVE_E_INVALID_ARG).  Not with
-     *  SIVE_OPT_GRAD_CONTROL_VARIATE, SIVE_OPT_PRECONDITION or
+     *  run refuses (SIVE_E_INVALID_ARG).  With SIVE_OPT_PRECONDITION
+     *  the proposal is preconditioned by each chain's frozen P (learnt
+     *  over the first quarter of the burn-in, before the step's
+     *  adaptation ends) and accepted with its density in the P^-1 metric:
+     *  still exact.  Not with SIVE_OPT_GRAD_CONTROL_VARIATE or
      *  SIVE_OPT_STEP_EXTRAPOLATE (no step bias is left).  One
      *  gradient call per step (at the proposal).  A different chain (not
      *  the 0.2 path).  docs/theory.md, "Metropolis-adjusted step". */

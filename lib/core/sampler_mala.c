@@ -11,7 +11,17 @@
  * Each chain adapts its step a (from base_lr) by Robbins-Monro on log a
  * toward an acceptance probability of 0.574 over the first half of the
  * burn-in, then freezes it at the mean of log a over that window's second
- * half: the tail is a time-homogeneous chain with the exact law. */
+ * half: the tail is a time-homogeneous chain with the exact law.
+ * With SIVE_OPT_PRECONDITION the proposal is preconditioned by the chain's
+ * frozen diagonal P (sampler_precond.c),
+ *   theta' = mu_P(theta) + sqrt(2 eta) sqrt(P) xi,
+ *   mu_P(x) = x - eta P grad U(x),
+ * and its density enters log_alpha in the P^-1 metric,
+ *   |theta' - mu_P(theta)|^2_{P^-1} - |theta - mu_P(theta')|^2_{P^-1}
+ * over 4 eta.  P is learnt from the gradients at the chain's states while
+ * it runs with P = I for m < precond_end (the first half of the step's
+ * adaptation window), then frozen, so the step adapts to, and its average
+ * is taken over, the frozen P; both are fixed before the tail. */
 #include "sampler.h"
 
 #include <math.h>
@@ -33,6 +43,7 @@ typedef struct mala_work {
     double loss;        /* the exact loss at w->theta, when have           */
     int have;           /* w->grad and loss belong to w->theta             */
     int32_t chain;
+    sivei_precond *pc; /* the chain's preconditioner; NULL: P = I */
     double a, log_a, log_a_sum;
     int64_t n_sum, tries, accepted;
 } mala_work;
@@ -43,6 +54,11 @@ static int64_t adapt_end(const sivei_options *o)
 {
     return (int64_t)floor(o->burn_in * (double)o->steps) / 2;
 }
+
+/* The preconditioner is learnt in m < precond_end, frozen from there on:
+ * half-way through the step's adaptation (where adapt() starts averaging
+ * log a), so the frozen step is adapted to the frozen P. */
+static int64_t precond_end(const sivei_options *o) { return adapt_end(o) / 2; }
 
 /* The exact loss at theta (and its gradient into grad) from the model's
  * gradient callback on the whole data set. */
@@ -62,11 +78,10 @@ static int exact_grad(const sivei_run *run, const mala_run *s, const void *theta
 static int refuse(const sivei_run *run, char *err)
 {
     const sivei_options *o = &run->opt;
-    if (o->grad_control_variate || o->precondition)
+    if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "metropolis steps with the exact gradient and an identity "
-                         "preconditioner: not with %s",
-                         o->precondition ? "precondition" : "grad_control_variate");
+                         "metropolis steps with the exact gradient: not with "
+                         "grad_control_variate");
     /* no step bias is left to extrapolate, and the run at base_lr/2 would
      * adapt its step to the same place */
     if (o->step_extrapolate)
@@ -175,6 +190,7 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
     memcpy(s->prop, w->theta, run->model.dim * el);
     s->have = 0;
     s->chain = c;
+    s->pc = sivei_precond_of(w); /* reset by its own chain_start, before this */
     s->a = run->opt.base_lr;
     s->log_a = log(s->a);
     s->log_a_sum = 0.0;
@@ -196,8 +212,44 @@ typedef struct sums {
     double g2, r2, fwd;
 } sums;
 
-/* theta' = mu(theta) + sqrt(2 eta) xi into s->prop. */
-static sums propose(const sivei_run *run, sivei_work *w, mala_work *s, sivei_pcg32 *noise)
+/* mu(x)_i = x_i - P_i (a g_i + kt (x_i - theta*_i)) with g = grad L(x), i.e.
+ * x - eta P grad U(x); pc NULL: P = I, with the plain chain's operations
+ * (and bits). */
+static inline double drift(double th, double x, double g, double a, double kt,
+                           const sivei_precond *pc, size_t i)
+{
+    return pc ? th - pc->p[i] * (a * g + kt * x) : th - a * g - kt * x;
+}
+
+/* The proposal's noise factor sqrt(P_i), and P_i, whose inverse weighs
+ * coordinate i in the proposal density's metric. */
+static inline double noise_factor(const sivei_precond *pc, size_t i)
+{
+    return pc ? pc->sp[i] : 1.0;
+}
+
+static inline double metric(const sivei_precond *pc, size_t i) { return pc ? pc->p[i] : 1.0; }
+
+/* The preconditioner of step m: none while the chain learns it from the
+ * gradients at its states (m < precond_end), then frozen; NULL without
+ * the option. */
+static const sivei_precond *precond_at(const sivei_run *run, const sivei_work *w,
+                                       mala_work *s, int64_t m)
+{
+    sivei_precond *pc = s->pc;
+    if (!pc || pc->frozen)
+        return pc;
+    if (m < precond_end(&run->opt)) {
+        sivei_precond_observe(run, pc, w->grad);
+        return NULL;
+    }
+    sivei_precond_freeze(run, pc);
+    return pc;
+}
+
+/* theta' = mu(theta) + sqrt(2 eta) sqrt(P) xi into s->prop. */
+static sums propose(const sivei_run *run, sivei_work *w, mala_work *s,
+                    const sivei_precond *pc, sivei_pcg32 *noise)
 {
     const int f32 = run->model.dtype == SIVE_F32;
     const double a = s->a, eta = a / run->opt.t, kt = eta / (run->h * run->h);
@@ -215,7 +267,8 @@ static sums propose(const sivei_run *run, sivei_work *w, mala_work *s, sivei_pcg
                 double x = th - sivei_sampler_val(run, run->theta_star, i);
                 double g = sivei_sampler_val(run, w->grad, i);
                 double xi = sivei_sampler_val(run, w->noise, j);
-                double mu = th - a * g - kt * x, p = mu + kn * xi;
+                double mu = drift(th, x, g, a, kt, pc, i);
+                double p = mu + noise_factor(pc, i) * kn * xi;
                 if (f32)
                     ((float *)s->prop)[i] = (float)p;
                 else
@@ -223,7 +276,7 @@ static sums propose(const sivei_run *run, sivei_work *w, mala_work *s, sivei_pcg
                 p = sivei_sampler_val(run, s->prop, i) - mu; /* as stored */
                 q.g2 += g * g;
                 q.r2 += x * x;
-                q.fwd += p * p;
+                q.fwd += p * p / metric(pc, i);
             }
         }
     }
@@ -233,7 +286,7 @@ static sums propose(const sivei_run *run, sivei_work *w, mala_work *s, sivei_pcg
 /* log_alpha of the proposal in s->prop (gradient s->gprop, loss lp), or
  * -inf when the loss or the gradient there is not finite. */
 static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_work *s,
-                        const sums *q, double lp)
+                        const sivei_precond *pc, const sums *q, double lp)
 {
     const double a = s->a, t = run->opt.t, eta = a / t, kt = eta / (run->h * run->h);
     double r2p = 0.0, bwd = 0.0;
@@ -243,10 +296,10 @@ static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_wo
         for (size_t i = b; i < e; i++) {
             double p = sivei_sampler_val(run, s->prop, i);
             double x = p - sivei_sampler_val(run, run->theta_star, i);
-            double mu = p - a * sivei_sampler_val(run, s->gprop, i) - kt * x;
+            double mu = drift(p, x, sivei_sampler_val(run, s->gprop, i), a, kt, pc, i);
             double back = sivei_sampler_val(run, w->theta, i) - mu;
             r2p += x * x;
-            bwd += back * back;
+            bwd += back * back / metric(pc, i);
         }
     }
     double la = -t * (lp - s->loss) - (r2p - q->r2) / (2.0 * run->h * run->h) +
@@ -288,7 +341,8 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
         s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
         s->have = 1;
     }
-    sums q = propose(run, w, s, noise);
+    const sivei_precond *pc = precond_at(run, w, s, m);
+    sums q = propose(run, w, s, pc, noise);
     *gnorm = sqrt(q.g2);
     *disp = sqrt(q.r2 * (1.0 / (double)run->moved));
     if (!isfinite(s->loss) || !isfinite(q.g2))
@@ -303,7 +357,7 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
                        (int)s->chain, (long long)m);
         return 1;
     }
-    const double la = log_alpha(run, w, s, &q, lp);
+    const double la = log_alpha(run, w, s, pc, &q, lp);
     const double u = (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
     const int acc = log(u) < la;
     if (acc) {
@@ -345,12 +399,15 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
     if (k == 0)
         return SIVE_OK;
     qsort(s->step, (size_t)k, sizeof *s->step, cmp);
-    char line[256];
+    char line[320], pre[96] = "";
+    if (run->opt.precondition)
+        snprintf(pre, sizeof pre, "; preconditioned (each chain's P learnt in steps < %lld)",
+                 (long long)precond_end(&run->opt));
     snprintf(line, sizeof line,
              "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted in the "
-             "burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)\n",
+             "burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)%s\n",
              acc / k, (int)k, s->step[k / 2], s->step[0], s->step[k - 1],
-             run->opt.base_lr);
+             run->opt.base_lr, pre);
     return sivei_health_append(res, line);
 }
 
