@@ -259,7 +259,8 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         }
         row->flags = sive_result_flags(r);
         if (getenv("SIVE_TRUTH_HEALTH")) /* the health text, for diagnosis */
-            fprintf(stderr, "%s:\n%s", c->name, sive_result_health(r));
+            fprintf(stderr, "%s: tail ESS %.0f (all chains)\n%s", c->name,
+                    sive_result_stat(r, SIVE_STAT_ESS, SIVE_SUMMARY), sive_result_health(r));
         row->target = target(c, row);
         row->rel = row->est / row->lambda - 1.0;
         row->z = (row->est - (isnan(row->target) ? row->lambda : row->target)) / row->mcse;
