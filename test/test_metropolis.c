@@ -76,6 +76,7 @@ static void k1_check(double sigma, const char *what)
     ck_assert(!(sive_result_flags(r) & SIVE_FLAG_STEP_BIAS));
     const char *hl = sive_result_health(r);
     ck_assert_msg(hl && strstr(hl, "metropolis: tail acceptance"), "%s", hl ? hl : "");
+    printf("  %s", strstr(hl, "metropolis: tail acceptance"));
     sive_result_free(r);
     sive_probe_free(p);
 }
