@@ -25,7 +25,7 @@
 #define TARGET_ACCEPT 0.574 /* MALA's optimal rate (Roberts & Rosenthal 1998) */
 #define STEP_RANGE 1e4      /* the step stays in [base_lr, base_lr] * RANGE^(-1, 1) */
 #define BETA_MIN (-4.0)     /* the exponent of the step's position dependence */
-#define BETA_MAX 2.0
+#define BETA_MAX 0.0
 
 typedef struct mala_run {
     double *accept, *step; /* per chain of the run's range: tail rate, frozen a */
