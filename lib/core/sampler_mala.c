@@ -29,7 +29,7 @@
 
 typedef struct mala_run {
     double *accept, *step; /* per chain of the run's range: tail rate, frozen a */
-    double *beta;          /* per chain: the frozen exponent (position mode)    */
+    double *beta;          /* per chain: the frozen exponent of a(theta)         */
     int32_t begin, count;
     uint64_t *all;         /* 0 .. n-1: the whole data set (data models) */
 } mala_run;
@@ -392,7 +392,7 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
         s->r2 = q.r2p;
     }
     adapt(run, s, m, la, z);
-    if (m >= (int64_t)floor(run->opt.burn_in * (double)run->opt.steps)) {
+    if (m >= burn_end(&run->opt)) {
         s->tries++;
         s->accepted += acc;
     }
