@@ -351,9 +351,10 @@ typedef enum sive_option {
      *  step (default 0): the Langevin move is a proposal, accepted with
      *  the Metropolis-Hastings probability against
      *  U = t L + ||theta - theta*||^2/(2 h^2), so the chain's law is the
-     *  tethered law exactly, with no step bias.  Over the first half of
-     *  the burn-in each chain adapts its own step (starting at base_lr)
-     *  toward an acceptance rate of 0.574, then freezes it.  Needs the
+     *  tethered law exactly, with no step bias.  Each chain's step is a
+     *  function of its distance from theta* (smaller farther out, where
+     *  the loss is stiffer), adapted over the burn-in (from base_lr)
+     *  toward an acceptance rate of 0.574, then frozen.  Needs the
      *  exact loss: the gradient callback must store the mean loss in
      *  *loss, and a model with data must use the whole data set for each
      *  gradient (grad_batch = n_examples, replacement 0); otherwise the
