@@ -4,7 +4,7 @@
  *
  *   bench_efficiency [epochs (12)] [steps (4000)] [n: 0 = bundled, or
  *                    60000] [chains (2)] [stride (4)] [groups for c (64)]
- *                    [seed (1)] [configurations (a,b,c)]
+ *                    [seed (1)] [configurations (a,b,c); also cB, gB, f]
  *
  * The target is the paper's (t 1e4, base_lr 0.05, c_h 1, burn-in 0.3,
  * B_grad 1024) around a checkpoint trained for `epochs` epochs on the
@@ -17,6 +17,9 @@
  *   (c) N G,   B_eval 64, stride k, control variates
  *   (gB) as (c), with gradient control variates at B_grad B (issue 19:
  *        near the full-batch target, where (a)-(c) sample B_grad 1024's)
+ *   (cB) as (c) at B_grad B (with replacement, as (c))
+ *   (f)  as (c) at the full-batch target: B_grad = n, replacement 0 (every
+ *        gradient on all n examples; 0.2's way to (gB)'s target)
  * For each: lambda-hat with its MCSE, the noise correction and its std,
  * wall seconds, and the work-normalised variance
  *     W = (per-chain MCSE of lambda-hat)^2 x wall seconds per chain
@@ -67,7 +70,7 @@ static sive_dataset *shifted_copies(const sive_dataset *train, size_t n)
 
 typedef struct config {
     char name[16];
-    int64_t groups, stride, cv, grad_batch, gcv;
+    int64_t groups, stride, cv, grad_batch, gcv, replacement;
 } config;
 
 /* One configuration: prints its row, returns W. */
@@ -83,7 +86,8 @@ static double run_config(const config *cf, const sive_model *model, const float 
         sive_probe_set_int(p, SIVE_OPT_EVAL_STRIDE, cf->stride) ||
         sive_probe_set_int(p, SIVE_OPT_CONTROL_VARIATE, cf->cv) ||
         sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, cf->grad_batch) ||
-        sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, cf->gcv)) {
+        sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, cf->gcv) ||
+        sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, cf->replacement)) {
         fprintf(stderr, "setup: %s\n", sive_last_errmsg());
         exit(1);
     }
@@ -98,7 +102,7 @@ static double run_config(const config *cf, const sive_model *model, const float 
     int64_t workers = chains < 2 ? chains : 2;
     double wall_chain = wall * (double)workers / (double)chains;
     double W = mse * wall_chain;
-    printf("%-5s %5lld %6lld %3lld %9.1f %7.1f %9.1f %8.1f %7.1f %7.1f %9.3g  flags 0x%02x\n",
+    printf("%-6s %5lld %6lld %3lld %9.1f %7.1f %9.1f %8.1f %7.1f %7.1f %9.3g  flags 0x%02x\n",
            cf->name, (long long)cf->groups, (long long)cf->stride, (long long)cf->cv,
            sive_result_lambda(r), sive_result_mcse(r), sive_result_noise_correction(r),
            sive_result_noise_correction_std(r), sqrt(mse), wall_chain, W,
@@ -109,23 +113,29 @@ static double run_config(const config *cf, const sive_model *model, const float 
     return W;
 }
 
-/* "a,b,c,g256,...": the configurations in that order. */
-static int parse_configs(const char *list, config *cf, int64_t stride, int64_t groups_c)
+/* "a,b,c,g256,c256,f,...": the configurations in that order; n is the
+ * probe's data-set size (f's gradient batch). */
+static int parse_configs(const char *list, config *cf, int64_t stride, int64_t groups_c,
+                         size_t n_examples)
 {
     int n = 0;
     for (const char *p = list; *p && n < 16; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0)) {
-        config c = {.groups = 512, .stride = 1, .grad_batch = 1024};
+        config c = {.groups = 512, .stride = 1, .grad_batch = 1024, .replacement = 1};
         snprintf(c.name, sizeof c.name, "%.*s", (int)strcspn(p, ","), p);
         if (p[0] == 'b')
             c.stride = stride;
-        else if (p[0] == 'c' || p[0] == 'g') {
+        else if (p[0] == 'c' || p[0] == 'g' || p[0] == 'f') {
             c.groups = groups_c;
             c.stride = stride;
             c.cv = 1;
             c.gcv = p[0] == 'g';
-            c.grad_batch = p[0] == 'g' ? atoll(p + 1) : 1024;
+            c.grad_batch = p[1] >= '0' && p[1] <= '9' ? atoll(p + 1) : 1024;
+            if (p[0] == 'f') {
+                c.grad_batch = (int64_t)n_examples;
+                c.replacement = 0;
+            }
         } else if (p[0] != 'a') {
-            fprintf(stderr, "configuration '%s' is not a, b, c or gB\n", c.name);
+            fprintf(stderr, "configuration '%s' is not a, b, c, cB, gB or f\n", c.name);
             exit(2);
         }
         cf[n++] = c;
@@ -152,14 +162,15 @@ int main(int argc, char **argv)
     sive_model model;
     bench_mlp_model(&model, m, probe_set, 1);
     printf("checkpoint: epoch %d; probe data n = %zu; M %lld, %lld chains, seed %lld; "
-           "t 1e4, base_lr 0.05, c_h 1, burn-in 0.3, B_grad 1024 (gB: B), B_eval 64\n", epochs,
+           "t 1e4, base_lr 0.05, c_h 1, burn-in 0.3, B_grad 1024 (cB, gB: B; "
+           "f: n without replacement), B_eval 64\n", epochs,
            sive_dataset_count(probe_set), (long long)steps, (long long)chains,
            (long long)seed);
-    printf("cfg       N stride  cv    lambda    MCSE         C    C std  MCSE/c  wall/c"
+    printf("cfg        N stride  cv    lambda    MCSE         C    C std  MCSE/c  wall/c"
            "         W\n");
     config cf[16];
     double W[16];
-    int nc = parse_configs(list, cf, stride, groups_c);
+    int nc = parse_configs(list, cf, stride, groups_c, sive_dataset_count(probe_set));
     for (int i = 0; i < nc; i++)
         W[i] = run_config(&cf[i], &model, theta, steps, chains, seed);
     printf("W / W(%s):", cf[0].name);
