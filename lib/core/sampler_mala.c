@@ -175,7 +175,7 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
     memcpy(s->prop, w->theta, run->model.dim * el);
     s->have = 0;
     s->chain = c;
-    s->a = run->opt.base_lr;
+    s->a = run->opt.mala_step > 0.0 ? run->opt.mala_step : run->opt.base_lr;
     s->log_a = log(s->a);
     s->log_a_sum = 0.0;
     s->n_sum = s->tries = s->accepted = 0;
@@ -266,7 +266,7 @@ static void swap(void **x, void **y)
 static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la)
 {
     const int64_t end = adapt_end(&run->opt);
-    if (m >= end)
+    if (m >= end || run->opt.mala_step > 0.0) /* a step given: not adapted */
         return;
     const double p = la >= 0.0 ? 1.0 : exp(la), lo = log(run->opt.base_lr);
     s->log_a += 0.5 * pow(1.0 + (double)m / 20.0, -0.6) * (p - TARGET_ACCEPT);
@@ -345,6 +345,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
     if (k == 0)
         return SIVE_OK;
     qsort(s->step, (size_t)k, sizeof *s->step, cmp);
+    res->mala_step = s->step[k / 2];
+    res->mala_accept = acc / k;
     char line[256];
     snprintf(line, sizeof line,
              "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted in the "
