@@ -8,6 +8,12 @@
  *    quartic to relax): the same against the quadrature of its tethered law;
  *  - the option itself: c_h = 0 and "auto" select it, the chosen h is the
  *    result's SIVE_STAT_H, the health text names it, a saved result loads;
+ *  - metropolis: the full-length run continues the search (probe.c's
+ *    exact_continue) on an isotropic quadratic whose pilot chord is flat
+ *    one level before the main run's own slope is: h is doubled exactly
+ *    once, the health line says so, lambda-hat agrees with the exact
+ *    tethered law at the final h, and a part of a split run chooses the
+ *    same h and gives its chains' bits;
  *  - (argument "slow") the valley slide of L2 10-20-10 r3 with the suite's
  *    settings: the step-curvature rule stops the search on the plateau
  *    (h = 0.16; without it the search reached h = 1.28, where the main run
@@ -15,6 +21,7 @@
 #include <check.h>
 
 #include "exact_ula.h"
+#include "quad.h"
 #include "truth.h" /* after <check.h>: truth_case_find() */
 
 #include <math.h>
@@ -145,6 +152,82 @@ START_TEST(option_and_result)
 }
 END_TEST
 
+/* K = c sum_i w_i^2 at theta* = 0 under metropolis (exact: the tethered
+ * law is Gaussian with precision 2ct + 1/h^2).  With x = 1/(2 c t h^2),
+ * lambda(h) = (d/2) / (1 + x)^2 and e = d ln lambda / d ln h = 4x/(1 + x);
+ * the pilots start at h0 = 1/sqrt(t), where x = 1/(2c), and double
+ * (test/quad.h with k = 2c, no evaluation noise).  For c = 9: x = 0.056,
+ * 0.0139, 0.0035 at h0, 2h0, 4h0.  The chord from h0 to 2h0 is +8.4 %
+ * (not flat; below 0.3, so the pilots from 4h0 on run at 2h0's median
+ * adapted step, fixed); the one from 2h0 to 4h0 is +2.1 %, flat within
+ * the 4 % bound with its 2 SE (0.4-0.9 % on seeds 1-4 and 11, measured
+ * 1.9-2.6 %); the jump past it (to 32 h0, +0.7 %) does not rise, so the
+ * search keeps 2h0.  The main run at 2h0 reads e = 0.055 (measured
+ * 0.052-0.056, SE 0.002: e - 2 SE >= 0.048 > 0.04) and is repeated at
+ * 4h0, where e = 0.014.  Both margins are ~4 of their SEs: a larger c
+ * brings 2h0's e toward 0.04, a smaller one the chord toward 4 %. */
+#define DBL_C 9.0
+#define DBL_D 20
+#define DBL_T 1e4
+
+static sive_probe *dbl_probe(void)
+{
+    sive_probe *p;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, DBL_T), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 40000), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 11), SIVE_OK);
+    return p;
+}
+
+START_TEST(doubling)
+{
+    static quad_fixture fx = {.k = 2.0 * DBL_C};
+    sive_model m = quad_fixture_model(&fx, DBL_D);
+    double zero[DBL_D] = {0};
+    sive_probe *p = dbl_probe();
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, zero, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double h0 = 1.0 / sqrt(DBL_T), h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
+    const char *health = sive_result_health(r);
+    const double x = 1.0 / (2.0 * DBL_C * DBL_T * h * h), exact = DBL_D / 2.0 / ((1 + x) * (1 + x));
+    const double lam = sive_result_lambda(r), mcse = sive_result_mcse(r);
+    printf("doubling: h %.4g (h0 %.4g): lambda-hat %.4f +- %.4f, exact at h %.4f (z %+.2f)\n%s",
+           h, h0, lam, mcse, exact, (lam - exact) / mcse, health);
+    /* the pilots keep 2 h0 (their chord to 4 h0 is flat), the full-length
+     * run at 2 h0 reads its slope and is repeated once */
+    ck_assert_msg(fabs(h / (4.0 * h0) - 1.0) < 1e-12, "h = %g, expected 4 h0 = %g", h, 4 * h0);
+    ck_assert_ptr_nonnull(strstr(health, "then doubled 1 times"));
+    /* h0, 2h0, 4h0, the jump that did not rise, and the doubled run */
+    ck_assert_ptr_nonnull(strstr(health, "after 5 pilot runs"));
+    ck_assert_msg(fabs(lam - exact) < 4.0 * mcse, "lambda-hat %g, exact %g", lam, exact);
+    /* the run's own slope at the final h is below the bound */
+    const double e = sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H, SIVE_SUMMARY) / lam;
+    ck_assert_msg(e < 0.04 + 2.0 * sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H_SE,
+                                                     SIVE_SUMMARY) / lam, "e = %g", e);
+    /* a part of the split run: the same h (the continuation runs all
+     * chains) and the same bits for its chains */
+    sive_probe *q = dbl_probe();
+    ck_assert_int_eq(sive_probe_set_int(q, SIVE_OPT_CHAIN_BEGIN, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(q, SIVE_OPT_CHAIN_END, 3), SIVE_OK);
+    sive_result *part = NULL;
+    ck_assert_int_eq(sive_probe_run(q, &m, zero, &part), SIVE_OK);
+    ck_assert(sive_result_stat(part, SIVE_STAT_H, SIVE_SUMMARY) == h);
+    for (int32_t c = 1; c < 3; c++)
+        ck_assert(sive_result_stat(part, SIVE_STAT_SIVE, c) == sive_result_stat(r, SIVE_STAT_SIVE, c));
+    ck_assert_ptr_nonnull(strstr(sive_result_health(part), "then doubled 1 times"));
+    sive_result_free(part);
+    sive_result_free(r);
+    sive_probe_free(q);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* The suite's own settings (docs/validation.md), c_h = auto: the share of
  * lambda-hat due to the step grows from h = 0.16 to 0.32 while lambda-hat
  * moves by 13 %; the search must stop between the plateau's start (0.08:
@@ -179,5 +262,9 @@ int main(int argc, char **argv)
     tcase_add_test(tc, quadratics);
     tcase_add_test(tc, quartic);
     suite_add_tcase(s, tc);
+    TCase *tm = tcase_create("metropolis");
+    tcase_set_timeout(tm, 120);
+    tcase_add_test(tm, doubling);
+    suite_add_tcase(s, tm);
     return check_run(s);
 }

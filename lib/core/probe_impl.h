@@ -40,6 +40,10 @@ typedef struct sivei_options {
     int64_t grad_noise_full;         /* 1: the covariance, not its diagonal */
     int64_t grad_extrapolate;        /* 1: also at 2 B_grad, Richardson      */
     uint64_t seed;
+    /* internal, not an option (never saved): metropolis with this step for
+     * every chain and no adaptation when > 0 (the radius search's pilots
+     * share one step so their levels share proposals; radius_auto.c) */
+    double mala_step;
 } sivei_options;
 
 SIVE_HIDDEN void sivei_options_default(sivei_options *o);
@@ -107,6 +111,9 @@ struct sive_result {
     double summary[SIVEI_N_STATS];
     double spread[SIVEI_N_STATS];
     uint32_t flags;
+    double mala_step;    /* metropolis: median step the chains ran their
+                            tail with (adapted or fixed), and their mean */
+    double mala_accept;  /* tail acceptance; NaN otherwise (internal)     */
     char *health;
     int status, callback_code;
     char errmsg[SIVE_ERRMSG_LEN];
@@ -178,6 +185,8 @@ typedef struct sivei_auto {
                      4 before the step's curvature share grew; 0 none */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
     int doublings;       /* metropolis: full-length runs that said radius_bound */
+    int jumps;           /* metropolis: jumps past a plateau that found a rise, */
+    double jump_from;    /* the last one from this h                          */
 } sivei_auto;
 /* Pilot runs of o at absolute radii; SIVE_OK with a filled, or a status
  * with p's message.  A pilot ending in a callback error or a cancel is

@@ -33,6 +33,15 @@
 #define AUTO_STIFF 1.5
 #define AUTO_STIFF_SHARE 0.05
 #define AUTO_LEVELS 12
+/* metropolis: a level whose tail acceptance at the fixed step falls below
+ * this no longer shares paths with the next (rejections decouple them):
+ * the next level adapts its step again */
+#define AUTO_ACCEPT_LOW 0.3
+/* metropolis, past a flat chord: one pilot AUTO_GROW^j times further
+ * (AUTO_JUMP_MIN <= j <= AUTO_JUMP_MAX), at most where the full-length run
+ * relaxes the directions the tether alone holds (h^2 t / a <= steps) */
+#define AUTO_JUMP_MIN 2
+#define AUTO_JUMP_MAX 5
 /* pilots: this fraction of the steps (at least AUTO_MIN_STEPS), at most
  * AUTO_CHAINS chains */
 #define AUTO_STEP_DIV 5
@@ -63,7 +72,7 @@ static sivei_options pilot_options(const sivei_options *o, double h)
 /* One pilot level: the summary slope (covariance identity) and the
  * chains' unclipped estimates, for the paired difference to the next. */
 typedef struct level {
-    double h, lam, e, se, share, chain[AUTO_CHAINS];
+    double h, lam, e, se, share, accept, chain[AUTO_CHAINS];
     int k, ok;
 } level;
 
@@ -75,6 +84,7 @@ static void read_level(const sive_result *r, double h, level *l)
     l->e = s[SIVE_STAT_DLAMBDA_DLOG_H] / l->lam;
     l->se = s[SIVE_STAT_DLAMBDA_DLOG_H_SE] / l->lam;
     l->share = s[SIVE_STAT_STEP_CURVATURE] / (2.0 * l->lam);
+    l->accept = r->mala_accept;
     l->k = r->end - r->begin;
     for (int32_t c = r->begin; c < r->end; c++)
         l->chain[c - r->begin] = sivei_chain(r, c)->stat[SIVE_STAT_SIVE_UNCLIPPED];
@@ -123,9 +133,21 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
      * slope misses and the jump rule would mistake for a slide.  Only a
      * measured chord ends the search. */
     const int exact = o->metropolis != 0;
+    /* Metropolis: the levels adapt their own step while lambda-hat still
+     * climbs out of the tether (a chord above AUTO_JUMP cannot end the
+     * search); from the first level whose chord is below it, every later
+     * level runs at that level's median adapted step, fixed, so chain c
+     * draws the same normals and uniforms for its proposals at every
+     * radius (common random numbers, as ULA's pilots at base_lr) and the
+     * paired chord resolves */
+    double step = 0.0, next = 1.0 / sqrt(o->t);
+    /* a jump under way: the plateau's lower level and the chord's upper */
+    level cand = {0}, ref = {0};
+    int jumping = 0;
     for (int i = 0; i < AUTO_LEVELS; i++) {
-        const double h = i ? prev.h * AUTO_GROW : 1.0 / sqrt(o->t);
+        const double h = next;
         sivei_options po = pilot_options(o, h);
+        po.mala_step = step;
         sive_result *r = NULL;
         int rc = sivei_run_once(p, &po, m, theta_star, &r);
         if (rc)
@@ -137,10 +159,36 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             return SIVE_OK;
         }
         read_level(r, h, &cur);
-        sive_result_free(r);
         double rel = NAN, rse = NAN;
         if (i)
-            paired_change(&prev, &cur, &rel, &rse);
+            paired_change(jumping ? &ref : &prev, &cur, &rel, &rse);
+        const double ran = r->mala_step; /* the step this level ran at */
+        if (exact && i && step == 0.0 && rel <= AUTO_JUMP && r->mala_step > 0.0)
+            step = r->mala_step;
+        else if (exact && step > 0.0 && !(cur.accept >= AUTO_ACCEPT_LOW))
+            step = 0.0;
+        sive_result_free(r);
+        /* the jump: lambda-hat still rising beyond the plateau's chord by
+         * more than the plateau bound is a larger fluctuation scale the
+         * doublings had not reached (the singular directions of a deep
+         * network, at t^(-1/(2L))): search on from there; otherwise the
+         * plateau stands.  A point estimate on purpose: under the exact
+         * law a larger radius costs mixing, not bias, while a plateau kept
+         * too early is an unflagged truncation, and the unrelaxed pilot at
+         * the far radius is noisy (L4 6-6-6-6-6 r3: +5.5 % +- 4.5 % at
+         * 8x the first plateau, whose lambda-hat is 20 % low) */
+        if (jumping) {
+            jumping = 0;
+            if (!cur.ok || !(rel > AUTO_CHANGE)) {
+                choose(a, &cand, 1);
+                return SIVE_OK;
+            }
+            a->jumps++;
+            a->jump_from = cand.h;
+            prev = cur;
+            next = cur.h * AUTO_GROW;
+            continue;
+        }
         if (!cur.ok) { /* keep the last level that held */
             choose(a, i ? &prev : &cur, 0);
             return SIVE_OK;
@@ -161,6 +209,18 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             return SIVE_OK;
         }
         if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE) {
+            /* metropolis: before keeping it, one pilot further out */
+            int j = 0;
+            const double reach = ran > 0.0 ? sqrt(ran * (double)o->steps / o->t) : 0.0;
+            while (j < AUTO_JUMP_MAX && prev.h * pow(AUTO_GROW, j + 1) <= reach)
+                j++;
+            if (exact && j >= AUTO_JUMP_MIN && i + 1 < AUTO_LEVELS) {
+                cand = prev;
+                ref = cur;
+                jumping = 1;
+                next = prev.h * pow(AUTO_GROW, j);
+                continue;
+            }
             choose(a, &prev, 1);
             return SIVE_OK;
         }
@@ -182,6 +242,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             flat = prev;
         }
         prev = cur;
+        next = cur.h * AUTO_GROW;
     }
     choose(a, &low, 0);
     return SIVE_OK;
@@ -190,15 +251,20 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[500] = "", twice[120] = ""; /* a longer line is truncated */
+    char line[700] = "", twice[120] = "", jump[160] = ""; /* longer: truncated */
+    if (a->jumps)
+        snprintf(jump, sizeof jump,
+                 " (a pilot past the plateau at h = %.4g found lambda-hat still rising: "
+                 "searched on from there)",
+                 a->jump_from);
     if (a->doublings)
         snprintf(twice, sizeof twice,
                  " (then doubled %d times: d ln lambda-hat / d ln h of the full-length run above 0.04)",
                  a->doublings);
     snprintf(line, sizeof line,
              "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
-             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s%s\n",
-             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se, twice,
+             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s%s%s\n",
+             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se, jump, twice,
              a->accepted == 1   ? ""
              : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
                                   "radii: its smaller h)"

@@ -64,6 +64,7 @@ sive_result *sivei_result_alloc(const sivei_options *o, double h, double eta,
     if (!r)
         return NULL;
     r->opt = *o;
+    r->mala_step = r->mala_accept = NAN;
     r->chains = (int32_t)o->chains;
     r->h = h;
     r->eta = eta;

@@ -208,7 +208,8 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
     s->have = 0;
     s->chain = c;
     s->pc = sivei_precond_of(w); /* reset by its own chain_start, before this */
-    s->log_a = log(run->opt.base_lr);
+    /* a given step (the radius search's pilots): fixed, beta stays 0 */
+    s->log_a = log(run->opt.mala_step > 0.0 ? run->opt.mala_step : run->opt.base_lr);
     s->log_a_sum = 0.0;
     s->n_sum = s->tries = s->accepted = 0;
     s->r2 = s->beta = s->zbar = s->vz = s->beta_sum = s->zbar_sum = 0.0;
@@ -385,7 +386,7 @@ static double dist2(const sivei_run *run, const void *theta)
 static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, double z)
 {
     const int64_t end = adapt_end(&run->opt);
-    if (m >= end)
+    if (m >= end || run->opt.mala_step > 0.0) /* a step given: not adapted */
         return;
     const double p = la >= 0.0 ? 1.0 : exp(la), lo = log(run->opt.base_lr);
     const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6), e = p - TARGET_ACCEPT;
@@ -482,6 +483,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         return SIVE_OK;
     qsort(s->step, (size_t)k, sizeof *s->step, cmp);
     qsort(s->beta, (size_t)k, sizeof *s->beta, cmp);
+    res->mala_step = s->step[k / 2];
+    res->mala_accept = acc / k;
     char line[480];
     int len = snprintf(line, sizeof line,
                        "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted "
