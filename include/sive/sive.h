@@ -353,16 +353,19 @@ typedef enum sive_option {
      *  U = t L + ||theta - theta*||^2/(2 h^2), so the chain's law is the
      *  tethered law exactly, with no step bias.  Each chain's step is a
      *  function of its distance from theta* (smaller farther out, where
-     *  the loss is stiffer), adapted over the burn-in (from base_lr)
-     *  toward an acceptance rate of 0.574, then frozen.  Needs the
+     *  the loss is stiffer), adapted over the whole burn-in (from
+     *  base_lr) toward an acceptance rate of 0.574, then frozen at its
+     *  means over the burn-in's last quarter.  Needs the
      *  exact loss: the gradient callback must store the mean loss in
      *  *loss, and a model with data must use the whole data set for each
      *  gradient (grad_batch = n_examples, replacement 0); otherwise the
      *  run refuses (SIVE_E_INVALID_ARG).  With SIVE_OPT_PRECONDITION
      *  the proposal is preconditioned by each chain's frozen P (learnt
-     *  over the first quarter of the burn-in, before the step's
-     *  adaptation ends) and accepted with its density in the P^-1 metric:
-     *  still exact.  Not with SIVE_OPT_GRAD_CONTROL_VARIATE or
+     *  with P = I over the first half of the burn-in, then frozen; the
+     *  step keeps adapting under it until the burn-in ends) and accepted
+     *  with its density in the P^-1 metric: still exact.  Under
+     *  SIVE_OPT_C_H = 0 the radius search's pilots run at one fixed
+     *  step.  Not with SIVE_OPT_GRAD_CONTROL_VARIATE or
      *  SIVE_OPT_STEP_EXTRAPOLATE (no step bias is left).  One
      *  gradient call per step (at the proposal).  A different chain (not
      *  the 0.2 path).  docs/theory.md, "Metropolis-adjusted step". */
