@@ -5,7 +5,7 @@
  *
  *   bench_gradbatch [--widths 10,10,10,10] [--rank 3] [--n 2048]
  *                   [--noise 0.5] [--batch 64] [--train-steps 2000]
- *                   [--seed S] [--runs fgpc] [--compensate K]
+ *                   [--seed S] [--runs fgpcxy] [--compensate K]
  *                   [--OPTION VALUE]...
  *
  * The data: n examples x ~ N(0, I), y = W_T x + noise * eps (sive_dln_set_data
@@ -20,7 +20,9 @@
  *
  * Rows: f = full batch, g = B_grad `batch` with gradient control variates,
  * p = B_grad `batch` plain, c = as g with grad_noise_compensation K (default
- * 8; --runs: which of them, default fgp); then g - f, p - f and c - f
+ * 8), x = as g with grad_extrapolate (the estimate extrapolated from
+ * B_grad and 2 B_grad to the full batch, sive_full_batch), y = as c with
+ * grad_extrapolate (--runs: which of them, default fgp); then each - f
  * with the combined MCSE sqrt(MCSE_a^2 + MCSE_b^2), z and the relative
  * difference. */
 #include "bench_common.h"
@@ -33,7 +35,7 @@
 #define MAX_CHAINS 64
 
 typedef struct run_out {
-    double est, mcse, sec, per_chain[MAX_CHAINS];
+    double est, mcse, sec, clipped, per_chain[MAX_CHAINS];
     int32_t chains;
     uint32_t flags;
 } run_out;
@@ -42,7 +44,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_gradbatch [--widths H0,H1,..] [--rank R] [--n N] "
                     "[--noise S] [--batch B] [--train-steps K] [--seed S] "
-                    "[--runs fgpc] [--compensate K] "
+                    "[--runs fgpcxy] [--compensate K] "
                     "[--OPTION VALUE]...\n");
     exit(2);
 }
@@ -56,7 +58,7 @@ static void die(const char *what, const char *msg)
 /* One probe run with the shared options plus grad_batch, replacement,
  * grad_control_variate and grad_noise_compensation. */
 static void run(const sive_model *model, const double *theta, char **sets, int nsets,
-                int64_t batch, int repl, int gcv, int64_t nc, run_out *o)
+                int64_t batch, int repl, int gcv, int64_t nc, int ex, run_out *o)
 {
     sive_probe *p = NULL;
     if (sive_probe_new(&p))
@@ -80,27 +82,38 @@ static void run(const sive_model *model, const double *theta, char **sets, int n
     if (sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, batch) ||
         sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, repl) ||
         sive_probe_set_int(p, SIVE_OPT_GRAD_CONTROL_VARIATE, gcv) ||
-        sive_probe_set_int(p, SIVE_OPT_GRAD_NOISE_COMPENSATION, nc))
+        sive_probe_set_int(p, SIVE_OPT_GRAD_NOISE_COMPENSATION, nc) ||
+        sive_probe_set_int(p, SIVE_OPT_GRAD_EXTRAPOLATE, ex))
         die("options", sive_probe_errmsg(p));
     sive_result *r = NULL;
     double t0 = bench_now();
     if (sive_probe_run(p, model, theta, &r) || sive_result_status(r))
         die("run", r ? sive_result_errmsg(r) : sive_probe_errmsg(p));
     o->sec = bench_now() - t0;
-    o->est = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
-    o->mcse = sive_result_mcse(r);
+    const sive_stat est = ex ? SIVE_STAT_SIVE_FULL_BATCH : SIVE_STAT_SIVE_UNCLIPPED;
+    o->est = sive_result_stat(r, est, SIVE_SUMMARY);
+    o->mcse = ex ? sive_result_stat(r, SIVE_STAT_MCSE_FULL_BATCH, SIVE_SUMMARY)
+                 : sive_result_mcse(r);
     o->flags = sive_result_flags(r);
     o->chains = sive_result_chains(r);
+    o->clipped = sive_result_stat(r, SIVE_STAT_GRAD_NOISE_CLIPPED, SIVE_SUMMARY);
     for (int32_t c = 0; c < o->chains && c < MAX_CHAINS; c++)
-        o->per_chain[c] = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, c);
+        o->per_chain[c] = sive_result_stat(r, est, c);
+    if (ex)
+        printf("   (at B_grad %lld: %.4g +- %.3g)\n", (long long)batch,
+               sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY),
+               sive_result_mcse(r));
     sive_result_free(r);
     sive_probe_free(p);
 }
 
 static void print_run(const char *name, int64_t batch, int repl, int gcv, const run_out *o)
 {
-    printf("%-2s %7lld %5d %4d %10.4g %8.3g %8.1f  flags 0x%02x\n", name, (long long)batch,
+    printf("%-2s %7lld %5d %4d %10.4g %8.3g %8.1f  flags 0x%02x", name, (long long)batch,
            repl, gcv, o->est, o->mcse, o->sec, (unsigned)o->flags);
+    if (!isnan(o->clipped))
+        printf("  clipped %.3g", o->clipped);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -207,36 +220,51 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsets; i++)
         printf(" %s", sets[i]);
     printf("\n\nrun B_grad repl gcv lambda-hat     mcse      sec\n");
-    run_out f, g, pl, cp;
+    run_out f, g, pl, cp, xg, yc;
     const int rf = !!strchr(runs, 'f'), rg = !!strchr(runs, 'g'), rp = !!strchr(runs, 'p'),
-              rc = !!strchr(runs, 'c');
+              rc = !!strchr(runs, 'c'), rx = !!strchr(runs, 'x'), ry = !!strchr(runs, 'y');
     if (rf) {
-        run(&model, theta, sets, nsets, (int64_t)n, 0, 0, 0, &f);
+        run(&model, theta, sets, nsets, (int64_t)n, 0, 0, 0, 0, &f);
         print_run("f", (int64_t)n, 0, 0, &f);
     }
     if (rg) {
-        run(&model, theta, sets, nsets, batch, 1, 1, 0, &g);
+        run(&model, theta, sets, nsets, batch, 1, 1, 0, 0, &g);
         print_run("g", batch, 1, 1, &g);
     }
     if (rp) {
-        run(&model, theta, sets, nsets, batch, 1, 0, 0, &pl);
+        run(&model, theta, sets, nsets, batch, 1, 0, 0, 0, &pl);
         print_run("p", batch, 1, 0, &pl);
     }
     if (rc) {
-        run(&model, theta, sets, nsets, batch, 1, 1, compensate, &cp);
+        run(&model, theta, sets, nsets, batch, 1, 1, compensate, 0, &cp);
         printf("c (grad_noise_compensation %lld):\n", (long long)compensate);
         print_run("c", batch, 1, 1, &cp);
     }
-    if (rf && rg)
-        compare("g - f", &g, &f);
-    if (rf && rp)
-        compare("p - f", &pl, &f);
-    if (rf && rc)
-        compare("c - f", &cp, &f);
-    if (rf && rc)
-        acceptance("c", &cp, &f);
-    if (rf && rg)
-        acceptance("g", &g, &f);
+    if (rx) {
+        printf("x (grad_extrapolate):\n");
+        run(&model, theta, sets, nsets, batch, 1, 1, 0, 1, &xg);
+        print_run("x", batch, 1, 1, &xg);
+    }
+    if (ry) {
+        printf("y (grad_noise_compensation %lld, grad_extrapolate):\n", (long long)compensate);
+        run(&model, theta, sets, nsets, batch, 1, 1, compensate, 1, &yc);
+        print_run("y", batch, 1, 1, &yc);
+    }
+    const struct {
+        int on;
+        const char *name;
+        const run_out *o;
+    } rows[] = {{rg, "g", &g}, {rp, "p", &pl}, {rc, "c", &cp}, {rx, "x", &xg}, {ry, "y", &yc}};
+    const size_t nrows = sizeof rows / sizeof rows[0];
+    for (size_t i = 0; rf && i < nrows; i++)
+        if (rows[i].on) {
+            char name[8];
+            snprintf(name, sizeof name, "%s - f", rows[i].name);
+            compare(name, rows[i].o, &f);
+        }
+    for (size_t i = 0; rf && i < nrows; i++)
+        if (rows[i].on && rows[i].o != &pl)
+            acceptance(rows[i].name, rows[i].o, &f);
     sive_model_destroy(&model);
     sive_dln_work_free(w);
     sive_dln_free(dln);

@@ -124,6 +124,26 @@ static void report(const char *name, size_t d, int threads, int64_t M, int chain
            f->scratch * MB, f->traces * MB, f->workspace * MB, f->index * MB);
 }
 
+/* Run p on model from a trimmed heap with the peak reset, and set f's
+ * theta_star, measured and chains_only (theta* counted in both) from the
+ * peaks. */
+static sive_result *measured_run(sive_probe *p, const sive_model *model, const float *star,
+                                 size_t d, figs *f)
+{
+    malloc_trim(0);
+    long rss0 = status_kb("VmRSS:");
+    if (!reset_peak())
+        fprintf(stderr, "bench_memory: cannot reset the peak (clear_refs)\n");
+    sive_result *r = bench_run(p, model, star, 1);
+    long hwm = status_kb("VmHWM:");
+    if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
+        hwm = hwm_chains;
+    f->theta_star = (double)d * sizeof(float);
+    f->measured = (double)(hwm - rss0) * 1024.0 + f->theta_star;
+    f->chains_only = (double)(hwm_chains - rss0) * 1024.0 + f->theta_star;
+    return r;
+}
+
 static int run_quad(size_t d, int64_t M, int chains)
 {
     const int N = 8;
@@ -145,18 +165,8 @@ static int run_quad(size_t d, int64_t M, int chains)
     model.dim = d;
     model.grad = quad_grad;
     model.group_loss = quad_eval;
-    malloc_trim(0);
-    long rss0 = status_kb("VmRSS:");
-    if (!reset_peak())
-        fprintf(stderr, "bench_memory: cannot reset the peak (clear_refs)\n");
-    sive_result *r = bench_run(p, &model, star, 1);
-    long hwm = status_kb("VmHWM:");
-    if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
-        hwm = hwm_chains;
     figs f = {0};
-    f.theta_star = (double)d * sizeof(float);
-    f.measured = (double)(hwm - rss0) * 1024.0 + f.theta_star;
-    f.chains_only = (double)(hwm_chains - rss0) * 1024.0 + f.theta_star;
+    sive_result *r = measured_run(p, &model, star, d, &f);
     f.scratch = 3.0 * (double)d * sizeof(float);
     f.traces = 5.0 * (double)M * chains * 8.0;
     f.index = (double)N * 8.0;
@@ -187,14 +197,8 @@ static int run_mlp(int threads, int64_t M)
         return 1;
     sive_model model;
     bench_mlp_model(&model, m, train, 1);
-    malloc_trim(0);
-    long rss0 = status_kb("VmRSS:");
-    if (!reset_peak())
-        fprintf(stderr, "bench_memory: cannot reset the peak (clear_refs)\n");
-    sive_result *r = bench_run(p, &model, star, 1);
-    long hwm = status_kb("VmHWM:");
-    if (hwm < hwm_chains) /* the kernel folds per-thread RSS counts lazily */
-        hwm = hwm_chains;
+    figs f = {0};
+    sive_result *r = measured_run(p, &model, star, d, &f);
     /* per worker: the model's sive_mlp_work (lib/ref/mlp.c's layout), the
      * library's distinct-example scratch (lib/core/dedup.c: a 4-byte slot per
      * example, the distinct indices and their losses, each draw's rank),
@@ -210,10 +214,6 @@ static int run_mlp(int threads, int64_t M)
     double kc = (double)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_KC, cx);
     double nc = (double)bli_cntx_get_blksz_max_dt(BLIS_FLOAT, BLIS_NC, cx);
     double pack = (mc * kc + kc * nc) * 4.0;
-    figs f = {0};
-    f.theta_star = (double)d * sizeof(float);
-    f.measured = (double)(hwm - rss0) * 1024.0 + f.theta_star;
-    f.chains_only = (double)(hwm_chains - rss0) * 1024.0 + f.theta_star;
     f.scratch = 3.0 * (double)d * sizeof(float);
     f.traces = 5.0 * (double)M * chains * 8.0;
     f.workspace = threads * (work + dedup + pack);

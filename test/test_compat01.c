@@ -90,8 +90,10 @@ static float *trained_theta(sive_mlp **m, sive_dataset **train)
     return theta;
 }
 
-static sive_result *probe_mlp(const sive_mlp *m, const sive_dataset *train,
-                              const float *theta, const mlp_ref *ref)
+/* The generator's probe (200 steps, 2 chains, seed 7, ref's groups and
+ * eval_batch) of model at theta; the run must succeed. */
+static sive_result *probe_as_recorded(const sive_model *model, const float *theta,
+                                      const mlp_ref *ref)
 {
     sive_probe *p = NULL;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
@@ -100,15 +102,22 @@ static sive_result *probe_mlp(const sive_mlp *m, const sive_dataset *train,
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, ref->groups), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, ref->eval_batch), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 7), SIVE_OK);
+    sive_result *r = NULL;
+    int rc = sive_probe_run(p, model, theta, &r);
+    ck_assert_msg(rc == SIVE_OK, "%s", sive_probe_errmsg(p));
+    ck_assert_msg(sive_result_status(r) == SIVE_OK, "%s", sive_result_errmsg(r));
+    sive_probe_free(p);
+    return r;
+}
+
+static sive_result *probe_mlp(const sive_mlp *m, const sive_dataset *train,
+                              const float *theta, const mlp_ref *ref)
+{
     sive_model model;
     ck_assert_int_eq(sive_model_init(&model, sizeof model), SIVE_OK);
     ck_assert_int_eq(sive_mlp_model(&model, m, train, 1), SIVE_OK);
-    sive_result *r = NULL;
-    int rc = sive_probe_run(p, &model, theta, &r);
-    ck_assert_msg(rc == SIVE_OK, "%s", sive_probe_errmsg(p));
-    ck_assert_msg(sive_result_status(r) == SIVE_OK, "%s", sive_result_errmsg(r));
+    sive_result *r = probe_as_recorded(&model, theta, ref);
     sive_model_destroy(&model);
-    sive_probe_free(p);
     return r;
 }
 
@@ -190,16 +199,7 @@ START_TEST(mlp_model_as_01_path)
     model.grad = grad01;
     model.group_loss = group_loss01;
     model.user = &G;
-    sive_probe *p = NULL;
-    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 200), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, ref->groups), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, ref->eval_batch), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 7), SIVE_OK);
-    sive_result *r01 = NULL;
-    ck_assert_int_eq(sive_probe_run(p, &model, theta, &r01), SIVE_OK);
-    ck_assert_int_eq(sive_result_status(r01), SIVE_OK);
+    sive_result *r01 = probe_as_recorded(&model, theta, ref);
     for (int32_t c = 0; c < 2; c++) {
         size_t n = 0, n01 = 0;
         const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &n);
@@ -209,7 +209,6 @@ START_TEST(mlp_model_as_01_path)
     }
     expect_bits("lambda against the 0.1 path", sive_result_lambda(r), sive_result_lambda(r01));
     sive_result_free(r01);
-    sive_probe_free(p);
     sive_mlp_work_free(G.w);
     sive_result_free(r);
     free(theta);

@@ -9,11 +9,23 @@
  *    no replacement) and per-example evaluation, against the continuous
  *    law's closed form (control variates keep the evaluation noise
  *    below the Monte Carlo error);
- *  - the refusals (mini-batch gradients, the preconditioner, a model that
- *    gives no loss), the health line, and the same bits for 1 and 2
- *    threads.
- * Tolerances: 4 MCSE (the run's own), and the MCSE small enough that a
- * bias of ULA's size (+11 % on K1) would fail by far. */
+ *  - with the frozen preconditioner (SIVE_OPT_PRECONDITION; the proposal
+ *    and its density in the P metric): K1 (P = 1 in one dimension), a
+ *    tethered anisotropic quadratic whose curvatures span three decades
+ *    (P spans a decade and a half: proposal densities in the identity
+ *    metric would sample another law), and full-batch least squares,
+ *    each within 3 MCSE of the continuous law;
+ *  - the quartic K = sum x_i^4 (d = 4, h = 0.3), whose curvature grows
+ *    with the distance to theta*, so the chain's step depends on its
+ *    state (beta < 0), against the continuous law by quadrature (within
+ *    3 MCSE; without the proposal densities' normalisation term in
+ *    log_alpha it is off by 11 MCSE);
+ *  - the refusals (mini-batch gradients, a model that gives no loss), the
+ *    health line, and the same bits for 1 and 2 threads (with and
+ *    without the preconditioner).
+ * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
+ * quartic), and the MCSE small enough that a bias of ULA's size (+11 % on
+ * K1) would fail by far. */
 #include <check.h>
 #include <sive/sive.h>
 
@@ -23,6 +35,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define T 1e4
@@ -49,12 +62,13 @@ static double k1_continuous(double h)
     return T * T * (4.0 * mu * mu * s2 + 2.0 * s2 * s2);
 }
 
-static void k1_check(double sigma, const char *what)
+static void k1_check(double sigma, const char *what, int precond)
 {
     static quad_fixture q = {.k = 2.0, .l0 = 1.0};
     q.sigma = sigma;
     sive_model m = quad_fixture_model(&q, 1);
     sive_probe *p = k1_probe(40000, 24, 16, 2);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
     sive_result *r = NULL;
     double th = 0.2;
     ck_assert_int_eq(sive_probe_run(p, &m, &th, &r), SIVE_OK);
@@ -65,29 +79,37 @@ static void k1_check(double sigma, const char *what)
     printf("K1 metropolis, %s: %.5f +- %.5f (continuous law %.5f; ULA at a = 0.05 0.554): "
            "%+.2f %% (z %+.2f), noise correction %.4f\n", what, lam, se, want,
            100.0 * (lam / want - 1.0), z, corr);
-    ck_assert_msg(fabs(z) < 4.0, "z %.2f", z);
+    ck_assert_msg(fabs(z) < (precond ? 3.0 : 4.0), "z %.2f", z);
     ck_assert_msg(se < 0.01 * want, "MCSE %.4g", se);
     ck_assert(!(sive_result_flags(r) & SIVE_FLAG_STEP_BIAS));
     const char *hl = sive_result_health(r);
     ck_assert_msg(hl && strstr(hl, "metropolis: tail acceptance"), "%s", hl ? hl : "");
+    ck_assert_msg(!strstr(hl, "preconditioned") == !precond, "%s", hl);
+    printf("  %s", strstr(hl, "metropolis: tail acceptance"));
     sive_result_free(r);
     sive_probe_free(p);
 }
 
 START_TEST(k1_exact)
 {
-    k1_check(1e-6, "no evaluation noise");
+    k1_check(1e-6, "no evaluation noise", 0);
+}
+END_TEST
+
+START_TEST(k1_exact_precond)
+{
+    k1_check(1e-6, "preconditioned", 1);
 }
 END_TEST
 
 START_TEST(k1_exact_noisy)
 {
     /* a correction t^2 sigma^2 / N of about 0.1 (20 % of lambda) */
-    k1_check(1.25e-4, "evaluation noise");
+    k1_check(1.25e-4, "evaluation noise", 0);
 }
 END_TEST
 
-START_TEST(lsq_full_batch_exact)
+static void lsq_check(int precond)
 {
     static lsq m;
     lsq_make(&m, 7);
@@ -97,17 +119,167 @@ START_TEST(lsq_full_batch_exact)
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, NEX), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, 0), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
     sive_result *r = lsq_run(p, &m);
     const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
     /* the continuous law: ULA's closed form as a -> 0, an infinite tail */
     const double want = lsq_expect(&m, STAR, 1000.0, 1e-9, 0.5, 1e30);
     const double ula = lsq_expect(&m, STAR, 1000.0, 0.05, 0.5, 0.7 * 40000);
     const double z = (lam - want) / se;
-    printf("least squares, full batch, metropolis: %.4f +- %.4f (continuous law %.4f, ULA at "
-           "a = 0.05 %.4f): %+.2f %% (z %+.2f)\n", lam, se, want, ula,
-           100.0 * (lam / want - 1.0), z);
-    ck_assert_msg(fabs(z) < 4.0, "z %.2f", z);
+    printf("least squares, full batch, metropolis%s: %.4f +- %.4f (continuous law %.4f, ULA "
+           "at a = 0.05 %.4f): %+.2f %% (z %+.2f)\n", precond ? " preconditioned" : "", lam,
+           se, want, ula, 100.0 * (lam / want - 1.0), z);
+    ck_assert_msg(fabs(z) < (precond ? 3.0 : 4.0), "z %.2f", z);
     ck_assert_msg(4.0 * se < fabs(ula - want), "MCSE %.4g cannot tell ULA's bias", se);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+
+START_TEST(lsq_full_batch_exact)
+{
+    lsq_check(0);
+}
+END_TEST
+
+START_TEST(lsq_full_batch_exact_precond)
+{
+    lsq_check(1);
+}
+END_TEST
+
+/* The tethered anisotropic quadratic L = 1 + sum_i k_i theta_i^2 / 2
+ * (curvatures over three decades): the continuous law is Gaussian per
+ * coordinate, precision t k_i + 1/h^2, mean theta*_i/(h^2 prec_i), and
+ * t^2 Var[L] = t^2 sum_i k_i^2 (mu_i^2 s_i^2 + s_i^4 / 2), s_i^2 = 1/prec_i. */
+#define AD 4
+static const double aniso_k[AD] = {0.1, 1.0, 10.0, 100.0};
+
+static int aniso_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                      double *loss, void *user)
+{
+    (void)b;
+    (void)user;
+    const double *th = theta;
+    double *g = grad, l = 1.0;
+    for (size_t i = 0; i < d; i++) {
+        g[i] = aniso_k[i] * th[i];
+        l += 0.5 * aniso_k[i] * th[i] * th[i];
+    }
+    *loss = l;
+    return 0;
+}
+
+static int aniso_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                       void *user)
+{
+    (void)user;
+    double g[AD], l;
+    aniso_grad(theta, d, b, g, &l, NULL);
+    quad_noisy_groups(b, l, 1e-6, gl);
+    return 0;
+}
+
+START_TEST(aniso_exact_precond)
+{
+    static quad_fixture unused;
+    sive_model m = quad_fixture_model(&unused, AD);
+    m.grad = aniso_grad;
+    m.group_loss = aniso_group;
+    double th[AD] = {0.2, -0.1, 0.05, 0.02}, want = 0.0;
+    const double h = 2.0;
+    for (int i = 0; i < AD; i++) {
+        double prec = T * aniso_k[i] + 1.0 / (h * h), s2 = 1.0 / prec;
+        double mu = th[i] / (h * h) / prec;
+        want += T * T * aniso_k[i] * aniso_k[i] * (mu * mu * s2 + 0.5 * s2 * s2);
+    }
+    sive_probe *p = k1_probe(20000, 16, 8, 2);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r), z = (lam - want) / se;
+    printf("anisotropic quadratic (k 0.1 .. 100), metropolis preconditioned: %.4f +- %.4f "
+           "(continuous law %.4f): %+.2f %% (z %+.2f)\n%s", lam, se, want,
+           100.0 * (lam / want - 1.0), z, sive_result_health(r));
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.02 * want, "MCSE %.4g", se);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* The quartic K = sum x_i^4 around theta* = 0 (the monomial k = 2): its
+ * curvature 12 x^2 grows with the distance to theta*, so the chain's step
+ * depends on where it is (docs/theory.md, "Metropolis-adjusted step").
+ * Evaluations carry a tiny noise (the group-loss callback needs one). */
+static int quartic_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                        double *loss, void *user)
+{
+    const double *th = theta;
+    double *g = grad, s = 0.0;
+    (void)b;
+    (void)user;
+    for (size_t i = 0; i < d; i++) {
+        g[i] = 4.0 * th[i] * th[i] * th[i];
+        s += th[i] * th[i] * th[i] * th[i];
+    }
+    *loss = s;
+    return 0;
+}
+
+static int quartic_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                         void *user)
+{
+    double l;
+    quartic_grad(theta, d, b, (double[8]){0}, &l, user);
+    quad_noisy_groups(b, l, 1e-7, gl);
+    return 0;
+}
+
+/* t^2 Var[x^4] under exp(-t x^4 - x^2/(2 h^2)) by Simpson's rule on
+ * |x| <= 8 t^(-1/4) (the density is below e^-4000 there). */
+static double quartic_continuous(double t, double h)
+{
+    const int n = 20000;
+    const double X = 8.0 * pow(t, -0.25), dx = 2.0 * X / n;
+    double z = 0.0, m4 = 0.0, m8 = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double x = -X + i * dx, x4 = x * x * x * x;
+        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
+                         exp(-t * x4 - x * x / (2.0 * h * h));
+        z += w;
+        m4 += w * x4;
+        m8 += w * x4 * x4;
+    }
+    m4 /= z;
+    return t * t * (m8 / z - m4 * m4);
+}
+
+START_TEST(position_dependent_step_exact)
+{
+    enum { QD = 4 };
+    static quad_fixture q; /* the model's frame: its callbacks replaced */
+    sive_model m = quad_fixture_model(&q, QD);
+    m.grad = quartic_grad;
+    m.group_loss = quartic_group;
+    sive_probe *p = k1_probe(20000, 16, 4, 2);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 0.3), SIVE_OK);
+    sive_result *r = NULL;
+    double th[QD] = {0};
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    const double want = QD * quartic_continuous(T, 0.3), z = (lam - want) / se;
+    const char *hl = sive_result_health(r);
+    const char *b = hl ? strstr(hl, "median beta ") : NULL;
+    const double beta = b ? atof(b + strlen("median beta ")) : NAN;
+    printf("quartic x%d, metropolis with a position-dependent step (median beta %.3f): "
+           "%.4f +- %.4f (continuous law %.4f): %+.2f %% (z %+.2f)\n", QD, beta, lam, se,
+           want, 100.0 * (lam / want - 1.0), z);
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.03 * want, "MCSE %.4g", se);
+    /* the mechanism is exercised: the step shrinks away from theta* */
+    ck_assert_msg(beta < -0.2, "beta %.3f", beta);
     sive_result_free(r);
     sive_probe_free(p);
 }
@@ -135,9 +307,6 @@ START_TEST(refusals)
     ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "grad_batch"));
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GRAD_BATCH, NEX), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, 0), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
-    ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 0), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEP_EXTRAPOLATE, 1), SIVE_OK);
     ck_assert_int_eq(sive_probe_run(p, &sm, STAR, &r), SIVE_E_INVALID_ARG);
     ck_assert_ptr_null(r);
@@ -164,9 +333,10 @@ START_TEST(threads_same_bits)
     static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
     sive_model m = quad_fixture_model(&q, 3);
     double th[3] = {0.2, -0.1, 0.05};
-    double lam[2];
-    for (int k = 0; k < 2; k++) {
-        sive_probe *p = k1_probe(4000, 4, 8, k + 1);
+    double lam[4];
+    for (int k = 0; k < 4; k++) {
+        sive_probe *p = k1_probe(4000, 4, 8, k % 2 + 1);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, k / 2), SIVE_OK);
         sive_result *r = NULL;
         ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
         lam[k] = sive_result_lambda(r);
@@ -174,6 +344,8 @@ START_TEST(threads_same_bits)
         sive_probe_free(p);
     }
     ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+    ck_assert(memcmp(&lam[2], &lam[3], sizeof lam[0]) == 0);
+    ck_assert(lam[0] != lam[2]);
 }
 END_TEST
 
@@ -185,6 +357,10 @@ int main(void)
     tcase_add_test(tc, k1_exact);
     tcase_add_test(tc, k1_exact_noisy);
     tcase_add_test(tc, lsq_full_batch_exact);
+    tcase_add_test(tc, k1_exact_precond);
+    tcase_add_test(tc, aniso_exact_precond);
+    tcase_add_test(tc, lsq_full_batch_exact_precond);
+    tcase_add_test(tc, position_dependent_step_exact);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, threads_same_bits);
     suite_add_tcase(s, tc);

@@ -278,6 +278,18 @@ typedef struct ckpt_info {
     size_t sizes[4], dim;
 } ckpt_info;
 
+/* Load ci->path into *m and *theta and fill ci's meta, sizes and dim;
+ * returns the loader's status (message in sive_last_errmsg()). */
+static int ckpt_load(ckpt_info *ci, sive_mlp **m, float **theta)
+{
+    int rc = sive_checkpoint_load(ci->path, m, theta, &ci->meta);
+    if (rc == SIVE_OK) {
+        sive_mlp_sizes(*m, &ci->sizes[0], &ci->sizes[1], &ci->sizes[2], &ci->sizes[3]);
+        ci->dim = sive_mlp_dim(*m);
+    }
+    return rc;
+}
+
 /* One checkpoint's outcome, for the three formats. */
 typedef struct probe_out {
     const ckpt_info *ci;
@@ -367,6 +379,12 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
+    double fb = summ(r, SIVE_STAT_SIVE_FULL_BATCH);
+    if (!isnan(fb))
+        row_num(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), 1);
+    double clipped = summ(r, SIVE_STAT_GRAD_NOISE_CLIPPED);
+    if (!isnan(clipped))
+        fprintf(f, "  %-26s%.3g\n", "grad noise clipped", clipped);
 }
 
 /* 1 when view v's losses were control variates (lib/core/eval_views.c). */
@@ -930,13 +948,11 @@ static int probe_one(probe_args *a, int i)
     sive_result *r = NULL;
     char err[1024] = "";
     probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err};
-    if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta))) {
+    if ((o.rc = ckpt_load(&ci, &m, &theta))) {
         snprintf(err, sizeof err, "%s", sive_last_errmsg());
         struct stat st;
         o.missing = o.rc == SIVE_E_IO && stat(ci.path, &st) != 0 && errno == ENOENT;
     } else {
-        sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
-        ci.dim = sive_mlp_dim(m);
         char label[64];
         snprintf(label, sizeof label, "probe %d/%d", i + 1, a->n_ckpt);
         o.rc = probe_run(&a->cfg, m, theta, a->train, a->pg, label, &r, &o.seconds, err,
@@ -973,11 +989,9 @@ static int unit_run(probe_args *a, int i, int32_t c, char **buf, int64_t *len)
     probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err};
     sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN, c);
     sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_END, c + 1);
-    if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta))) {
+    if ((o.rc = ckpt_load(&ci, &m, &theta))) {
         snprintf(err, sizeof err, "%s", sive_last_errmsg());
     } else {
-        sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
-        ci.dim = sive_mlp_dim(m);
         o.rc = probe_run(&a->cfg, m, theta, a->train, a->pg, "unit", &r, &o.seconds, err,
                          sizeof err);
     }
@@ -1014,11 +1028,8 @@ static int mpi_emit(probe_args *a, int i, sive_result **got, int32_t K, double s
     probe_out o = {.ci = &ci, .cfg = &a->cfg, .err = err, .seconds = seconds};
     sive_mlp *m = NULL;
     float *theta = NULL;
-    if ((o.rc = sive_checkpoint_load(ci.path, &m, &theta, &ci.meta)) == SIVE_OK) {
-        sive_mlp_sizes(m, &ci.sizes[0], &ci.sizes[1], &ci.sizes[2], &ci.sizes[3]);
-        ci.dim = sive_mlp_dim(m);
+    if ((o.rc = ckpt_load(&ci, &m, &theta)) == SIVE_OK)
         o.rc = sive_result_merge(&r, (const sive_result *const *)got, (size_t)K);
-    }
     if (o.rc)
         snprintf(err, sizeof err, "%s", sive_last_errmsg());
     else if ((o.rc = sive_result_status(r)))

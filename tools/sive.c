@@ -17,7 +17,7 @@ static const char *usage =
     "  trajectory  train, probe every checkpoint, compare the estimators, plot\n"
     "  calibrate   sweep c_h, base_lr or N and recommend an operating point\n"
     "  options     the library's probe options: names, defaults, bounds\n"
-    "  version     print the library version\n"
+    "  version     print the library version and the BLIS kernels it runs\n"
     "Run 'sive <command> --help' for the options of a command.\n";
 
 int main(int argc, char **argv)

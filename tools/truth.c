@@ -108,12 +108,14 @@ double truth_mono_target(uint32_t k, double t, double h)
     return t * t * (m[2] / m[0] - mean * mean);
 }
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
 
 /* The probe with the suite's options; the radius mode of the user's. */
 static int make_probe(const truth_settings *s, double t, sive_probe **p,
@@ -228,7 +230,7 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
     int rc = make_probe(s, row->t, &p, &h_set, err, errlen);
     if (!rc)
         rc = make_case(c, s, &m, &theta, &dln, row, err, errlen);
-    const double t0 = now();
+    const double t0 = now(), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     if (!rc) {
         double norm = 0.0;
         for (size_t i = 0; i < row->d; i++)
@@ -247,6 +249,7 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
             snprintf(err, errlen, "%s: %s", c->name, sive_result_errmsg(r));
     }
     row->seconds = now() - t0;
+    const double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
     if (!rc) {
         row->h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
         row->est = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
@@ -259,7 +262,10 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         }
         row->flags = sive_result_flags(r);
         if (getenv("SIVE_TRUTH_HEALTH")) /* the health text, for diagnosis */
-            fprintf(stderr, "%s:\n%s", c->name, sive_result_health(r));
+            fprintf(stderr, "%s:\n%sESS of Lbar %.1f, of SIVE %.1f; process CPU %.2f s\n",
+                    c->name, sive_result_health(r),
+                    sive_result_stat(r, SIVE_STAT_ESS, SIVE_SUMMARY),
+                    sive_result_stat(r, SIVE_STAT_SIVE_ESS, SIVE_SUMMARY), cpu);
         row->target = target(c, row);
         row->rel = row->est / row->lambda - 1.0;
         row->z = (row->est - (isnan(row->target) ? row->lambda : row->target)) / row->mcse;

@@ -343,21 +343,26 @@ typedef enum sive_option {
      *  c = sum_k r_k^2 / sum_k r_k (the g^2-weighted mean of P is 1),
      *  then freezes it: a constant P leaves the stationary law the
      *  tethered posterior (no drift correction; docs/theory.md,
-     *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  A
-     *  different chain (not the 0.2 path). */
+     *  "Frozen preconditioner").  Needs floor(burn_in*M) >= 2.  With
+     *  SIVE_OPT_METROPOLIS, P preconditions the Metropolis proposal
+     *  instead (see there).  A different chain (not the 0.2 path). */
     SIVE_OPT_PRECONDITION = 22,
     /** int: 1 makes every step a Metropolis-adjusted Langevin (MALA)
      *  step (default 0): the Langevin move is a proposal, accepted with
      *  the Metropolis-Hastings probability against
      *  U = t L + ||theta - theta*||^2/(2 h^2), so the chain's law is the
-     *  tethered law exactly, with no step bias.  Over the first half of
-     *  the burn-in each chain adapts its own step (starting at base_lr)
-     *  toward an acceptance rate of 0.574, then freezes it.  Needs the
+     *  tethered law exactly, with no step bias.  Each chain's step is a
+     *  function of its distance from theta* (smaller farther out, where
+     *  the loss is stiffer), adapted over the burn-in (from base_lr)
+     *  toward an acceptance rate of 0.574, then frozen.  Needs the
      *  exact loss: the gradient callback must store the mean loss in
      *  *loss, and a model with data must use the whole data set for each
      *  gradient (grad_batch = n_examples, replacement 0); otherwise the
-     *  run refuses (SIVE_E_INVALID_ARG).  Not with
-     *  SIVE_OPT_GRAD_CONTROL_VARIATE, SIVE_OPT_PRECONDITION or
+     *  run refuses (SIVE_E_INVALID_ARG).  With SIVE_OPT_PRECONDITION
+     *  the proposal is preconditioned by each chain's frozen P (learnt
+     *  over the first quarter of the burn-in, before the step's
+     *  adaptation ends) and accepted with its density in the P^-1 metric:
+     *  still exact.  Not with SIVE_OPT_GRAD_CONTROL_VARIATE or
      *  SIVE_OPT_STEP_EXTRAPOLATE (no step bias is left).  One
      *  gradient call per step (at the proposal).  A different chain (not
      *  the 0.2 path).  docs/theory.md, "Metropolis-adjusted step". */
@@ -384,7 +389,22 @@ typedef enum sive_option {
      *  noise in that direction).  Costs O(d K^2 + K^3) per step.  Default
      *  0 (the diagonal); ignored without compensation.  docs/theory.md,
      *  "Gradient noise compensation". */
-    SIVE_OPT_GRAD_NOISE_FULL = 25
+    SIVE_OPT_GRAD_NOISE_FULL = 25,
+    /** int: 1 also runs every chain at twice the gradient batch (2 B_grad;
+     *  the same seed, chain range, steps and other options, so chain c
+     *  draws the same Langevin noise in both runs; twice the gradient work
+     *  and more) and reports the estimate extrapolated to the full-batch
+     *  chain (Richardson in the gradient noise, which heats the chain to
+     *  first order in proportion to 1/B_grad, or to 1/B_grad - 1/n without
+     *  replacement): w lambda(2B) - (w - 1) lambda(B), w = 2 with
+     *  replacement and 2 - 2B/n without, as SIVE_STAT_SIVE_FULL_BATCH with
+     *  its MCSE SIVE_STAT_MCSE_FULL_BATCH (default 0).  Every other
+     *  statistic, trace and flag is the run's at B_grad, as without the
+     *  option.  Needs a data set (n_examples > 0), and 2 B_grad <=
+     *  n_examples without replacement; not with SIVE_OPT_METROPOLIS
+     *  (otherwise the run refuses, SIVE_E_INVALID_ARG).  docs/theory.md,
+     *  "Gradient batch bias". */
+    SIVE_OPT_GRAD_EXTRAPOLATE = 26
 } sive_option;
 
 /** Whether an option is part of the stable ABI (docs/abi.md). */
@@ -691,7 +711,25 @@ typedef enum sive_stat {
     SIVE_STAT_SIVE_STEP0 = 24,
     /** Its Monte Carlo standard error, from the paired influence series
      *  2 y(a/2) - y(a) (pooled like the MCSE; summary in quadrature). */
-    SIVE_STAT_MCSE_STEP0 = 25
+    SIVE_STAT_MCSE_STEP0 = 25,
+    /** With SIVE_OPT_GRAD_EXTRAPOLATE: the unclipped SIVE extrapolated to
+     *  the full-batch chain, w lambda(2B) - (w - 1) lambda(B), from this
+     *  chain and its paired chain at 2 B_grad; NaN otherwise (and after
+     *  sive_result_load() or sive_result_merge()). */
+    SIVE_STAT_SIVE_FULL_BATCH = 26,
+    /** Its Monte Carlo standard error, from the paired influence series
+     *  w y(2B) - (w - 1) y(B) (pooled like the MCSE; summary in
+     *  quadrature). */
+    SIVE_STAT_MCSE_FULL_BATCH = 27,
+    /** With SIVE_OPT_GRAD_NOISE_COMPENSATION: the share of the estimated
+     *  gradient noise X = a^2 C / (2 eta) the compensation could not
+     *  remove because it exceeds the injected noise (the clipped part of
+     *  tr X: sum max(0, x - 1) over the coordinates, or over X's
+     *  eigenvalues with SIVE_OPT_GRAD_NOISE_FULL), over tr X, both summed
+     *  over the tail steps; 0 when nothing clipped, NaN without
+     *  compensation (and after sive_result_load() or sive_result_merge()).
+     *  Above 0.05 the health text says so. */
+    SIVE_STAT_GRAD_NOISE_CLIPPED = 28
 } sive_stat;
 
 /** Stable machine name of a statistic ("sive", "mcse", ...), used as the

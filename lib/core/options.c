@@ -79,6 +79,9 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_GRAD_NOISE_FULL, "grad_noise_full", 0, 1, 0,
       "1: grad_noise_compensation subtracts the sub-batches' whole (rank K-1) covariance, "
       "not only its diagonal"),
+    I(SIVE_OPT_GRAD_EXTRAPOLATE, "grad_extrapolate", 0, 1, 0,
+      "1: also run every chain at 2 grad_batch and report lambda-hat extrapolated to the "
+      "full batch (sive_full_batch; more than twice the gradient work)"),
 };
 #undef I
 #undef D
@@ -139,6 +142,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_METROPOLIS: o->metropolis = v; break;
             case SIVE_OPT_GRAD_NOISE_COMPENSATION: o->grad_noise_compensation = v; break;
             case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
+            case SIVE_OPT_GRAD_EXTRAPOLATE: o->grad_extrapolate = v; break;
             default: break;
             }
         } else {
@@ -200,6 +204,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_METROPOLIS: return &o->metropolis;
     case SIVE_OPT_GRAD_NOISE_COMPENSATION: return &o->grad_noise_compensation;
     case SIVE_OPT_GRAD_NOISE_FULL: return &o->grad_noise_full;
+    case SIVE_OPT_GRAD_EXTRAPOLATE: return &o->grad_extrapolate;
     }
     return NULL;
 }

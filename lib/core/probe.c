@@ -192,6 +192,17 @@ static int check_sizes(const sivei_options *o, const sive_model *m, char *err)
                          "eval stride %lld); at least 4 are needed",
                          (long long)tail, (long long)o->steps, o->burn_in,
                          (long long)o->eval_stride);
+    if (o->grad_extrapolate && (m->n_examples == 0 || o->metropolis))
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "grad_extrapolate needs a data set (n_examples > 0) and no "
+                         "metropolis (whose gradient is the full batch)");
+    if (o->grad_extrapolate &&
+        (o->grad_batch > (INT64_C(1) << 23) ||
+         (!o->replacement && (uint64_t)(2 * o->grad_batch) > m->n_examples)))
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "grad_extrapolate runs at 2 grad_batch = %lld: needs at most 2^24%s",
+                         (long long)(2 * o->grad_batch),
+                         o->replacement ? "" : " and, without replacement, n_examples");
     if (m->n_examples == 0)
         return SIVE_OK;
     if ((uint64_t)o->groups * (uint64_t)o->eval_batch > ((uint64_t)1 << 31))
@@ -345,14 +356,24 @@ int sivei_run_once(sive_probe *p, const sivei_options *o, const sive_model *m,
     return SIVE_OK;
 }
 
-/* SIVE_OPT_STEP_EXTRAPOLATE: the same chains at base_lr/2, paired with
+/* SIVE_OPT_STEP_EXTRAPOLATE (grad = 0): the same chains at base_lr/2;
+ * SIVE_OPT_GRAD_EXTRAPOLATE (grad = 1): at 2 B_grad; each paired with
  * r's (step0.c).  A callback error or a cancel there becomes r's status. */
 static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_star,
-                       sive_result *r)
+                       sive_result *r, int grad)
 {
     sivei_options o = r->opt;
-    o.base_lr /= 2.0;
+    double weight = 2.0;
     o.step_extrapolate = 0;
+    o.grad_extrapolate = 0;
+    if (grad) {
+        const double n = (double)r->n_examples, b = (double)o.grad_batch;
+        o.grad_batch *= 2; /* lambda(B) = lambda_0 + c x(B), x = 1/B (- 1/n) */
+        if (!o.replacement)
+            weight = 2.0 - 2.0 * b / n;
+    } else {
+        o.base_lr /= 2.0;
+    }
     sive_result *fine = NULL;
     const size_t views = p->n_views; /* r's views are measured: not again */
     p->n_views = 0;
@@ -360,13 +381,15 @@ static int extrapolate(sive_probe *p, const sive_model *m, const void *theta_sta
     p->n_views = views;
     if (rc)
         return rc;
+    const char *what = grad ? "2 grad_batch (grad_extrapolate)" : "base_lr/2 (step_extrapolate)";
     if (fine->status == SIVE_E_CALLBACK || fine->status == SIVE_E_CANCELLED) {
         char msg[SIVE_ERRMSG_LEN + 64];
-        snprintf(msg, sizeof msg, "in the run at base_lr/2 (step_extrapolate): %s",
-                 fine->errmsg);
+        snprintf(msg, sizeof msg, "in the run at %s: %s", what, fine->errmsg);
         sivei_result_conclude(r, fine->status, fine->callback_code, msg);
-    } else if ((rc = sivei_step0(r, fine))) {
-        rc = sivei_fail(p->errmsg, rc, "out of memory while extrapolating to step 0");
+    } else if ((rc = sivei_richardson(r, fine, weight,
+                                      grad ? SIVE_STAT_SIVE_FULL_BATCH : SIVE_STAT_SIVE_STEP0,
+                                      grad ? SIVE_STAT_MCSE_FULL_BATCH : SIVE_STAT_MCSE_STEP0))) {
+        rc = sivei_fail(p->errmsg, rc, "out of memory while extrapolating (%s)", what);
     }
     sive_result_free(fine);
     return rc;
@@ -445,11 +468,12 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     }
     if (!r)
         rc = sivei_run_once(p, &o, m, theta_star, &r);
-    if (rc == SIVE_OK && r->opt.step_extrapolate && r->status == SIVE_OK &&
-        (rc = extrapolate(p, m, theta_star, r))) {
-        sive_result_free(r);
-        return rc;
-    }
+    for (int grad = 0; grad < 2 && rc == SIVE_OK; grad++)
+        if ((grad ? r->opt.grad_extrapolate : r->opt.step_extrapolate) &&
+            r->status == SIVE_OK && (rc = extrapolate(p, m, theta_star, r, grad))) {
+            sive_result_free(r);
+            return rc;
+        }
     if (rc)
         return rc;
     if (chosen && (rc = sivei_radius_auto_note(r, &a))) {

@@ -38,6 +38,7 @@ typedef struct sivei_options {
     int64_t step_extrapolate, metropolis;
     int64_t grad_noise_compensation; /* K sub-batches, 0: off */
     int64_t grad_noise_full;         /* 1: the covariance, not its diagonal */
+    int64_t grad_extrapolate;        /* 1: also at 2 B_grad, Richardson      */
     uint64_t seed;
 } sivei_options;
 
@@ -157,9 +158,12 @@ SIVE_HIDDEN int sivei_result_summarise(sive_result *r);
  * ids[0..k-1] (SIVE_OK or SIVE_E_NOMEM), and a chain's STEP_CURVATURE. */
 SIVE_HIDDEN int sivei_radius_sensitivity(sive_result *r, const int32_t *ids, size_t k);
 SIVE_HIDDEN double sivei_step_curvature(const sive_result *r, const sivei_chain_out *c);
-/* step0.c: SIVE_STEP0 and MCSE_STEP0 of r (per chain and summary) from
- * the same run at base_lr/2 (fine); SIVE_OK or SIVE_E_NOMEM. */
-SIVE_HIDDEN int sivei_step0(sive_result *r, const sive_result *fine);
+/* step0.c: the Richardson extrapolation weight lambda(other) + (1 -
+ * weight) lambda(r) into statistics est and mcse of r (per chain and
+ * summary), other the same chains with one knob changed (base_lr/2 for
+ * SIVE_STEP0, 2 B_grad for SIVE_FULL_BATCH); SIVE_OK or SIVE_E_NOMEM. */
+SIVE_HIDDEN int sivei_richardson(sive_result *r, const sive_result *other, double weight,
+                                 int est, int mcse);
 /* probe.c: one run of the chains with options o (validated, summarised,
  * concluded); SIVE_OK with *out, or a status with p's message. */
 SIVE_HIDDEN int sivei_run_once(sive_probe *p, const sivei_options *o,

@@ -78,6 +78,21 @@ SIVE_HIDDEN int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *n
 /* grad L_n(theta*) of the gradient control variates (model dtype, dim
  * values), NULL when they are off (sampler_gcv.c). */
 SIVE_HIDDEN const void *sivei_gcv_full_gradient(const sivei_run *run);
+/* The frozen diagonal preconditioner one chain learns (sampler_precond.c):
+ * sum of g_i^2 over the gradients observed, then, once frozen, P_i and
+ * sqrt(P_i) (dim each).  Its own step observes the first half of the
+ * burn-in; a stepper that owns the step (metropolis) takes the worker's
+ * estimate with sivei_precond_of (NULL when precondition is off; reset at
+ * each chain start) and observes and freezes it on its own schedule. */
+typedef struct sivei_precond {
+    double *v, *p, *sp;
+    int64_t seen; /* gradients summed into v */
+    int frozen;
+} sivei_precond;
+SIVE_HIDDEN sivei_precond *sivei_precond_of(const sivei_work *w);
+SIVE_HIDDEN void sivei_precond_observe(const sivei_run *run, sivei_precond *s,
+                                       const void *grad);
+SIVE_HIDDEN void sivei_precond_freeze(const sivei_run *run, sivei_precond *s);
 SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
                                        size_t n);
 

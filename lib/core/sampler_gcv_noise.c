@@ -12,10 +12,13 @@
  * expected variance is 2 eta in every coordinate that does not clip.
  * The last sub-batch is not called: its u_K follows from the batch's own
  * difference (the mean of the u_k), so the extra work is (K-1)/K of the
- * batch's two gradients. */
+ * batch's two gradients.  What clips (x_i > 1, or X's eigenvalues above 1
+ * with the full covariance) is summed over each chain's tail steps with
+ * tr X: their ratio is SIVE_STAT_GRAD_NOISE_CLIPPED. */
 #include "sampler.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +26,10 @@ typedef struct noise_run {
     int64_t k;      /* sub-batches                                  */
     size_t sub;     /* examples per sub-batch                       */
     double factor;  /* fpc * a^2 / (2 eta K (K-1))                  */
+    int64_t first;  /* first tail step                              */
+    int32_t begin;  /* the run's first chain                        */
+    double *clip, *trace; /* per chain of the run's range, over the tail:
+                           * sum of the clipped excess and of tr X */
 } noise_run;
 
 typedef struct noise_work {
@@ -52,15 +59,28 @@ static int noise_prepare(sivei_run *run, void **state, char *err)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "grad_noise_compensation %lld: needs 2 <= K <= grad_batch (%lld) "
                          "and grad_batch divisible by K", (long long)K, (long long)B);
-    noise_run *s = malloc(sizeof *s);
-    if (!s)
+    const size_t chains = (size_t)(run->r->end - run->r->begin);
+    noise_run *s = calloc(1, sizeof *s);
+    if (s) {
+        s->clip = calloc(chains, sizeof *s->clip);
+        s->trace = calloc(chains, sizeof *s->trace);
+    }
+    if (!s || !s->clip || !s->trace) {
+        if (s) {
+            free(s->clip);
+            free(s->trace);
+        }
+        free(s);
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory (grad_noise_compensation)");
+    }
     const double n = (double)run->model.n_examples;
     const double fpc = o->replacement ? 1.0 : (n - (double)B) / n;
     const double a = o->base_lr;
     s->k = K;
     s->sub = (size_t)(B / K);
     s->factor = fpc * a * a / (2.0 * run->eta * (double)K * (double)(K - 1));
+    s->first = (int64_t)floor(o->burn_in * (double)o->steps);
+    s->begin = run->r->begin;
     *state = s;
     return SIVE_OK;
 }
@@ -68,7 +88,12 @@ static int noise_prepare(sivei_run *run, void **state, char *err)
 static void noise_release(sivei_run *run, void *state)
 {
     (void)run;
-    free(state);
+    noise_run *s = state;
+    if (s) {
+        free(s->clip);
+        free(s->trace);
+    }
+    free(s);
 }
 
 static void noise_work_release(void *state)
@@ -218,7 +243,8 @@ static void zero_unmoved(const sivei_run *run, double *col)
  * others): its eigen-decomposition on its range from G = factor V'V =
  * W diag(ev) W', and m_j = (1 - sqrt(1 - ev_j)) / ev_j kept in ev (so that
  * (I - X)^(1/2) = I - factor V W diag(m) W' V'), ev_j >= 1 clipped. */
-static void full_covariance(const sivei_run *run, noise_work *s, const noise_run *r)
+static void full_covariance(const sivei_run *run, noise_work *s, const noise_run *r,
+                            double *clip, double *trace)
 {
     const size_t d = run->model.dim, K = (size_t)r->k;
     double *last = s->v + (K - 1) * d;
@@ -237,6 +263,10 @@ static void full_covariance(const sivei_run *run, noise_work *s, const noise_run
     jacobi(g, K, s->w, s->ev);
     for (size_t j = 0; j < K; j++) {
         double e = s->ev[j];
+        if (e > 0.0)
+            *trace += e;
+        if (e > 1.0)
+            *clip += e - 1.0;
         s->ev[j] = e >= 1.0 ? 1.0 / e : e > 1e-12 ? (1.0 - sqrt(1.0 - e)) / e : 0.5;
     }
 }
@@ -304,15 +334,70 @@ static int noise_gradient(sivei_run *run, sivei_work *w, void *rs, void *ws,
         if (rc)
             return rc;
     }
+    /* the tail's sums of this chain (each chain runs on one worker) */
+    const int tail = gb->step >= r->first;
+    double clip = 0.0, trace = 0.0;
     if (s->v) {
-        full_covariance(run, s, r);
-        return 0;
+        full_covariance(run, s, r, &clip, &trace);
+    } else {
+        for (size_t i = 0; i < m->dim; i++) {
+            double x = (s->sq[i] + s->dev[i] * s->dev[i]) * r->factor; /* a^2 C_i / (2 eta) */
+            s->scale[i] = x < 1.0 ? sqrt(1.0 - x) : 0.0;
+        }
+        sivei_chunks it = sivei_chunks_start(run); /* the moved coordinates */
+        while (tail && sivei_chunks_next(&it, NULL, NULL))
+            for (size_t i = it.i0; i < it.i0 + it.nb; i++) {
+                double x = (s->sq[i] + s->dev[i] * s->dev[i]) * r->factor;
+                trace += x;
+                clip += x > 1.0 ? x - 1.0 : 0.0;
+            }
     }
-    for (size_t i = 0; i < m->dim; i++) {
-        double x = (s->sq[i] + s->dev[i] * s->dev[i]) * r->factor; /* a^2 C_i / (2 eta) */
-        s->scale[i] = x < 1.0 ? sqrt(1.0 - x) : 0.0;
+    if (tail) {
+        r->clip[gb->chain - r->begin] += clip;
+        r->trace[gb->chain - r->begin] += trace;
     }
     return 0;
+}
+
+/* SIVE_STAT_GRAD_NOISE_CLIPPED per finished chain and its summary (mean
+ * over them, as the MEAN statistics), and a health line when it is
+ * material (above 0.05). */
+#define CLIPPED_NOTE 0.05
+static int noise_note(sivei_run *run, void *state, sive_result *res)
+{
+    const noise_run *r = state;
+    double sum = 0.0, sum2 = 0.0;
+    int32_t k = 0;
+    for (int32_t c = res->begin; c < res->end; c++) {
+        sivei_chain_out *ch = sivei_chain(res, c);
+        if (ch->status != SIVE_CHAIN_OK)
+            continue;
+        const double tr = r->trace[c - r->begin];
+        ch->stat[SIVE_STAT_GRAD_NOISE_CLIPPED] = tr > 0.0 ? r->clip[c - r->begin] / tr : 0.0;
+        sum += ch->stat[SIVE_STAT_GRAD_NOISE_CLIPPED];
+        k++;
+    }
+    if (k == 0)
+        return SIVE_OK;
+    const double mean = sum / k;
+    for (int32_t c = res->begin; c < res->end; c++)
+        if (sivei_chain(res, c)->status == SIVE_CHAIN_OK) {
+            double d = sivei_chain(res, c)->stat[SIVE_STAT_GRAD_NOISE_CLIPPED] - mean;
+            sum2 += d * d;
+        }
+    res->summary[SIVE_STAT_GRAD_NOISE_CLIPPED] = mean;
+    res->spread[SIVE_STAT_GRAD_NOISE_CLIPPED] = k >= 2 ? sqrt(sum2 / (k - 1)) : NAN;
+    if (!(mean > CLIPPED_NOTE))
+        return SIVE_OK;
+    char line[400];
+    snprintf(line, sizeof line,
+             "grad_noise_compensation: %.0f %% of the estimated gradient noise a^2 C/(2 eta) "
+             "clipped in the tail (grad_noise_clipped %.3g; mean over %d chains): where it "
+             "exceeds the injected noise the chain runs hotter than the full-batch law; "
+             "raise grad_batch%s, or use grad_extrapolate\n",
+             100.0 * mean, mean, (int)k,
+             run->opt.grad_noise_full ? ", use more sub-batches (K - 1 well above tr X)" : "");
+    return sivei_health_append(res, line);
 }
 
 static int noise_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
@@ -335,4 +420,5 @@ const sivei_sampler sivei_sampler_gcv_noise = {
     .work_release = noise_work_release,
     .gradient = noise_gradient,
     .step = noise_step,
+    .note = noise_note,
 };

@@ -1,17 +1,31 @@
 /* Metropolis-adjusted Langevin (SIVE_OPT_METROPOLIS; docs/theory.md
  * "Metropolis-adjusted step").  With U = t L + ||theta - theta*||^2/(2 h^2)
- * and eta = a/t, the Langevin move
- *   theta' = mu(theta) + sqrt(2 eta) xi,  mu(x) = x - eta grad U(x)
+ * and eta(theta) = a(theta)/t, the Langevin move
+ *   theta' = mu(theta) + sqrt(2 eta) xi,  mu(x) = x - eta(theta) grad U(x)
  * is a proposal, accepted with probability min(1, exp(log_alpha)),
- *   log_alpha = U(theta) - U(theta') - |theta - mu(theta')|^2/(4 eta)
- *                                    + |theta' - mu(theta)|^2/(4 eta),
- * so exp(-U) is the chain's stationary law exactly, at any step.  The
- * gradient and loss at an accepted proposal are kept for the next step
+ *   log_alpha = U(theta) - U(theta') - |theta - mu'(theta')|^2/(4 eta')
+ *               + |theta' - mu(theta)|^2/(4 eta) + (d/2) log(eta/eta'),
+ * (eta' = eta(theta'), mu' its drift, d the moved parameters) so exp(-U)
+ * is the chain's stationary law exactly, whatever the function eta(.).
+ * The gradient and loss at an accepted proposal are kept for the next step
  * (the chain then makes no gradient call of its own: one call per step).
- * Each chain adapts its step a (from base_lr) by Robbins-Monro on log a
- * toward an acceptance probability of 0.574 over the first half of the
- * burn-in, then freezes it at the mean of log a over that window's second
- * half: the tail is a time-homogeneous chain with the exact law. */
+ * The step depends on the state through its displacement from theta*:
+ * log a(theta) = log a0 + beta (z(theta) - zbar), z the log mean square
+ * displacement per parameter.  Each chain adapts a0 (from base_lr) and
+ * beta over the burn-in toward an acceptance of 0.574, independent of z,
+ * then freezes them: the tail is a time-homogeneous chain with the exact
+ * law.
+ * With SIVE_OPT_PRECONDITION the proposal is preconditioned by the chain's
+ * frozen diagonal P (sampler_precond.c),
+ *   theta' = mu_P(theta) + sqrt(2 eta) sqrt(P) xi,
+ *   mu_P(x) = x - eta P grad U(x),
+ * and its density enters log_alpha in the P^-1 metric,
+ *   |theta' - mu_P(theta)|^2_{P^-1} - |theta - mu_P(theta')|^2_{P^-1}
+ * over 4 eta (det P is the same both ways and cancels).  P is learnt from
+ * the gradients at the chain's states while it runs with P = I for
+ * m < precond_end (the first half of the burn-in), then frozen, so the
+ * step's frozen values (its means over the burn-in's last quarter) are
+ * adapted to the frozen P; both are fixed before the tail. */
 #include "sampler.h"
 
 #include <math.h>
@@ -21,9 +35,12 @@
 
 #define TARGET_ACCEPT 0.574 /* MALA's optimal rate (Roberts & Rosenthal 1998) */
 #define STEP_RANGE 1e4      /* the step stays in [base_lr, base_lr] * RANGE^(-1, 1) */
+#define BETA_MIN (-4.0)     /* the exponent of the step's position dependence */
+#define BETA_MAX 0.0
 
 typedef struct mala_run {
     double *accept, *step; /* per chain of the run's range: tail rate, frozen a */
+    double *beta;          /* per chain: the frozen exponent of a(theta)         */
     int32_t begin, count;
     uint64_t *all;         /* 0 .. n-1: the whole data set (data models) */
 } mala_run;
@@ -33,16 +50,30 @@ typedef struct mala_work {
     double loss;        /* the exact loss at w->theta, when have           */
     int have;           /* w->grad and loss belong to w->theta             */
     int32_t chain;
-    double a, log_a, log_a_sum;
+    sivei_precond *pc; /* the chain's preconditioner; NULL: P = I */
+    double log_a, log_a_sum; /* log of the step at z = zbar */
     int64_t n_sum, tries, accepted;
+    /* the step's position dependence: log a(theta) = log_a + beta
+     * (z(theta) - zbar), z = log(2 base_lr/t + r2/moved) (disp_z) */
+    double r2;               /* |theta - theta*|^2 of the state, when have */
+    double beta, zbar, vz;   /* the exponent, z's running mean and variance */
+    double beta_sum, zbar_sum;
 } mala_work;
 
 static int mala_active(const sivei_options *o) { return o->metropolis != 0; }
 
-static int64_t adapt_end(const sivei_options *o)
+static int64_t burn_end(const sivei_options *o)
 {
-    return (int64_t)floor(o->burn_in * (double)o->steps) / 2;
+    return (int64_t)floor(o->burn_in * (double)o->steps);
 }
+
+/* The step adapts over the whole burn-in (later, relaxed states count). */
+static int64_t adapt_end(const sivei_options *o) { return burn_end(o); }
+
+/* The preconditioner is learnt in m < precond_end, frozen from there on:
+ * half-way through the step's adaptation, so the step's frozen values
+ * (averaged over the burn-in's last quarter) are adapted to the frozen P. */
+static int64_t precond_end(const sivei_options *o) { return adapt_end(o) / 2; }
 
 /* The exact loss at theta (and its gradient into grad) from the model's
  * gradient callback on the whole data set. */
@@ -62,11 +93,10 @@ static int exact_grad(const sivei_run *run, const mala_run *s, const void *theta
 static int refuse(const sivei_run *run, char *err)
 {
     const sivei_options *o = &run->opt;
-    if (o->grad_control_variate || o->precondition)
+    if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "metropolis steps with the exact gradient and an identity "
-                         "preconditioner: not with %s",
-                         o->precondition ? "precondition" : "grad_control_variate");
+                         "metropolis steps with the exact gradient: not with "
+                         "grad_control_variate");
     /* no step bias is left to extrapolate, and the run at base_lr/2 would
      * adapt its step to the same place */
     if (o->step_extrapolate)
@@ -83,8 +113,8 @@ static int refuse(const sivei_run *run, char *err)
                          (long long)o->replacement);
     if (adapt_end(o) < 2)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "metropolis adapts its step in the first half of the burn-in: "
-                         "floor(burn_in*steps)/2 is below 2");
+                         "metropolis adapts its step in the burn-in: floor(burn_in*steps) "
+                         "is below 2");
     return SIVE_OK;
 }
 
@@ -95,6 +125,7 @@ static void mala_release(sivei_run *run, void *state)
     if (s) {
         free(s->accept);
         free(s->step);
+        free(s->beta);
         free(s->all);
     }
     free(s);
@@ -116,16 +147,17 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
         s->count = run->r->end - run->r->begin;
         s->accept = malloc((size_t)s->count * sizeof *s->accept);
         s->step = malloc((size_t)s->count * sizeof *s->step);
+        s->beta = malloc((size_t)s->count * sizeof *s->beta);
         s->all = n ? malloc((size_t)n * sizeof *s->all) : NULL;
     }
-    if (!s || !g || !s->accept || !s->step || (n && !s->all)) {
+    if (!s || !g || !s->accept || !s->step || !s->beta || (n && !s->all)) {
         free(g);
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the metropolis sampler");
     }
     for (uint64_t i = 0; i < n; i++)
         s->all[i] = i;
     for (int32_t i = 0; i < s->count; i++)
-        s->accept[i] = s->step[i] = NAN;
+        s->accept[i] = s->step[i] = s->beta[i] = NAN;
     memset(g, 0, run->model.dim * el);
     double loss;
     rc = exact_grad(run, s, run->theta_star, g, &loss, -1, 0, -1, 0);
@@ -175,10 +207,11 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
     memcpy(s->prop, w->theta, run->model.dim * el);
     s->have = 0;
     s->chain = c;
-    s->a = run->opt.base_lr;
-    s->log_a = log(s->a);
+    s->pc = sivei_precond_of(w); /* reset by its own chain_start, before this */
+    s->log_a = log(run->opt.base_lr);
     s->log_a_sum = 0.0;
     s->n_sum = s->tries = s->accepted = 0;
+    s->r2 = s->beta = s->zbar = s->vz = s->beta_sum = s->zbar_sum = 0.0;
 }
 
 static int mala_cached(sivei_work *w, void *ws, double *loss)
@@ -193,16 +226,53 @@ static int mala_cached(sivei_work *w, void *ws, double *loss)
 /* Sums over the moved parameters that the proposal and its acceptance
  * need: |g|^2, |theta - theta*|^2, |theta' - mu(theta)|^2. */
 typedef struct sums {
-    double g2, r2, fwd;
+    double g2, r2, fwd, r2p; /* r2p: |theta' - theta*|^2 */
 } sums;
 
-/* theta' = mu(theta) + sqrt(2 eta) xi into s->prop. */
-static sums propose(const sivei_run *run, sivei_work *w, mala_work *s, sivei_pcg32 *noise)
+/* mu(x)_i = x_i - P_i (a g_i + kt (x_i - theta*_i)) with g = grad L(x), i.e.
+ * x - eta P grad U(x); pc NULL: P = I, with the plain chain's operations
+ * (and bits). */
+static inline double drift(double th, double x, double g, double a, double kt,
+                           const sivei_precond *pc, size_t i)
+{
+    return pc ? th - pc->p[i] * (a * g + kt * x) : th - a * g - kt * x;
+}
+
+/* The proposal's noise factor sqrt(P_i), and P_i, whose inverse weighs
+ * coordinate i in the proposal density's metric. */
+static inline double noise_factor(const sivei_precond *pc, size_t i)
+{
+    return pc ? pc->sp[i] : 1.0;
+}
+
+static inline double metric(const sivei_precond *pc, size_t i) { return pc ? pc->p[i] : 1.0; }
+
+/* The preconditioner of step m: none while the chain learns it from the
+ * gradients at its states (m < precond_end), then frozen; NULL without
+ * the option. */
+static const sivei_precond *precond_at(const sivei_run *run, const sivei_work *w,
+                                       mala_work *s, int64_t m)
+{
+    sivei_precond *pc = s->pc;
+    if (!pc || pc->frozen)
+        return pc;
+    if (m < precond_end(&run->opt)) {
+        sivei_precond_observe(run, pc, w->grad);
+        return NULL;
+    }
+    sivei_precond_freeze(run, pc);
+    return pc;
+}
+
+/* theta' = mu(theta) + sqrt(2 eta) sqrt(P) xi into s->prop, with eta = a/t
+ * (a the step at theta, step_at()). */
+static sums propose(const sivei_run *run, sivei_work *w, mala_work *s,
+                    const sivei_precond *pc, sivei_pcg32 *noise, double a)
 {
     const int f32 = run->model.dtype == SIVE_F32;
-    const double a = s->a, eta = a / run->opt.t, kt = eta / (run->h * run->h);
+    const double eta = a / run->opt.t, kt = eta / (run->h * run->h);
     const double kn = sqrt(2.0 * eta);
-    sums q = {0.0, 0.0, 0.0};
+    sums q = {0.0, 0.0, 0.0, 0.0};
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
         sivei_range_at(run, k, &b, &e);
@@ -215,27 +285,33 @@ static sums propose(const sivei_run *run, sivei_work *w, mala_work *s, sivei_pcg
                 double x = th - sivei_sampler_val(run, run->theta_star, i);
                 double g = sivei_sampler_val(run, w->grad, i);
                 double xi = sivei_sampler_val(run, w->noise, j);
-                double mu = th - a * g - kt * x, p = mu + kn * xi;
+                double mu = drift(th, x, g, a, kt, pc, i);
+                double p = mu + noise_factor(pc, i) * kn * xi;
                 if (f32)
                     ((float *)s->prop)[i] = (float)p;
                 else
                     ((double *)s->prop)[i] = p;
-                p = sivei_sampler_val(run, s->prop, i) - mu; /* as stored */
+                p = sivei_sampler_val(run, s->prop, i); /* as stored */
+                const double xp = p - sivei_sampler_val(run, run->theta_star, i);
+                q.r2p += xp * xp;
+                p -= mu;
                 q.g2 += g * g;
                 q.r2 += x * x;
-                q.fwd += p * p;
+                q.fwd += p * p / metric(pc, i);
             }
         }
     }
     return q;
 }
 
-/* log_alpha of the proposal in s->prop (gradient s->gprop, loss lp), or
- * -inf when the loss or the gradient there is not finite. */
+/* log_alpha of the proposal in s->prop (gradient s->gprop, loss lp), made
+ * with step a at theta; ab is the step at the proposal (the reverse move's),
+ * or -inf when the loss or the gradient there is not finite. */
 static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_work *s,
-                        const sums *q, double lp)
+                        const sivei_precond *pc, const sums *q, double lp, double a,
+                        double ab)
 {
-    const double a = s->a, t = run->opt.t, eta = a / t, kt = eta / (run->h * run->h);
+    const double t = run->opt.t, eta = ab / t, kt = eta / (run->h * run->h);
     double r2p = 0.0, bwd = 0.0;
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
@@ -243,14 +319,18 @@ static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_wo
         for (size_t i = b; i < e; i++) {
             double p = sivei_sampler_val(run, s->prop, i);
             double x = p - sivei_sampler_val(run, run->theta_star, i);
-            double mu = p - a * sivei_sampler_val(run, s->gprop, i) - kt * x;
+            double mu = drift(p, x, sivei_sampler_val(run, s->gprop, i), ab, kt, pc, i);
             double back = sivei_sampler_val(run, w->theta, i) - mu;
             r2p += x * x;
-            bwd += back * back;
+            bwd += back * back / metric(pc, i);
         }
     }
-    double la = -t * (lp - s->loss) - (r2p - q->r2) / (2.0 * run->h * run->h) +
-                (q->fwd - bwd) / (4.0 * eta);
+    double la = -t * (lp - s->loss) - (r2p - q->r2) / (2.0 * run->h * run->h);
+    if (ab == a)
+        la += (q->fwd - bwd) / (4.0 * eta);
+    else /* the Gaussians' variances differ: their normalisations too */
+        la += q->fwd / (4.0 * a / t) - bwd / (4.0 * eta) +
+              0.5 * (double)run->moved * log(a / ab);
     return isfinite(lp) && isfinite(la) ? la : -INFINITY;
 }
 
@@ -261,21 +341,72 @@ static void swap(void **x, void **y)
     *y = t;
 }
 
-/* Robbins-Monro on log a toward TARGET_ACCEPT in m < adapt_end; frozen
- * at the mean log a of the window's second half. */
-static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la)
+/* z(theta) = log(2 base_lr/t + |theta - theta*|^2/moved): the log of the
+ * state's mean square displacement per moved parameter, floored at the
+ * variance of one step's noise at base_lr (finite at theta*). */
+static double disp_z(const sivei_run *run, double r2)
+{
+    return log(2.0 * run->opt.base_lr / run->opt.t + r2 / (double)run->moved);
+}
+
+/* The step at a state at squared distance r2 from theta*: a(theta) =
+ * exp(log_a + beta (z - zbar)), kept within base_lr * STEP_RANGE^(-1, 1).
+ * After the burn-in a fixed function of the state. */
+static double step_at(const sivei_run *run, const mala_work *s, double r2)
+{
+    const double lo = log(run->opt.base_lr);
+    double la = s->log_a + s->beta * (disp_z(run, r2) - s->zbar);
+    return exp(fmin(fmax(la, lo - log(STEP_RANGE)), lo + log(STEP_RANGE)));
+}
+
+/* |theta - theta*|^2 over the moved parameters. */
+static double dist2(const sivei_run *run, const void *theta)
+{
+    double r2 = 0.0;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i = b; i < e; i++) {
+            double x = sivei_sampler_val(run, theta, i) - sivei_sampler_val(run, run->theta_star, i);
+            r2 += x * x;
+        }
+    }
+    return r2;
+}
+
+/* The adaptation, in m < adapt_end (the whole burn-in): Robbins-Monro on
+ * log a toward TARGET_ACCEPT, and a stochastic regression of log a on z
+ * (the proposal was made at z): beta moves until the acceptance does not
+ * depend on z (beta < 0: the step shrinks where the chain is far from
+ * theta* and the loss stiffer).  zbar and vz are z's running mean and
+ * variance.  At the end all three are frozen at their means over the
+ * burn-in's last quarter: the tail's step is a fixed function of the
+ * state. */
+static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, double z)
 {
     const int64_t end = adapt_end(&run->opt);
     if (m >= end)
         return;
     const double p = la >= 0.0 ? 1.0 : exp(la), lo = log(run->opt.base_lr);
-    s->log_a += 0.5 * pow(1.0 + (double)m / 20.0, -0.6) * (p - TARGET_ACCEPT);
+    const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6), e = p - TARGET_ACCEPT;
+    const double rho = fmax(1.0 / (double)(m + 1), 1e-3), dz = z - s->zbar;
+    s->log_a += gain * e;
     s->log_a = fmin(fmax(s->log_a, lo - log(STEP_RANGE)), lo + log(STEP_RANGE));
-    if (m >= end / 2) {
+    s->zbar += rho * dz;
+    s->vz += rho * (dz * dz - s->vz);
+    s->beta += gain * e * dz / fmax(s->vz, 1e-2);
+    s->beta = fmin(fmax(s->beta, BETA_MIN), BETA_MAX);
+    if (m >= end - (end + 3) / 4) {
         s->log_a_sum += s->log_a;
+        s->beta_sum += s->beta;
+        s->zbar_sum += s->zbar;
         s->n_sum++;
     }
-    s->a = m + 1 == end ? exp(s->log_a_sum / (double)s->n_sum) : exp(s->log_a);
+    if (m + 1 == end) {
+        s->log_a = s->log_a_sum / (double)s->n_sum;
+        s->beta = s->beta_sum / (double)s->n_sum;
+        s->zbar = s->zbar_sum / (double)s->n_sum;
+    }
 }
 
 static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
@@ -287,8 +418,11 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     if (!s->have) { /* the chain's own call at theta_0 */
         s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
         s->have = 1;
+        s->r2 = dist2(run, w->theta);
     }
-    sums q = propose(run, w, s, noise);
+    const sivei_precond *pc = precond_at(run, w, s, m);
+    const double a = step_at(run, s, s->r2), z = disp_z(run, s->r2);
+    sums q = propose(run, w, s, pc, noise, a);
     *gnorm = sqrt(q.g2);
     *disp = sqrt(q.r2 * (1.0 / (double)run->moved));
     if (!isfinite(s->loss) || !isfinite(q.g2))
@@ -303,22 +437,24 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
                        (int)s->chain, (long long)m);
         return 1;
     }
-    const double la = log_alpha(run, w, s, &q, lp);
+    const double la = log_alpha(run, w, s, pc, &q, lp, a, step_at(run, s, q.r2p));
     const double u = (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
     const int acc = log(u) < la;
     if (acc) {
         swap(&w->theta, &s->prop);
         swap(&w->grad, &s->gprop);
         s->loss = lp;
+        s->r2 = q.r2p;
     }
-    adapt(run, s, m, la);
-    if (m >= (int64_t)floor(run->opt.burn_in * (double)run->opt.steps)) {
+    adapt(run, s, m, la, z);
+    if (m >= burn_end(&run->opt)) {
         s->tries++;
         s->accepted += acc;
     }
     if (m + 1 == run->opt.steps) {
         r->accept[s->chain - r->begin] = (double)s->accepted / (double)s->tries;
-        r->step[s->chain - r->begin] = s->a;
+        r->step[s->chain - r->begin] = exp(s->log_a);
+        r->beta[s->chain - r->begin] = s->beta;
     }
     return 0;
 }
@@ -333,24 +469,34 @@ static int cmp(const void *x, const void *y)
  * finished, into the health text. */
 static int mala_note(sivei_run *run, void *state, sive_result *res)
 {
-    (void)run;
     mala_run *s = state;
     double acc = 0.0;
     int32_t k = 0;
     for (int32_t i = 0; i < s->count; i++)
         if (isfinite(s->accept[i])) {
             acc += s->accept[i];
-            s->step[k++] = s->step[i];
+            s->step[k] = s->step[i];
+            s->beta[k++] = s->beta[i];
         }
     if (k == 0)
         return SIVE_OK;
     qsort(s->step, (size_t)k, sizeof *s->step, cmp);
-    char line[256];
-    snprintf(line, sizeof line,
-             "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted in the "
-             "burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)\n",
-             acc / k, (int)k, s->step[k / 2], s->step[0], s->step[k - 1],
-             run->opt.base_lr);
+    qsort(s->beta, (size_t)k, sizeof *s->beta, cmp);
+    char line[480];
+    int len = snprintf(line, sizeof line,
+                       "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted "
+                       "in the burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)",
+                       acc / k, (int)k, s->step[k / 2], s->step[0], s->step[k - 1],
+                       run->opt.base_lr);
+    len += snprintf(line + len, sizeof line - (size_t)len,
+                    " at the typical displacement, times (r/r_typ)^(2 beta): median beta "
+                    "%.3g (%.3g .. %.3g)",
+                    s->beta[k / 2], s->beta[0], s->beta[k - 1]);
+    if (run->opt.precondition)
+        len += snprintf(line + len, sizeof line - (size_t)len,
+                        "; preconditioned (each chain's P learnt in steps < %lld)",
+                        (long long)precond_end(&run->opt));
+    snprintf(line + len, sizeof line - (size_t)len, "\n");
     return sivei_health_append(res, line);
 }
 

@@ -17,11 +17,7 @@
 
 #define P_MAX 10.0
 
-typedef struct precond_work {
-    double *v, *p, *sp; /* sum of g^2, then P and sqrt(P); dim each */
-    int64_t seen;       /* gradients summed into v                   */
-    int frozen;
-} precond_work;
+typedef sivei_precond precond_work;
 
 static int precond_active(const sivei_options *o) { return o->precondition != 0; }
 
@@ -75,6 +71,15 @@ static void precond_chain_start(sivei_work *w, void *state, int32_t c)
     s->frozen = 0;
 }
 
+void sivei_precond_observe(const sivei_run *run, sivei_precond *s, const void *grad)
+{
+    for (size_t i = 0; i < run->model.dim; i++) {
+        double g = sivei_sampler_val(run, grad, i);
+        s->v[i] += g * g;
+    }
+    s->seen++;
+}
+
 /* P from the root mean squared gradients r_i of the moved parameters, in
  * coordinate order: P_i = c / max(r_i, c / P_MAX) with c = sum r^2 / sum r,
  * so that the g^2-weighted mean of P, sum P_i r_i^2 / sum r_i^2, is 1 (less
@@ -82,7 +87,7 @@ static void precond_chain_start(sivei_work *w, void *state, int32_t c)
  * heating a t tr(P Sigma)/(2B), stay the plain chain's, and coordinates that
  * see no gradient (dead inputs, dead units) do not shrink the others' P.
  * P = 1 when sum r is 0 or not finite. */
-static void freeze(const sivei_run *run, precond_work *s)
+void sivei_precond_freeze(const sivei_run *run, sivei_precond *s)
 {
     double sr = 0.0, sr2 = 0.0;
     for (size_t k = 0; k < sivei_range_count(run); k++) {
@@ -151,15 +156,11 @@ static int precond_step(sivei_run *run, sivei_work *w, void *rs, void *ws,
 {
     precond_work *s = ws;
     if (!s->frozen && m < freeze_step(&run->opt)) {
-        for (size_t i = 0; i < run->model.dim; i++) {
-            double g = sivei_sampler_val(run, w->grad, i);
-            s->v[i] += g * g;
-        }
-        s->seen++;
+        sivei_precond_observe(run, s, w->grad);
         return sivei_sgld_step(run, w, rs, NULL, noise, m, gnorm, disp);
     }
     if (!s->frozen)
-        freeze(run, s);
+        sivei_precond_freeze(run, s);
     return precond_update(run, w, s, noise, gnorm, disp);
 }
 
@@ -172,3 +173,11 @@ const sivei_sampler sivei_sampler_precond = {
     .chain_start = precond_chain_start,
     .step = precond_step,
 };
+
+sivei_precond *sivei_precond_of(const sivei_work *w)
+{
+    for (int k = 0; sivei_sampler_at(k); k++)
+        if (sivei_sampler_at(k) == &sivei_sampler_precond && ((w->run->sampler_on >> k) & 1u))
+            return w->sampler_state[k];
+    return NULL;
+}

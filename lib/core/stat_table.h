@@ -59,7 +59,13 @@
     X(SIVE_STAT_SIVE_STEP0, "sive_step0", MEAN, 0,                              \
       "SIVE extrapolated to step 0 (step_extrapolate; NaN otherwise)")         \
     X(SIVE_STAT_MCSE_STEP0, "mcse_step0", QUADRATURE, 0,                        \
-      "Monte Carlo standard error of sive_step0")
+      "Monte Carlo standard error of sive_step0")                              \
+    X(SIVE_STAT_SIVE_FULL_BATCH, "sive_full_batch", MEAN, 0,                    \
+      "SIVE extrapolated to the full gradient batch (grad_extrapolate; NaN otherwise)") \
+    X(SIVE_STAT_MCSE_FULL_BATCH, "mcse_full_batch", QUADRATURE, 0,              \
+      "Monte Carlo standard error of sive_full_batch")                         \
+    X(SIVE_STAT_GRAD_NOISE_CLIPPED, "grad_noise_clipped", MEAN, 0,              \
+      "share of the gradient noise a^2 C/(2 eta) the compensation clipped (NaN without it)")
 
 /* The number of statistics, counted from the rows. */
 #define SIVEI_STAT_COUNT_ROW(id, name, pool, scalar, doc) +1

@@ -53,23 +53,6 @@ static void frame_claiming(buf *out, const uint8_t *p, size_t n,
     } while (done < n);
 }
 
-static void frame_compressed(buf *out, const uint8_t *p, size_t n)
-{
-    static ZSTD_CCtx *c;
-    if (!c) {
-        c = ZSTD_createCCtx();
-        ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
-        ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-        ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-    }
-    size_t bound = ZSTD_compressBound(n);
-    buf_reserve(out, bound);
-    size_t r = ZSTD_compress2(c, out->p + out->n, bound, p, n);
-    if (ZSTD_isError(r))
-        abort();
-    out->n += r;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static memfile f;
@@ -98,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         frame_claiming(&file, payload.p, n, claim, !(mode & 8));
     } else {
-        frame_compressed(&file, payload.p, n);
+        buf_put_zstd(&file, payload.p, n);
     }
     uint8_t t[20];
     put32(t, 0x184D2A53u);

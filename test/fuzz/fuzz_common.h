@@ -214,6 +214,27 @@ static inline void buf_put(buf *b, const void *p, size_t n)
     b->n += n;
 }
 
+/* Append one zstd frame of p[0..n) (level 1, content size and checksum),
+ * as the `zstd` program writes it. */
+static inline void buf_put_zstd(buf *out, const uint8_t *p, size_t n)
+{
+    static ZSTD_CCtx *c;
+    if (!c) {
+        c = ZSTD_createCCtx();
+        if (!c)
+            abort();
+        ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
+        ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+        ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+    }
+    size_t bound = ZSTD_compressBound(n);
+    buf_reserve(out, bound);
+    size_t r = ZSTD_compress2(c, out->p + out->n, bound, p, n);
+    if (ZSTD_isError(r))
+        abort();
+    out->n += r;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reference decoders: the whole input must be consumed                */
 /* ------------------------------------------------------------------ */

@@ -45,24 +45,10 @@ static void gzip_encode(buf *out, const uint8_t *p, size_t n, int two)
 /* zstd frames (content size, checksum) of p[0..n), split when two. */
 static void zstd_encode(buf *out, const uint8_t *p, size_t n, int two)
 {
-    static ZSTD_CCtx *c;
-    if (!c) {
-        c = ZSTD_createCCtx();
-        ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
-        ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-        ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-    }
     size_t cut = two ? n / 2 : n;
-    for (int part = 0; part < (two ? 2 : 1); part++) {
-        const uint8_t *q = part ? p + cut : p;
-        size_t m = part ? n - cut : cut;
-        size_t bound = ZSTD_compressBound(m);
-        buf_reserve(out, bound);
-        size_t r = ZSTD_compress2(c, out->p + out->n, out->cap - out->n, q, m);
-        if (ZSTD_isError(r))
-            abort();
-        out->n += r;
-    }
+    buf_put_zstd(out, p, cut);
+    if (two)
+        buf_put_zstd(out, p + cut, n - cut);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -106,6 +106,7 @@ pub const SIVE_OPT_PRECONDITION: sive_option = 22;
 pub const SIVE_OPT_METROPOLIS: sive_option = 23;
 pub const SIVE_OPT_GRAD_NOISE_COMPENSATION: sive_option = 24;
 pub const SIVE_OPT_GRAD_NOISE_FULL: sive_option = 25;
+pub const SIVE_OPT_GRAD_EXTRAPOLATE: sive_option = 26;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
