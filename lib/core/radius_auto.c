@@ -163,8 +163,8 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         if (i)
             paired_change(jumping ? &ref : &prev, &cur, &rel, &rse);
         const double ran = r->mala_step; /* the step this level ran at */
-        if (exact && i && step == 0.0 && rel <= AUTO_JUMP && r->mala_step > 0.0)
-            step = r->mala_step;
+        if (exact && i && step == 0.0 && rel <= AUTO_JUMP && ran > 0.0)
+            step = ran;
         else if (exact && step > 0.0 && !(cur.accept >= AUTO_ACCEPT_LOW))
             step = 0.0;
         sive_result_free(r);
