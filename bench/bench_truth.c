@@ -2,14 +2,16 @@
  * probed with the given options, against the exact learning coefficient.
  *
  *   bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] [--seed S]
- *               [--threads K] [--population | --data N] [--OPTION VALUE]...
+ *               [--probe-seed S] [--threads K] [--population | --data N]
+ *               [--OPTION VALUE]...
  *
  * --OPTION VALUE is any libsive option by name (--steps 20000, --c_h 0.5,
  * --h 0.1, --base_lr 0.01, --chains 8, ...).  --t replaces every case's t
  * (by default each case's t comes from the theory, truth_theory_t()).
  * --only / --skip keep / drop the cases whose name contains TEXT.
  * --quick runs the quick subset with 20 000 steps (unless --steps is
- * given).  --population / --data N put every DLN in population mode or on
+ * given).  --seed is the teacher's (frames, data); --probe-seed S sets
+ * the probe's option seed.  --population / --data N put every DLN in population mode or on
  * N noiseless examples.  With SIVE_TRUTH_HEALTH set in the environment
  * each run's health text goes to stderr. */
 #include "bench_common.h"
@@ -20,7 +22,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] "
-                    "[--seed S] [--threads K] [--population | --data N] "
+                    "[--seed S] [--probe-seed S] [--threads K] [--population | --data N] "
                     "[--OPTION VALUE]...\n");
     exit(2);
 }
@@ -109,6 +111,11 @@ int main(int argc, char **argv)
             s.h_zero = atof(v), i++;
         else if (!strcmp(a, "--seed"))
             s.seed = strtoull(v, NULL, 10), i++;
+        else if (!strcmp(a, "--probe-seed") && s.nsets < TRUTH_MAX_SETS) {
+            char *kv = malloc(strlen(v) + 6);
+            sprintf(kv, "seed=%s", v);
+            s.sets[s.nsets++] = kv, i++;
+        }
         else if (!strcmp(a, "--threads"))
             s.threads = atoi(v), i++;
         else if (!strcmp(a, "--data"))

@@ -7,8 +7,15 @@
  *  - K = sum w_i^4 at base_lr 0.01 (a step bias of ~2 % of lambda, below
  *    the MCSE; the quartic relaxes in ~t^(1/2)/(2a) = 5000 steps, so the
  *    chains run 200 000) against the quadrature of its tethered law;
- * plus the quadrature itself against the untethered law (1/(2k) at any t)
- * and a smoke run of a deep network that must end with a finite estimate. */
+ *  - K = sum of 5 blocks u^2 v^2 (lambda 2.5, multiplicity 6) with the
+ *    Metropolis-adjusted step (exact law at any step) against the
+ *    quadrature of its tethered law at finite t, which is not lambda:
+ *    t^2 Var = lambda - (m - 1)/log T + O(1/log^2 T), T = t h^4
+ *    (docs/theory.md, "Multiplicity and finite t");
+ * plus the quadratures themselves against the untethered law (1/(2k) at
+ * any t) and the homogeneity of the product (t, h enter only through
+ * t h^4), and a smoke run of a deep network that must end with a finite
+ * estimate. */
 #include <check.h>
 
 #include "exact_ula.h"
@@ -71,11 +78,31 @@ START_TEST(monomials_exact)
 }
 END_TEST
 
+START_TEST(product_multiplicity_exact)
+{
+    truth_row r = run("prod u2v2 x5", "metropolis=1", NULL);
+    ck_assert(r.h_fallback && r.h == 1.0 && r.lambda == 2.5 && r.mult == 6);
+    agree("prod u2v2 x5", &r, r.target);
+    /* the finite-t target sits well below lambda: the gap is the
+     * multiplicity's, (m - 1)/log T to first order */
+    ck_assert(r.target < 0.85 * r.lambda);
+}
+END_TEST
+
 START_TEST(quadrature_and_smoke)
 {
     /* A wide tether leaves t^2 Var[w^(2k)] = 1/(2k) at any t. */
     for (uint32_t k = 1; k <= 3; k++)
         ck_assert_double_eq_tol(truth_mono_target(k, 1e4, 1e3), 0.5 / k, 1e-6);
+    /* u^4 v^2 (multiplicity 1) under a wide tether: 1/4; symmetric. */
+    ck_assert_double_eq_tol(truth_prod_target(2, 1, 1e4, 1e3), 0.25, 1e-4);
+    ck_assert_double_eq_tol(truth_prod_target(1, 2, 1e4, 0.5),
+                            truth_prod_target(2, 1, 1e4, 0.5), 1e-12);
+    /* u^2 v^2: homogeneous of degree 4, so only T = t h^4 matters; below
+     * 1/2 by about 1/log T + 1/log^2 T */
+    const double a = truth_prod_target(1, 1, 1e4, 3.0), b = truth_prod_target(1, 1, 8.1e5, 1.0);
+    ck_assert_double_eq_tol(a, b, 1e-8);
+    ck_assert_double_eq_tol(a, 0.5 - 1 / log(8.1e5) - 1 / pow(log(8.1e5), 2), 0.03);
     /* h = fluctuation scale cuts it: a strictly smaller target. */
     ck_assert(truth_mono_target(2, 1e4, 0.1) < 0.2);
     truth_row r = run("L3 10-8-8-10 r2", NULL, NULL);
@@ -90,6 +117,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, regular_dln_exact);
     tcase_add_test(tc, monomials_exact);
+    tcase_add_test(tc, product_multiplicity_exact);
     tcase_add_test(tc, quadrature_and_smoke);
     suite_add_tcase(s, tc);
     return check_run(s);

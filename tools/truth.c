@@ -17,6 +17,11 @@
     {.name = name_, .kind = TRUTH_MONO, .mono_d = d_, .quick = q_,         \
      .k = {__VA_ARGS__}, .nk = sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)}
 
+#define PROD(name_, blocks_, q_, ...)                                        \
+    {.name = name_, .kind = TRUTH_PROD, .quick = q_, .k = {__VA_ARGS__},      \
+     .nk = sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t),              \
+     .mono_d = (blocks_) * (sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t))}
+
 /* Depth 1 (regular) to 6, d from 54 to 104 832, ranks 0 to full, the
  * population loss and noiseless data, balanced and rescaled centres, and
  * the monomials. */
@@ -52,9 +57,14 @@ static const truth_case cases[] = {
     MONO("mono k3 x10", 10, 0, 3),
     MONO("mono k1,2,3 x30", 30, 0, 1, 2, 3),
     MONO("mono k2 x1000", 1000, 0, 2),
+    /* products: blocks prod_i w_i^(2 k_i) (multiplicity 1 + blocks *
+     * (ties at the min - 1)); exact finite-t targets by quadrature */
+    PROD("prod u2v2 x5", 5, 1, 1, 1),
+    PROD("prod u4v2 x5", 5, 0, 2, 1),
 };
 #undef DLN
 #undef MONO
+#undef PROD
 
 const truth_case *truth_cases(size_t *n)
 {
@@ -106,6 +116,94 @@ double truth_mono_target(uint32_t k, double t, double h)
     }
     const double mean = m[1] / m[0];
     return t * t * (m[2] / m[0] - mean * mean);
+}
+
+/* The u-integrand of E[K^p] for K = u^(2a) v, v = w^2: with A = t u^(2a)
+ * + 1/(2h^2), int w^(2p) exp(-A w^2) dw over R = Gamma(p + 1/2)/A^(p+1/2);
+ * integrated over u = e^s in [0, 14h] by Simpson in s (the law of u has
+ * structure on every scale between t^(-1/(2a)) and h). */
+double truth_prod_target(uint32_t a, uint32_t b, double t, double h)
+{
+    if (b != 1) {
+        if (a != 1)
+            return NAN;
+        a = b; /* symmetric: the closed-form factor is the k = 1 one */
+    }
+    const double c = 1.0 / (2.0 * h * h);
+    const double cross = fmin(h, pow(c / t, 1.0 / (2.0 * a))); /* t u^2a = c */
+    const double s0 = log(cross) - 40.0, s1 = log(14.0 * h);
+    const int n = 60000; /* even */
+    const double ds = (s1 - s0) / n;
+    double I[3] = {0, 0, 0};
+    const double g[3] = {tgamma(0.5), tgamma(1.5), tgamma(2.5)};
+    for (int i = 0; i <= n; i++) {
+        const double u = exp(s0 + ds * i), f = pow(u, 2.0 * a), A = t * f + c;
+        const double w = ((i == 0 || i == n) ? 1 : (i % 2 ? 4 : 2)) * u *
+                         exp(-u * u * c) / sqrt(A);
+        I[0] += w * g[0];
+        I[1] += w * g[1] * f / A;
+        I[2] += w * g[2] * f * f / (A * A);
+    }
+    const double mean = I[1] / I[0];
+    return t * t * (I[2] / I[0] - mean * mean);
+}
+
+double truth_prod_lambda(const uint32_t *k, size_t nk, size_t blocks, int64_t *mult)
+{
+    uint32_t kmax = 0;
+    int ties = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (k[i] > kmax)
+            kmax = k[i], ties = 1;
+        else if (k[i] == kmax)
+            ties++;
+    if (mult)
+        *mult = 1 + (int64_t)blocks * (ties - 1);
+    return kmax ? (double)blocks / (2.0 * kmax) : NAN;
+}
+
+/* K = sum over blocks of prod_{i < nk} w_i^(2 k_i), exact gradient, every
+ * group the exact K (as sive_monomial_model()). */
+typedef struct prod_model {
+    size_t d, nk;
+    uint32_t k[4];
+} prod_model;
+
+static double prod_k(const prod_model *pm, const double *w, double *grad)
+{
+    double sum = 0.0;
+    for (size_t b = 0; b + pm->nk <= pm->d; b += pm->nk) {
+        double f[4], all = 1.0;
+        for (size_t i = 0; i < pm->nk; i++)
+            all *= (f[i] = pow(w[b + i], 2.0 * pm->k[i]));
+        sum += all;
+        for (size_t i = 0; grad && i < pm->nk; i++) {
+            double rest = 2.0 * pm->k[i] * pow(w[b + i], 2.0 * pm->k[i] - 1.0);
+            for (size_t j = 0; j < pm->nk; j++)
+                rest *= j == i ? 1.0 : f[j];
+            grad[b + i] = rest;
+        }
+    }
+    return sum;
+}
+
+static int prod_grad(const void *theta, size_t dim, const sive_batch *batch, void *grad,
+                     double *loss, void *user)
+{
+    (void)batch;
+    (void)dim;
+    *loss = prod_k(user, theta, grad);
+    return SIVE_OK;
+}
+
+static int prod_group(const void *theta, size_t dim, const sive_batch *batch,
+                      double *group_loss, void *user)
+{
+    (void)dim;
+    const double k = prod_k(user, theta, NULL);
+    for (size_t g = 0; g < batch->n_groups; g++)
+        group_loss[g] = k;
+    return SIVE_OK;
 }
 
 static double clock_s(clockid_t id)
@@ -170,6 +268,24 @@ static int make_case(const truth_case *c, const truth_settings *s, sive_model *m
         row->d = c->mono_d;
         rc = sive_monomial_model(m, k, c->mono_d);
         free(k);
+    } else if (c->kind == TRUTH_PROD) {
+        prod_model *pm = calloc(1, sizeof *pm);
+        *theta = calloc(c->mono_d, sizeof **theta);
+        if (!pm || !*theta) {
+            free(pm);
+            return SIVE_E_NOMEM;
+        }
+        pm->d = c->mono_d;
+        pm->nk = c->nk;
+        memcpy(pm->k, c->k, sizeof pm->k);
+        row->d = c->mono_d;
+        row->lambda = truth_prod_lambda(c->k, c->nk, c->mono_d / c->nk, &row->mult);
+        m->dtype = SIVE_F64;
+        m->dim = pm->d;
+        m->grad = prod_grad;
+        m->group_loss = prod_group;
+        m->user = pm;
+        m->destroy = free;
     } else {
         double sv[256];
         for (size_t j = 0; j < c->rank && j < 256; j++)
@@ -200,6 +316,10 @@ static int make_case(const truth_case *c, const truth_settings *s, sive_model *m
  * quadratic of unit curvature: (d/2) (t v)^2, v = 1/(t + 1/h^2). */
 static double target(const truth_case *c, const truth_row *row)
 {
+    if (c->kind == TRUTH_PROD)
+        return c->nk == 2 ? (double)(c->mono_d / 2) *
+                                truth_prod_target(c->k[0], c->k[1], row->t, row->h)
+                          : NAN;
     if (c->kind == TRUTH_MONO) {
         double sum = 0.0;
         for (size_t j = 0; j < c->nk; j++) {

@@ -1,5 +1,6 @@
-/* The ground-truth suite (docs/validation.md): deep linear networks and
- * normal-crossing monomials whose learning coefficient is known exactly,
+/* The ground-truth suite (docs/validation.md): deep linear networks,
+ * normal-crossing monomials and sums of product monomials (multiplicity
+ * above 1) whose learning coefficient is known exactly,
  * probed through the public API with any options.  Used by
  * bench/bench_truth (the whole suite) and test/test_truth (a subset). */
 #ifndef SIVE_TOOLS_TRUTH_H
@@ -10,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TRUTH_DLN = 1, TRUTH_MONO = 2 };
+enum { TRUTH_DLN = 1, TRUTH_MONO = 2, TRUTH_PROD = 3 };
 #define TRUTH_MAX_LAYERS 8
 #define TRUTH_MAX_SETS 32
 
@@ -20,8 +21,9 @@ typedef struct truth_case {
     size_t layers, widths[TRUTH_MAX_LAYERS + 1], rank; /* DLN            */
     uint64_t n;             /* DLN: examples (noiseless data), 0 population */
     double scales[TRUTH_MAX_LAYERS]; /* DLN: rescaled factorisation, or 0 */
-    uint32_t k[4];          /* monomial: exponents, cycled over the d coords */
-    size_t nk, mono_d;
+    uint32_t k[4];          /* monomial: exponents, cycled over the d coords;
+                               product: one block's exponents (nk factors) */
+    size_t nk, mono_d;      /* mono_d: d (a product: blocks times nk)       */
     int quick;              /* in the --quick subset                         */
 } truth_case;
 
@@ -74,5 +76,13 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
               char *err, size_t errlen);
 /* t^2 Var[w^(2k)] for p(w) ~ exp(-t w^(2k) - w^2/(2h^2)) by quadrature. */
 double truth_mono_target(uint32_t k, double t, double h);
+/* t^2 Var[u^(2a) v^(2b)] for p(u, v) ~ exp(-t u^(2a) v^(2b) - (u^2 + v^2)
+ * /(2h^2)) by a 1-D quadrature over u (the v-moments in closed form); one
+ * of a, b must be 1, else NaN. */
+double truth_prod_target(uint32_t a, uint32_t b, double t, double h);
+/* lambda and multiplicity of a sum of `blocks` independent blocks
+ * prod_{i < nk} w_i^(2 k_i): blocks * min 1/(2 k_i) and
+ * 1 + blocks * (number of i attaining the min - 1). */
+double truth_prod_lambda(const uint32_t *k, size_t nk, size_t blocks, int64_t *mult);
 
 #endif
