@@ -59,7 +59,7 @@ static const truth_case cases[] = {
     MONO("mono k2 x1000", 1000, 0, 2),
     /* products: blocks prod_i w_i^(2 k_i) (multiplicity 1 + blocks *
      * (ties at the min - 1)); exact finite-t targets by quadrature */
-    PROD("prod u2v2 x5", 5, 1, 1, 1),
+    PROD("prod u2v2 x5", 5, 0, 1, 1),
     PROD("prod u4v2 x5", 5, 0, 2, 1),
 };
 #undef DLN
