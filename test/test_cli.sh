@@ -485,6 +485,18 @@ interrupt "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 2000000
 [ "$got" -eq 130 ] && grep -Eq '^  chain 1 +aborted at step [0-9]+ of 2000000' "$TMP/int.out" &&
     grep -Eq '^!.*aborted' "$TMP/int.out" && ok "Ctrl-C: the table shows the aborted chains" ||
     { bad "Ctrl-C table (exit $got)"; sed 's/^/  stdout: /' "$TMP/int.out" | head -40; }
+# a --chain-range part is timed on its own chains: 1 of 8 here, so the
+# estimate is about 2e6 steps at the rate it states (all 8 would be 8x)
+interrupt "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --chains 8 --chain-range 0:1 \
+    --threads 1 --steps 2000000
+python3 - "$TMP/int.err" <<'PY' && ok "estimate counts the chain range's chains" ||
+import re, sys
+m = re.search(r"about ([0-9.]+) (min|h) more \(timed from its first [0-9.]+ s: ([0-9]+) chain",
+              open(sys.argv[1]).read())
+s = float(m.group(1)) * (60 if m.group(2) == "min" else 3600)
+assert 0.5 < s * float(m.group(3)) / 2e6 < 2, (s, m.group(3))
+PY
+    { bad "chain-range estimate"; sed 's/^/  stderr: /' "$TMP/int.err"; }
 # the first Ctrl-C says at once that the run stops after the model call
 # running (one call on a huge batch can be long) and that a second one quits
 grep -q "stopping after the running model call (Ctrl-C again quits at once)" "$TMP/int.err" &&

@@ -253,7 +253,10 @@ int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
     }
     /* registered even without a bar: it is how Ctrl-C stops a run */
     sive_probe_set_progress(c->p, progress_cb, pg);
-    progress_start(pg, label, (int32_t)cli_opt_int(c->p, SIVE_OPT_CHAINS),
+    const int64_t K = cli_opt_int(c->p, SIVE_OPT_CHAINS);
+    const int64_t end = cli_opt_int(c->p, SIVE_OPT_CHAIN_END);
+    progress_start(pg, label, (int32_t)K,
+                   (int32_t)((end > 0 ? end : K) - cli_opt_int(c->p, SIVE_OPT_CHAIN_BEGIN)),
                    cli_opt_int(c->p, SIVE_OPT_STEPS));
     double t0 = cli_now();
     rc = sive_probe_run(c->p, &model, theta, out);

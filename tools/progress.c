@@ -25,7 +25,8 @@ struct progress {
     char label[64];
     char who[32], what[32]; /* progress_plan()                         */
     int64_t runs, started;  /* runs planned, runs started so far       */
-    int32_t chains;
+    int32_t chains;    /* chain ids are below it                      */
+    int32_t running;   /* chains the run computes (its chain range)    */
     int64_t steps;     /* per chain                                    */
     int64_t *done;     /* steps done per chain                         */
     double t0, last;   /* start, last redraw (monotonic seconds)       */
@@ -102,7 +103,8 @@ void progress_free(progress *pg)
     free(pg);
 }
 
-void progress_start(progress *pg, const char *label, int32_t chains, int64_t steps)
+void progress_start(progress *pg, const char *label, int32_t chains, int32_t running,
+                    int64_t steps)
 {
     if (!pg)
         return;
@@ -110,6 +112,7 @@ void progress_start(progress *pg, const char *label, int32_t chains, int64_t ste
     free(pg->done);
     pg->done = calloc(chains > 0 ? (size_t)chains : 1, sizeof *pg->done);
     pg->chains = pg->done ? chains : 0;
+    pg->running = running > 0 && running < pg->chains ? running : pg->chains;
     pg->steps = steps;
     snprintf(pg->label, sizeof pg->label, "%s", label ? label : "");
     pg->t0 = now();
@@ -142,7 +145,7 @@ static int term_width(void)
 /* Called with the lock held. */
 static void draw(progress *pg, double t)
 {
-    int64_t sum = 0, total = (int64_t)pg->chains * pg->steps;
+    int64_t sum = 0, total = (int64_t)pg->running * pg->steps;
     for (int32_t c = 0; c < pg->chains; c++)
         sum += pg->done[c];
     double frac = total > 0 ? (double)sum / (double)total : 0.0;
@@ -205,7 +208,7 @@ static void estimate(progress *pg, double left, const char *how)
 static void run_steps(const progress *pg, int64_t *sum, int64_t *total)
 {
     *sum = 0;
-    *total = (int64_t)pg->chains * pg->steps;
+    *total = (int64_t)pg->running * pg->steps;
     for (int32_t c = 0; c < pg->chains; c++)
         *sum += pg->done[c];
 }

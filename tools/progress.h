@@ -32,9 +32,11 @@ void progress_free(progress *pg);
  * ("checkpoints"). */
 void progress_plan(progress *pg, const char *who, const char *what, int64_t runs);
 
-/* Start following a run of `chains` chains of `steps` steps each; label is
+/* Start following a run of `running` of `chains` chains (those of a
+ * --chain-range; chain ids below chains), `steps` steps each; label is
  * printed before the bar (copied, may be NULL). */
-void progress_start(progress *pg, const char *label, int32_t chains, int64_t steps);
+void progress_start(progress *pg, const char *label, int32_t chains, int32_t running,
+                    int64_t steps);
 /* Erase the bar (the run ended); keeps the terminal line clean for what
  * follows. */
 void progress_done(progress *pg);

@@ -1,7 +1,7 @@
 /* Atomic file writes, reentrant error texts and path shortening for
  * messages (internal).  Nothing here calls into the rest of the library,
- * so that the planned reference library can compile its own copy
- * (docs/architecture.md, "Next").
+ * so that the reference library compiles its own hidden copy
+ * (docs/architecture.md, "Folders and two libraries").
  *
  * Every function writes its message into err (SIVE_ERRMSG_LEN bytes, may be
  * NULL) and returns a SIVE_E_* status; library callers hand err on to

@@ -1,9 +1,9 @@
-/* The evaluator seam (docs/architecture.md "An evaluator"): how a chain
+/* The evaluator seam (docs/architecture.md, "Where to add"): how a chain
  * turns theta_m into the N group losses whose mean and variance are the
  * traces Lbar_m and s2_m.  An evaluator is a module (lib/core/eval_*.c,
- * lib/control_variate.c) exporting one sivei_evaluator; lib/evaluator.c
- * lists them (the registration) and composes the ones a run's options
- * select:
+ * lib/core/control_variate.c) exporting one sivei_evaluator;
+ * lib/core/evaluator.c lists them (the registration) and composes the ones
+ * a run's options select:
  *  - the last selected module with an `evaluate` hook draws the step's
  *    evaluation batches and fills w->group_loss (raw evaluation is the
  *    first module and always selected);

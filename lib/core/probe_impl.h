@@ -312,7 +312,7 @@ SIVE_HIDDEN void sivei_draw_indices(sivei_pcg32 *g, uint64_t *idx, size_t total,
  * per-worker scratch, one evaluation at theta (draws, callbacks, group
  * means into w->group_loss; 0 or the callback's code), the modules'
  * rewrite of a step's per-example losses, and their offsets added to a
- * step's Lbar (lib/evaluator.h). */
+ * step's Lbar (lib/core/evaluator.h). */
 SIVE_HIDDEN int sivei_evaluators_prepare(sivei_run *run, char *err);
 SIVE_HIDDEN void sivei_evaluators_release(sivei_run *run);
 SIVE_HIDDEN int sivei_evaluators_work_init(sivei_work *w);

@@ -96,6 +96,17 @@ SIVE_HIDDEN void sivei_precond_freeze(const sivei_run *run, sivei_precond *s);
 SIVE_HIDDEN void sivei_sampler_normals(const sivei_run *run, sivei_pcg32 *g, void *out,
                                        size_t n);
 
+/* The preconditioned drift of one coordinate, theta_i - P_i (a g_i + kt x_i)
+ * with x = theta - theta*, kt = eta/h^2 (the step a = eta t, g the gradient
+ * at theta): the precondition step's update before its noise
+ * sqrt(P_i) sqrt(2 eta) xi_i, and the mean of metropolis's proposal with P.
+ * P_i = 1 is not the plain step's bits (that step rounds theta - a g - kt x). */
+static inline double sivei_precond_drift(double th, double x, double g, double p,
+                                         double a, double kt)
+{
+    return th - p * (a * g + kt * x);
+}
+
 /* The size of one element of the model's dtype. */
 static inline size_t sivei_model_el(const sive_model *m)
 {

@@ -236,7 +236,7 @@ typedef struct sums {
 static inline double drift(double th, double x, double g, double a, double kt,
                            const sivei_precond *pc, size_t i)
 {
-    return pc ? th - pc->p[i] * (a * g + kt * x) : th - a * g - kt * x;
+    return pc ? sivei_precond_drift(th, x, g, pc->p[i], a, kt) : th - a * g - kt * x;
 }
 
 /* The proposal's noise factor sqrt(P_i), and P_i, whose inverse weighs

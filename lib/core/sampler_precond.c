@@ -113,13 +113,6 @@ void sivei_precond_freeze(const sivei_run *run, sivei_precond *s)
     s->frozen = 1;
 }
 
-/* One coordinate of the preconditioned update (in double). */
-static double moved(double th, double st, double g, double xi, double p, double sp,
-                    double a, double kt, double kn)
-{
-    return th - p * (a * g + kt * (th - st)) + sp * kn * xi;
-}
-
 static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
                           sivei_pcg32 *noise, double *gnorm, double *disp)
 {
@@ -133,12 +126,12 @@ static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
         for (size_t j = 0; j < it.nb; j++) {
             size_t i = it.i0 + j;
             double th = sivei_sampler_val(run, w->theta, i);
-            double st = sivei_sampler_val(run, run->theta_star, i);
+            double x = th - sivei_sampler_val(run, run->theta_star, i);
             double g = sivei_sampler_val(run, w->grad, i);
             double xi = sivei_sampler_val(run, w->noise, j);
-            double nt = moved(th, st, g, xi, s->p[i], s->sp[i], a, kt, kn);
+            double nt = sivei_precond_drift(th, x, g, s->p[i], a, kt) + s->sp[i] * kn * xi;
             gsum += g * g;
-            dsum += (th - st) * (th - st);
+            dsum += x * x;
             if (f32)
                 ((float *)w->theta)[i] = (float)nt;
             else

@@ -23,6 +23,21 @@ typedef float v2f_ __attribute__((vector_size(8)));
 #define SIVE_CHAIN_VECTOR 0
 #endif
 
+#if SIVE_CHAIN_VECTOR
+/* The squared norms' accumulators of four coordinates (two pairs of lanes
+ * each), and their total, summed in the same order for either dtype. */
+static inline void sq_acc(v2d_ s[2], v2d_ v0, v2d_ v1)
+{
+    s[0] += v0 * v0;
+    s[1] += v1 * v1;
+}
+
+static inline double sq_total(const v2d_ s[2])
+{
+    return (s[0][0] + s[0][1]) + (s[1][0] + s[1][1]);
+}
+#endif
+
 static int langevin_update_f32(float *restrict theta, const float *restrict star,
                                const float *restrict g, const float *restrict xi,
                                size_t d, float a, float kt, float kn,
@@ -32,7 +47,7 @@ static int langevin_update_f32(float *restrict theta, const float *restrict star
     double gsum = 0.0, dsum = 0.0;
     float bad = 0.0f;
 #if SIVE_CHAIN_VECTOR
-    v2d_ gs0 = {0, 0}, gs1 = {0, 0}, ds0 = {0, 0}, ds1 = {0, 0};
+    v2d_ gs[2] = {{0, 0}, {0, 0}}, ds[2] = {{0, 0}, {0, 0}};
     v4f_ vbad = {0, 0, 0, 0};
     for (; i + 4 <= d; i += 4) {
         v4f_ th, st, gg, nz;
@@ -48,13 +63,11 @@ static int langevin_update_f32(float *restrict theta, const float *restrict star
         v2d_ g1 = __builtin_convertvector(((v2f_){gg[2], gg[3]}), v2d_);
         v2d_ x0 = __builtin_convertvector(((v2f_){x[0], x[1]}), v2d_);
         v2d_ x1 = __builtin_convertvector(((v2f_){x[2], x[3]}), v2d_);
-        gs0 += g0 * g0;
-        gs1 += g1 * g1;
-        ds0 += x0 * x0;
-        ds1 += x1 * x1;
+        sq_acc(gs, g0, g1);
+        sq_acc(ds, x0, x1);
     }
-    gsum = (gs0[0] + gs0[1]) + (gs1[0] + gs1[1]);
-    dsum = (ds0[0] + ds0[1]) + (ds1[0] + ds1[1]);
+    gsum = sq_total(gs);
+    dsum = sq_total(ds);
     bad = (vbad[0] + vbad[1]) + (vbad[2] + vbad[3]);
 #endif
     for (; i < d; i++) {
@@ -79,7 +92,7 @@ static int langevin_update_f64(double *restrict theta, const double *restrict st
     size_t i = 0;
     double gsum = 0.0, dsum = 0.0, bad = 0.0;
 #if SIVE_CHAIN_VECTOR
-    v2d_ gs0 = {0, 0}, gs1 = {0, 0}, ds0 = {0, 0}, ds1 = {0, 0}, vbad = {0, 0};
+    v2d_ gs[2] = {{0, 0}, {0, 0}}, ds[2] = {{0, 0}, {0, 0}}, vbad = {0, 0};
     for (; i + 4 <= d; i += 4) {
         v2d_ th0, th1, st0, st1, g0, g1, n0, n1;
         memcpy(&th0, theta + i, sizeof th0);
@@ -96,13 +109,11 @@ static int langevin_update_f64(double *restrict theta, const double *restrict st
         memcpy(theta + i, &nt0, sizeof nt0);
         memcpy(theta + i + 2, &nt1, sizeof nt1);
         vbad += nt0 * 0.0 + nt1 * 0.0;
-        gs0 += g0 * g0;
-        gs1 += g1 * g1;
-        ds0 += x0 * x0;
-        ds1 += x1 * x1;
+        sq_acc(gs, g0, g1);
+        sq_acc(ds, x0, x1);
     }
-    gsum = (gs0[0] + gs0[1]) + (gs1[0] + gs1[1]);
-    dsum = (ds0[0] + ds0[1]) + (ds1[0] + ds1[1]);
+    gsum = sq_total(gs);
+    dsum = sq_total(ds);
     bad = vbad[0] + vbad[1];
 #endif
     for (; i < d; i++) {

@@ -23,7 +23,7 @@ SIVE_HIDDEN void sivei_dln_frame(double *q, size_t rows, size_t cols,
                                  uint64_t seed, uint64_t purpose);
 
 /* Per-example pieces at a fixed theta, for the gradient control variates'
- * batch gradient at theta* (lib/dln_model.c caches them): a row of
+ * batch gradient at theta* (lib/ref/dln_model.c caches them): a row of
  * sivei_dln_piece_width(m) doubles per example, the activations A_1 ..
  * A_{L-1}, the unscaled deltas D_1 .. D_L of its loss and the loss.
  * Data mode only; arguments are not checked. */

@@ -4,8 +4,8 @@
  * example once; the model keeps what each example's gradient is made of
  * there (activations, deltas), and later gradient calls at exactly that
  * theta (bitwise) on a batch sum the cached pieces instead of running a
- * forward and a backward pass.  Used by lib/dln_model.c and
- * lib/mlp_model.c.
+ * forward and a backward pass.  Used by lib/ref/dln_model.c and
+ * lib/ref/mlp_model.c.
  *
  * Thread safety: fills (the pass) take the write lock, and a pass at
  * another theta starts the cache over; readers hold the read lock from
