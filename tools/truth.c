@@ -261,6 +261,8 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
             row->mcse = sive_result_stat(r, SIVE_STAT_MCSE_STEP0, SIVE_SUMMARY);
         }
         row->flags = sive_result_flags(r);
+        if (s->inspect)
+            s->inspect(r, s->inspect_ctx);
         if (getenv("SIVE_TRUTH_HEALTH")) /* the health text, for diagnosis */
             fprintf(stderr, "%s:\n%sESS of Lbar %.1f, of SIVE %.1f; process CPU %.2f s\n",
                     c->name, sive_result_health(r),

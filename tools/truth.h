@@ -33,6 +33,10 @@ typedef struct truth_settings {
     int64_t data_n;    /* -1: each case's; 0: population; > 0: examples   */
     const char *sets[TRUTH_MAX_SETS]; /* "name=value" probe options          */
     int nsets;
+    /* Called with each finished run's result before it is freed (bench_truth
+     * --bad reads the diagnostics behind the flags), or NULL. */
+    void (*inspect)(const sive_result *r, void *ctx);
+    void *inspect_ctx;
 } truth_settings;
 
 typedef struct truth_row {
