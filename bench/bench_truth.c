@@ -2,7 +2,8 @@
  * probed with the given options, against the exact learning coefficient.
  *
  *   bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] [--seed S]
- *               [--threads K] [--population | --data N] [--bad] [--OPTION VALUE]...
+ *               [--threads K] [--population | --data N] [--bad [--save DIR] | --reflag DIR]
+ *               [--OPTION VALUE]...
  *
  * --OPTION VALUE is any libsive option by name (--steps 20000, --c_h 0.5,
  * --h 0.1, --base_lr 0.01, --chains 8, ...).  --t replaces every case's t
@@ -21,7 +22,12 @@
  * the same seeds; it prints each run with the diagnostics behind the
  * flags, and the counts of the acceptance: runs more than 10 % off that
  * carry a flag other than nonstationary / low_ess, and runs within 5 %
- * that carry none. */
+ * that carry none.  With --save DIR each run's result is saved there
+ * (sive_result_save; the note holds the case, setting, lambda and target);
+ * --reflag DIR prints the same table from the saved results, whose
+ * statistics and flags sive_result_load() recomputes with this build's
+ * library: a change of the flags measured without running the chains
+ * again (the chains, hence lambda-hat, are the saved ones). */
 #include "bench_common.h"
 #include "truth.h"
 
@@ -30,8 +36,8 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] "
-                    "[--seed S] [--threads K] [--population | --data N] [--bad] "
-                    "[--OPTION VALUE]...\n");
+                    "[--seed S] [--threads K] [--population | --data N] "
+                    "[--bad [--save DIR] | --reflag DIR] [--OPTION VALUE]...\n");
     exit(2);
 }
 
@@ -115,6 +121,8 @@ static const char *const bad_label[BAD_SETTINGS] = {"given", "h/5", "h*5", "lr*4
 /* The diagnostics behind the flags of one run (inspect callback). */
 typedef struct bad_diag {
     double zmax, slope, slope_se, share, disp, disp_growth, g2_growth;
+    const char *save_dir, *name, *label; /* --save: where, and the note  */
+    int save_failed;
 } bad_diag;
 
 /* Mean of x[a, b). */
@@ -151,10 +159,32 @@ static double trace_growth(const sive_result *r, sive_trace which, int sq)
     return worst;
 }
 
-static void bad_inspect(const sive_result *r, void *ctx)
+/* The file of a run in DIR: the case name and setting, blanks and '/' as
+ * '_'. */
+static void bad_path(char *buf, size_t len, const char *dir, const char *name,
+                     const char *label)
+{
+    int k = snprintf(buf, len, "%s/", dir);
+    for (const char *c = name; *c && k + 2 < (int)len; c++)
+        buf[k++] = *c == ' ' || *c == '/' ? '_' : *c;
+    snprintf(buf + k, len - (size_t)k, "__%s.sive", label[0] == 'h' && label[1] == '/' ? "h_div5"
+             : label[0] == 'h' ? "h_mul5" : label[0] == 'l' ? "lr_mul4" : "given");
+}
+
+static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
 {
     bad_diag *d = ctx;
     const double lam = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
+    if (d->save_dir) {
+        char path[1024], note[512];
+        bad_path(path, sizeof path, d->save_dir, d->name, d->label);
+        snprintf(note, sizeof note, "%s\n%s\n%.17g %.17g %d %.17g\n", d->name, d->label,
+                 row->lambda, row->target, row->h_fallback, row->seconds);
+        if (sive_result_save(r, path, note)) {
+            fprintf(stderr, "cannot save %s: %s\n", path, sive_last_errmsg());
+            d->save_failed = 1;
+        }
+    }
     d->zmax = 0.0;
     d->disp = 0.0;
     for (int32_t c = 0; c < sive_result_chains(r); c++) {
@@ -218,23 +248,80 @@ static void bad_print_count(const char *label, const bad_count *b)
            b->within5, b->clean, b->within5 ? 100.0 * b->clean / b->within5 : NAN);
 }
 
+/* One run's line, its tally and whether it is a miss. */
+static void bad_report(bad_count *cnt, const truth_case *c, int k, const truth_row *r,
+                       const bad_diag *diag)
+{
+    char fl[256];
+    bad_tally(&cnt[k], r);
+    bad_tally(&cnt[BAD_SETTINGS], r);
+    flag_names(r->flags, r->h_fallback, fl, sizeof fl);
+    const int miss = (fabs(r->rel) > 0.10 && !bad_caught(r->flags)) ||
+                     (fabs(r->rel) <= 0.05 && r->flags);
+    printf("%-28s %-5s %9.3f %8.3g %10.4g %8.3g %+6.1f%% %+7.2f %6.2f %+6.3f+-%-5.3f "
+           "%6.3f %6.3f %6.3f %6.3f %6.1f  %s%s\n", c->name, bad_label[k], r->lambda, r->h,
+           r->est, r->mcse, 100 * r->rel, r->z, diag->zmax, diag->slope, diag->slope_se,
+           diag->share, diag->disp, diag->disp_growth, diag->g2_growth, r->seconds, fl,
+           miss ? "  <- miss" : "");
+    fflush(stdout);
+}
+
+/* A saved run as a row (--reflag); 0 on success. */
+static int bad_load(const char *path, truth_row *row, bad_diag *diag)
+{
+    sive_result *r = NULL;
+    char *note = NULL;
+    memset(row, 0, sizeof *row);
+    if (sive_result_load(path, &r, &note)) {
+        printf("cannot load %s: %s\n", path, sive_last_errmsg());
+        return 1;
+    }
+    const char *nums = note;
+    for (int i = 0; i < 2 && nums; i++)
+        nums = strchr(nums, '\n') ? strchr(nums, '\n') + 1 : NULL;
+    if (!nums || sscanf(nums, "%lf %lf %d %lf", &row->lambda, &row->target, &row->h_fallback,
+                        &row->seconds) != 4) {
+        printf("%s: no note\n", path);
+        sive_free(note);
+        sive_result_free(r);
+        return 1;
+    }
+    row->h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
+    row->est = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
+    row->mcse = sive_result_mcse(r);
+    row->flags = sive_result_flags(r);
+    row->rel = row->est / row->lambda - 1.0;
+    row->z = (row->est - (isnan(row->target) ? row->lambda : row->target)) / row->mcse;
+    bad_inspect(r, row, diag);
+    if (getenv("SIVE_TRUTH_HEALTH"))
+        fprintf(stderr, "%s:\n%s", path, sive_result_health(r));
+    sive_free(note);
+    sive_result_free(r);
+    return 0;
+}
+
 static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick,
-                    const char *only, const char *const *skip, int nskip)
+                    const char *only, const char *const *skip, int nskip,
+                    const char *save_dir, const char *reflag_dir)
 {
     const double lr = given_base_lr(s);
     bad_count cnt[BAD_SETTINGS + 1];
     memset(cnt, 0, sizeof cnt);
     int failures = 0, nsets0 = s->nsets;
     char extra[64];
-    bad_diag diag;
+    bad_diag diag = {.save_dir = save_dir};
     s->inspect = bad_inspect;
     s->inspect_ctx = &diag;
     if (nsets0 >= TRUTH_MAX_SETS) {
         fprintf(stderr, "too many options\n");
         return 1;
     }
-    printf("--bad: each case at the given settings, h/5, h*5 (absolute h from the given "
-           "run's radius) and base_lr*4 = %g; same seeds\n", 4 * lr);
+    if (reflag_dir)
+        printf("--bad --reflag %s: the saved runs, statistics and flags recomputed by this "
+               "build\n", reflag_dir);
+    else
+        printf("--bad: each case at the given settings, h/5, h*5 (absolute h from the given "
+               "run's radius) and base_lr*4 = %g; same seeds\n", 4 * lr);
     printf("zmax: largest |halves z|; slope: d ln lambda-hat/d ln h +- se; share: "
            "a t mean||g||^2/(2 lambda-hat); disp: largest tail displacement/h; "
            "dgrow, g2grow: last/first quarter of the tail, largest over chains\n\n");
@@ -246,6 +333,18 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
             continue;
         double h_given = NAN;
         for (int k = 0; k < BAD_SETTINGS; k++) {
+            truth_row r;
+            diag.name = cs[i].name;
+            diag.label = bad_label[k];
+            if (reflag_dir) {
+                char path[1024];
+                bad_path(path, sizeof path, reflag_dir, cs[i].name, bad_label[k]);
+                if (bad_load(path, &r, &diag))
+                    failures++;
+                else
+                    bad_report(cnt, &cs[i], k, &r, &diag);
+                continue;
+            }
             s->nsets = nsets0;
             if (k == 1 || k == 2) {
                 if (!isfinite(h_given))
@@ -256,8 +355,7 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
                 snprintf(extra, sizeof extra, "base_lr=%.17g", 4 * lr);
                 s->sets[s->nsets++] = extra;
             }
-            truth_row r;
-            char err[600] = "", fl[256];
+            char err[600] = "";
             if (truth_run(&cs[i], s, &r, err, sizeof err)) {
                 printf("%-28s %-5s failed: %s\n", cs[i].name, bad_label[k], err);
                 failures++;
@@ -265,24 +363,14 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
             }
             if (k == 0)
                 h_given = r.h;
-            bad_tally(&cnt[k], &r);
-            bad_tally(&cnt[BAD_SETTINGS], &r);
-            flag_names(r.flags, r.h_fallback, fl, sizeof fl);
-            const int miss = (fabs(r.rel) > 0.10 && !bad_caught(r.flags)) ||
-                             (fabs(r.rel) <= 0.05 && r.flags);
-            printf("%-28s %-5s %9.3f %8.3g %10.4g %8.3g %+6.1f%% %+7.2f %6.2f %+6.3f+-%-5.3f "
-                   "%6.3f %6.3f %6.3f %6.3f %6.1f  %s%s\n", cs[i].name, bad_label[k],
-                   r.lambda, r.h, r.est, r.mcse, 100 * r.rel, r.z, diag.zmax, diag.slope,
-                   diag.slope_se, diag.share, diag.disp, diag.disp_growth, diag.g2_growth,
-                   r.seconds, fl, miss ? "  <- miss" : "");
-            fflush(stdout);
+            bad_report(cnt, &cs[i], k, &r, &diag);
         }
     }
     s->nsets = nsets0;
     printf("\n");
     for (int k = 0; k <= BAD_SETTINGS; k++)
         bad_print_count(k < BAD_SETTINGS ? bad_label[k] : "all", &cnt[k]);
-    return failures ? 1 : 0;
+    return failures || diag.save_failed ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -290,6 +378,7 @@ int main(int argc, char **argv)
     truth_settings s;
     truth_settings_default(&s);
     int quick = 0, steps_set = 0, bad = 0;
+    const char *save_dir = NULL, *reflag_dir = NULL;
     const char *only = NULL, *skip[16];
     int nskip = 0;
     for (int i = 1; i < argc; i++) {
@@ -307,6 +396,10 @@ int main(int argc, char **argv)
             only = v, i++;
         else if (!strcmp(a, "--skip") && nskip < 16)
             skip[nskip++] = v, i++;
+        else if (!strcmp(a, "--save"))
+            save_dir = v, i++;
+        else if (!strcmp(a, "--reflag"))
+            reflag_dir = v, i++, bad = 1;
         else if (!strcmp(a, "--t"))
             s.t = atof(v), i++;
         else if (!strcmp(a, "--h-zero"))
@@ -337,7 +430,7 @@ int main(int argc, char **argv)
     if (bad) {
         size_t nb;
         const truth_case *cb = truth_cases(&nb);
-        return bad_mode(cb, nb, &s, quick, only, skip, nskip);
+        return bad_mode(cb, nb, &s, quick, only, skip, nskip, save_dir, reflag_dir);
     }
     printf("%-28s %7s %3s %9s %3s %8s %8s %9s %10s %8s %7s %7s %7s  %s\n", "case", "d",
            "L", "lambda", "m", "t", "h", "target_t", "lambda-hat", "mcse", "rel",

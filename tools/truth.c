@@ -261,8 +261,6 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
             row->mcse = sive_result_stat(r, SIVE_STAT_MCSE_STEP0, SIVE_SUMMARY);
         }
         row->flags = sive_result_flags(r);
-        if (s->inspect)
-            s->inspect(r, s->inspect_ctx);
         if (getenv("SIVE_TRUTH_HEALTH")) /* the health text, for diagnosis */
             fprintf(stderr, "%s:\n%sESS of Lbar %.1f, of SIVE %.1f; process CPU %.2f s\n",
                     c->name, sive_result_health(r),
@@ -271,6 +269,8 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         row->target = target(c, row);
         row->rel = row->est / row->lambda - 1.0;
         row->z = (row->est - (isnan(row->target) ? row->lambda : row->target)) / row->mcse;
+        if (s->inspect)
+            s->inspect(r, row, s->inspect_ctx);
     }
     sive_result_free(r);
     sive_model_destroy(&m);

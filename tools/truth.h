@@ -25,6 +25,8 @@ typedef struct truth_case {
     int quick;              /* in the --quick subset                         */
 } truth_case;
 
+struct truth_row;
+
 typedef struct truth_settings {
     double t;          /* NaN: each case's t from truth_theory_t()          */
     double h_zero;     /* absolute h when theta* = 0 and no h was set       */
@@ -35,7 +37,7 @@ typedef struct truth_settings {
     int nsets;
     /* Called with each finished run's result before it is freed (bench_truth
      * --bad reads the diagnostics behind the flags), or NULL. */
-    void (*inspect)(const sive_result *r, void *ctx);
+    void (*inspect)(const sive_result *r, const struct truth_row *row, void *ctx);
     void *inspect_ctx;
 } truth_settings;
 
