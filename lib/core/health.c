@@ -30,6 +30,15 @@
 /* step_bias: the share of lambda-hat due to the finite step,
  * STEP_CURVATURE / (2 lambda-hat), above this */
 #define STEP_SHARE 0.05
+/* unstable: the largest SPIKE_FRAC of a chain's tail squared deviations
+ * of Lbar carry more than SPIKE_SHARE of its variance.  A stable chain's
+ * Lbar is near a Gamma law of shape lambda (t Lbar ~ Gamma(d/2) for a
+ * quadratic loss): the top 0.1 % carry ~ 7 % of the variance at shape 1/2
+ * (chi-square, 1 dof), less at larger shapes; on the ground-truth suite
+ * 1.5-3 % for every run that did not blow up, 38-79 % for those that did
+ * (docs/validation.md) */
+#define SPIKE_FRAC 0.001
+#define SPIKE_SHARE 0.2
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -76,6 +85,12 @@ static const flag_desc flags[] = {
      "share of lambda-hat due to the finite step, is above " STR(STEP_SHARE) " (near the "
      "step's stability limit it grows without bound; lower base_lr, raise grad_batch, or "
      "use step_extrapolate)"},
+    {SIVE_FLAG_UNSTABLE, "unstable",
+     "a few spikes make the variance: on some chain the largest 0.1 % of the tail's squared "
+     "deviations of the loss carry more than " STR(SPIKE_SHARE) " of its variance (a stable "
+     "chain's: a few %), so lambda-hat measures excursions, not fluctuations: the step is "
+     "near its stability limit where the chain went (lower base_lr, or h or c_h when the "
+     "radius lets the chain slide to a more curved region)"},
 };
 
 static const flag_desc *find(uint32_t bit)
@@ -213,6 +228,42 @@ static uint32_t chart_flags(const sive_result *r, text *t)
     return f;
 }
 
+/* Spikes: a chain whose variance is made by a handful of excursions (the
+ * step near its stability limit, after a slide along a valley to a more
+ * curved region); docs/theory.md, "Health flags". */
+static uint32_t spike_flags(const sive_result *r, text *t)
+{
+    int32_t worst = -1, count = 0;
+    double share = 0.0;
+    for (int32_t c = r->begin; c < r->end; c++) {
+        const sivei_chain_out *ch = sivei_chain(r, c);
+        if (ch->status != SIVE_CHAIN_OK)
+            continue;
+        const double v = sivei_spike_share(r, ch, SIVE_TRACE_LBAR, 0, SPIKE_FRAC);
+        if (v < 0.0) {
+            t->rc = SIVE_E_NOMEM;
+            return 0;
+        }
+        if (!(v > SPIKE_SHARE))
+            continue;
+        count++;
+        if (v > share)
+            worst = c, share = v;
+    }
+    if (worst < 0)
+        return 0;
+    const sivei_chain_out *ch = sivei_chain(r, worst);
+    const double g = sivei_spike_share(r, ch, SIVE_TRACE_GRAD_NORM, 1, SPIKE_FRAC);
+    add(t, "unstable: chain %d: the largest %g %% of the tail's loss deviations carry %.0f %% of "
+        "its variance (%d of %d chains above %.0f %%; of ||g||^2's variance %.0f %%): "
+        "lambda-hat %.4g is made by spikes; lower base_lr (now %g), or h or c_h (h = %.4g; "
+        "mean tail displacement %.3g h)\n", (int)worst, 100.0 * SPIKE_FRAC, 100.0 * share,
+        (int)count, (int)r->chains_ok, 100.0 * SPIKE_SHARE, 100.0 * g,
+        r->summary[SIVE_STAT_SIVE_UNCLIPPED], r->opt.base_lr, r->h,
+        ch->stat[SIVE_STAT_RMS_DISP_REL_H]);
+    return SIVE_FLAG_UNSTABLE;
+}
+
 /* Precision, radius and step, from the summaries (docs/theory.md,
  * "Localisation and step"). */
 static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
@@ -278,7 +329,8 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    return f | chart_flags(r, t) | geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY), t);
+    return f | chart_flags(r, t) | geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY), t) |
+           spike_flags(r, t);
 }
 
 int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
