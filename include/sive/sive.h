@@ -922,8 +922,8 @@ enum {
                                              numbers                          */
     SIVE_FLAG_CHART = 1u << 8,          /**< a chain's tail displacement from
                                              theta* is > 3 h (it left its
-                                             chart) or < 0.01 h (it barely
-                                             moves)                           */
+                                             chart) or < 0.01 h and still
+                                             growing (it barely moves)        */
     SIVE_FLAG_IMPRECISE = 1u << 9,      /**< summary MCSE > 0.3 |lambda-hat|:
                                              run longer or more chains        */
     SIVE_FLAG_RADIUS_BOUND = 1u << 10,  /**< the radius cuts the fluctuations:

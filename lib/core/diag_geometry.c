@@ -118,3 +118,23 @@ double sivei_spike_share(const sive_result *r, const sivei_chain_out *c, sive_tr
     free(x);
     return share;
 }
+
+double sivei_disp_growth(const sive_result *r, const sivei_chain_out *c)
+{
+    size_t n = 0;
+    double *x = sivei_tail_copy(r, c, SIVE_TRACE_DISP, &n);
+    if (!x)
+        return -1.0;
+    double g = NAN;
+    const size_t q = n / 4;
+    if (q >= 4) {
+        double first = 0.0, last = 0.0;
+        for (size_t i = 0; i < q; i++) {
+            first += x[i];
+            last += x[n - q + i];
+        }
+        g = first > 0.0 ? last / first : NAN;
+    }
+    free(x);
+    return g;
+}

@@ -19,6 +19,11 @@
  * one that barely moves (a tethered flat direction alone gives ~1) */
 #define CHART_FAR 3
 #define CHART_STILL 0.01
+/* ... and whose displacement still grows: the last quarter of the tail
+ * this much above the first (a chain at its stationary spread in a loss
+ * curved in every direction, e.g. K1 at h >> t^(-1/2), stays far inside
+ * h without being stuck: h plays no part there) */
+#define CHART_GROWING 1.25
 /* imprecise: the summary MCSE above this fraction of |lambda-hat| */
 #define IMPRECISE_REL 0.3
 /* radius_bound: d ln lambda / d ln h above this, and that many standard
@@ -70,8 +75,8 @@ static const flag_desc flags[] = {
      "it a lot (raise N*B_eval, or use control variates with a per-example model)"},
     {SIVE_FLAG_CHART, "chart",
      "a chain's mean tail displacement from theta* is above " STR(CHART_FAR) " h (it left "
-     "its chart: lower c_h or h for a stronger tether) or below " STR(CHART_STILL) " h (it "
-     "barely moves: raise base_lr or steps)"},
+     "its chart: lower c_h or h for a stronger tether) or below " STR(CHART_STILL) " h and "
+     "still growing (it barely moves: raise base_lr or steps)"},
     {SIVE_FLAG_IMPRECISE, "imprecise",
      "the MCSE of lambda-hat is above " STR(IMPRECISE_REL) " times lambda-hat: the number "
      "is not determined (raise steps, or chains)"},
@@ -194,6 +199,10 @@ static extreme disp_extreme(const sive_result *r, int far, double limit)
         double v = sivei_chain(r, c)->stat[SIVE_STAT_RMS_DISP_REL_H];
         if (sivei_chain(r, c)->status != SIVE_CHAIN_OK || isnan(v))
             continue;
+        /* still: only a chain that has not relaxed (NaN growth, a tail
+         * too short to tell: kept) */
+        if (!far && v < limit && sivei_disp_growth(r, sivei_chain(r, c)) <= CHART_GROWING)
+            continue;
         if (far ? v > limit : v < limit)
             e.count++;
         if (e.chain < 0 || (far ? v > e.value : v < e.value)) {
@@ -220,8 +229,8 @@ static uint32_t chart_flags(const sive_result *r, text *t)
     }
     if (still.count > 0) {
         f = SIVE_FLAG_CHART;
-        add(t, "chart: chain %d: mean tail displacement %.3g h < %g h (%d of %d chains): the "
-            "chain barely moves (the tether relaxes in h^2/eta = %.3g steps, the run has "
+        add(t, "chart: chain %d: mean tail displacement %.3g h < %g h and growing (%d of %d "
+            "chains): the chain barely moves (the tether relaxes in h^2/eta = %.3g steps, the run has "
             "%lld steps); raise base_lr or steps\n", (int)still.chain, still.value, CHART_STILL,
             (int)still.count, (int)r->chains_ok, relax, (long long)r->opt.steps);
     }

@@ -170,6 +170,11 @@ SIVE_HIDDEN double sivei_step_curvature(const sive_result *r, const sivei_chain_
  * fraction frac of the tail (at least one value): ~ 0.015-0.07 for a
  * stable chain, near 1 when a few spikes make the variance (health.c's
  * unstable).  NaN on a short tail; -1 when out of memory. */
+/* A chain's tail displacement still growing: the mean of DISP over the
+ * last quarter of the tail over that of the first quarter (~1 once the
+ * chain has relaxed; ~1.5 for a random walk over the default tail).  NaN
+ * on a short tail; -1 when out of memory. */
+SIVE_HIDDEN double sivei_disp_growth(const sive_result *r, const sivei_chain_out *c);
 SIVE_HIDDEN double sivei_spike_share(const sive_result *r, const sivei_chain_out *c,
                                      sive_trace which, int sq, double frac);
 /* step0.c: the Richardson extrapolation weight lambda(other) + (1 -
