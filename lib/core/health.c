@@ -84,7 +84,7 @@ static const flag_desc flags[] = {
      "the localisation radius cuts the fluctuations: d ln lambda-hat / d ln h, measured on "
      "the chains, is above " STR(RADIUS_SLOPE) " and " STR(RADIUS_Z) " standard errors above "
      "0, so lambda-hat grows with h (raise h or c_h until it stops); not assessed on a "
-     "nonstationary tail"},
+     "nonstationary or unstable tail"},
     {SIVE_FLAG_STEP_BIAS, "step_bias",
      "the step is large for the loss's curvature: a t mean ||g||^2 / (2 lambda-hat), the "
      "share of lambda-hat due to the finite step, is above " STR(STEP_SHARE) " (near the "
@@ -338,8 +338,21 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    return f | chart_flags(r, t) | geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY), t) |
-           spike_flags(r, t);
+    f |= chart_flags(r, t);
+    /* spikes: the slope would be the excursions' covariance with the
+     * displacement, not the radius's cut (their line says what to change) */
+    text spikes = {.buf = calloc(1, 1)};
+    if (!spikes.buf) {
+        t->rc = SIVE_E_NOMEM;
+        return f;
+    }
+    const uint32_t u = spike_flags(r, &spikes);
+    f |= geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY) && !u, t) | u;
+    add(t, "%s", spikes.buf);
+    if (spikes.rc)
+        t->rc = spikes.rc;
+    free(spikes.buf);
+    return f;
 }
 
 int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
