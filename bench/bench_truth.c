@@ -120,7 +120,7 @@ static const char *const bad_label[BAD_SETTINGS] = {"given", "h/5", "h*5", "lr*4
 
 /* The diagnostics behind the flags of one run (inspect callback). */
 typedef struct bad_diag {
-    double zmax, slope, slope_se, share, disp, disp_growth, g2_growth;
+    double zmax, slope, slope_se, share, disp, disp_growth, spike;
     const char *save_dir, *name, *label; /* --save: where, and the note  */
     int save_failed;
 } bad_diag;
@@ -171,6 +171,38 @@ static void bad_path(char *buf, size_t len, const char *dir, const char *name,
              : label[0] == 'h' ? "h_mul5" : label[0] == 'l' ? "lr_mul4" : "given");
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    return cmp_double(b, a);
+}
+
+/* The largest share, over the chains, of the tail's (Lbar - mean)^2 that
+ * its top 0.1 % carry (the last 70 % of the trace, the default burn-in;
+ * the library's unstable flag computes it on the run's own tail). */
+static double spike_share(const sive_result *r)
+{
+    double worst = NAN;
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        size_t len = 0;
+        const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
+        const size_t a = (size_t)(0.3 * (double)len), n = len - a;
+        double *y = x && n >= 16 ? malloc(n * sizeof *y) : NULL;
+        if (!y)
+            continue;
+        const double mean = span_mean(x, a, len);
+        double total = 0.0, top = 0.0;
+        for (size_t i = 0; i < n; i++)
+            total += y[i] = (x[a + i] - mean) * (x[a + i] - mean);
+        qsort(y, n, sizeof *y, cmp_desc);
+        for (size_t i = 0; i < (n / 1000 ? n / 1000 : 1); i++)
+            top += y[i];
+        free(y);
+        if (total > 0.0 && !(top / total <= worst))
+            worst = top / total;
+    }
+    return worst;
+}
+
 static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
 {
     bad_diag *d = ctx;
@@ -195,7 +227,7 @@ static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
     d->slope_se = sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H_SE, SIVE_SUMMARY) / lam;
     d->share = sive_result_stat(r, SIVE_STAT_STEP_CURVATURE, SIVE_SUMMARY) / (2.0 * lam);
     d->disp_growth = trace_growth(r, SIVE_TRACE_DISP, 0);
-    d->g2_growth = trace_growth(r, SIVE_TRACE_GRAD_NORM, 1);
+    d->spike = spike_share(r);
 }
 
 /* A flag other than nonstationary / low_ess (the issue's "caught"). */
@@ -261,7 +293,7 @@ static void bad_report(bad_count *cnt, const truth_case *c, int k, const truth_r
     printf("%-28s %-5s %9.3f %8.3g %10.4g %8.3g %+6.1f%% %+7.2f %6.2f %+6.3f+-%-5.3f "
            "%6.3f %6.3f %6.3f %6.3f %6.1f  %s%s\n", c->name, bad_label[k], r->lambda, r->h,
            r->est, r->mcse, 100 * r->rel, r->z, diag->zmax, diag->slope, diag->slope_se,
-           diag->share, diag->disp, diag->disp_growth, diag->g2_growth, r->seconds, fl,
+           diag->share, diag->disp, diag->disp_growth, diag->spike, r->seconds, fl,
            miss ? "  <- miss" : "");
     fflush(stdout);
 }
@@ -324,10 +356,11 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
                "run's radius) and base_lr*4 = %g; same seeds\n", 4 * lr);
     printf("zmax: largest |halves z|; slope: d ln lambda-hat/d ln h +- se; share: "
            "a t mean||g||^2/(2 lambda-hat); disp: largest tail displacement/h; "
-           "dgrow, g2grow: last/first quarter of the tail, largest over chains\n\n");
+           "dgrow: the displacement's last/first quarter of the tail; spike: share of the "
+           "tail's variance of Lbar in its top 0.1 %% (both largest over chains)\n\n");
     printf("%-28s %-5s %9s %8s %10s %8s %7s %7s %6s %13s %6s %6s %6s %6s %6s  %s\n", "case",
            "set", "lambda", "h", "lambda-hat", "mcse", "rel", "z", "zmax", "slope", "share",
-           "disp", "dgrow", "g2grow", "sec", "flags");
+           "disp", "dgrow", "spike", "sec", "flags");
     for (size_t i = 0; i < n; i++) {
         if (!selected(&cs[i], quick, only, skip, nskip))
             continue;
