@@ -40,8 +40,8 @@
  * Lbar is near a Gamma law of shape lambda (t Lbar ~ Gamma(d/2) for a
  * quadratic loss): the top 0.1 % carry ~ 7 % of the variance at shape 1/2
  * (chi-square, 1 dof), less at larger shapes; on the ground-truth suite
- * 1.5-3 % for every run that did not blow up, 38-79 % for those that did
- * (docs/validation.md) */
+ * with bad settings 1.4-5.6 % on every run within 10 % of lambda, 20-83 %
+ * on the blow-ups it flags (docs/validation.md) */
 #define SPIKE_FRAC 0.001
 #define SPIKE_SHARE 0.2
 #define STR_(x) #x
