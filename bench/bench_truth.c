@@ -135,9 +135,8 @@ static double span_mean(const double *x, size_t a, size_t b)
 }
 
 /* The last quarter's mean over the first quarter's of a trace's tail
- * (the last 70 %, the default burn-in), largest over the chains; squared
- * values when sq. */
-static double trace_growth(const sive_result *r, sive_trace which, int sq)
+ * (the last 70 %, the default burn-in), largest over the chains. */
+static double trace_growth(const sive_result *r, sive_trace which)
 {
     double worst = NAN;
     for (int32_t c = 0; c < sive_result_chains(r); c++) {
@@ -145,14 +144,8 @@ static double trace_growth(const sive_result *r, sive_trace which, int sq)
         const double *x = sive_result_trace(r, which, c, &len);
         if (!x || len < 16)
             continue;
-        double *y = malloc(len * sizeof *y);
-        if (!y)
-            continue;
-        for (size_t i = 0; i < len; i++)
-            y[i] = sq ? x[i] * x[i] : x[i];
         const size_t a = (size_t)(0.3 * (double)len), q = (len - a) / 4;
-        const double g = span_mean(y, len - q, len) / span_mean(y, a, a + q);
-        free(y);
+        const double g = span_mean(x, len - q, len) / span_mean(x, a, a + q);
         if (isfinite(g) && !(g <= worst))
             worst = g;
     }
@@ -226,7 +219,7 @@ static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
     d->slope = sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H, SIVE_SUMMARY) / lam;
     d->slope_se = sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H_SE, SIVE_SUMMARY) / lam;
     d->share = sive_result_stat(r, SIVE_STAT_STEP_CURVATURE, SIVE_SUMMARY) / (2.0 * lam);
-    d->disp_growth = trace_growth(r, SIVE_TRACE_DISP, 0);
+    d->disp_growth = trace_growth(r, SIVE_TRACE_DISP);
     d->spike = spike_share(r);
 }
 
