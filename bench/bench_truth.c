@@ -3,17 +3,33 @@
  *
  *   bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] [--seed S]
  *               [--probe-seed S] [--threads K] [--population | --data N]
+ *               [--bad [--save DIR] | --reflag DIR]
  *               [--OPTION VALUE]...
  *
  * --OPTION VALUE is any libsive option by name (--steps 20000, --c_h 0.5,
  * --h 0.1, --base_lr 0.01, --chains 8, ...).  --t replaces every case's t
  * (by default each case's t comes from the theory, truth_theory_t()).
- * --only / --skip keep / drop the cases whose name contains TEXT.
+ * --only / --skip keep / drop the cases whose name contains TEXT (--skip
+ * may be repeated).
  * --quick runs the quick subset with 20 000 steps (unless --steps is
  * given).  --seed is the teacher's (frames, data); --probe-seed S sets
  * the probe's option seed.  --population / --data N put every DLN in population mode or on
  * N noiseless examples.  With SIVE_TRUTH_HEALTH set in the environment
- * each run's health text goes to stderr. */
+ * each run's health text goes to stderr.
+ *
+ * --bad runs each case at the given settings and at deliberately bad ones
+ * (issue 18, part 5): the radius 5x smaller and 5x larger (the absolute h
+ * = 0.2 or 5 times the radius the given settings used, so c_h, the
+ * theta* = 0 fallback and c_h = auto alike) and base_lr 4x larger, with
+ * the same seeds; it prints each run with the diagnostics behind the
+ * flags, and the counts of the acceptance: runs more than 10 % off that
+ * carry a flag other than nonstationary / low_ess, and runs within 5 %
+ * that carry none.  With --save DIR each run's result is saved there
+ * (sive_result_save; the note holds the case, setting, lambda and target);
+ * --reflag DIR prints the same table from the saved results, whose
+ * statistics and flags sive_result_load() recomputes with this build's
+ * library: a change of the flags measured without running the chains
+ * again (the chains, hence lambda-hat, are the saved ones). */
 #include "bench_common.h"
 #include "truth.h"
 
@@ -23,7 +39,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] "
                     "[--seed S] [--probe-seed S] [--threads K] [--population | --data N] "
-                    "[--OPTION VALUE]...\n");
+                    "[--bad [--save DIR] | --reflag DIR] [--OPTION VALUE]...\n");
     exit(2);
 }
 
@@ -86,25 +102,332 @@ static void summary(const truth_case *cs, const truth_row *rows, const int *ran,
     printf("\n");
 }
 
+/* The case is run: in the quick subset if asked, its name containing
+ * only and none of the skip texts. */
+static int selected(const truth_case *c, int quick, const char *only,
+                    const char *const *skip, int nskip)
+{
+    if ((quick && !c->quick) || (only && !strstr(c->name, only)))
+        return 0;
+    for (int i = 0; i < nskip; i++)
+        if (strstr(c->name, skip[i]))
+            return 0;
+    return 1;
+}
+
+/* ---- --bad: the flags on deliberately bad settings -------------------- */
+
+enum { BAD_SETTINGS = 4 };
+static const char *const bad_label[BAD_SETTINGS] = {"given", "h/5", "h*5", "lr*4"};
+
+/* The diagnostics behind the flags of one run (inspect callback). */
+typedef struct bad_diag {
+    double zmax, slope, slope_se, share, disp, disp_growth, spike;
+    const char *save_dir, *name, *label; /* --save: where, and the note  */
+    int save_failed;
+} bad_diag;
+
+/* Mean of x[a, b). */
+static double span_mean(const double *x, size_t a, size_t b)
+{
+    double s = 0.0;
+    for (size_t i = a; i < b; i++)
+        s += x[i];
+    return b > a ? s / (double)(b - a) : NAN;
+}
+
+/* The last quarter's mean over the first quarter's of a trace's tail
+ * (the last 70 %, the default burn-in), largest over the chains. */
+static double trace_growth(const sive_result *r, sive_trace which)
+{
+    double worst = NAN;
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        size_t len = 0;
+        const double *x = sive_result_trace(r, which, c, &len);
+        if (!x || len < 16)
+            continue;
+        const size_t a = (size_t)(0.3 * (double)len), q = (len - a) / 4;
+        const double g = span_mean(x, len - q, len) / span_mean(x, a, a + q);
+        if (isfinite(g) && !(g <= worst))
+            worst = g;
+    }
+    return worst;
+}
+
+/* The file of a run in DIR: the case name and setting, blanks and '/' as
+ * '_'. */
+static void bad_path(char *buf, size_t len, const char *dir, const char *name,
+                     const char *label)
+{
+    int k = snprintf(buf, len, "%s/", dir);
+    for (const char *c = name; *c && k + 2 < (int)len; c++)
+        buf[k++] = *c == ' ' || *c == '/' ? '_' : *c;
+    snprintf(buf + k, len - (size_t)k, "__%s.sive", label[0] == 'h' && label[1] == '/' ? "h_div5"
+             : label[0] == 'h' ? "h_mul5" : label[0] == 'l' ? "lr_mul4" : "given");
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    return cmp_double(b, a);
+}
+
+/* The largest share, over the chains, of the tail's (Lbar - mean)^2 that
+ * its top 0.1 % carry (the last 70 % of the trace, the default burn-in;
+ * the library's unstable flag computes it on the run's own tail). */
+static double spike_share(const sive_result *r)
+{
+    double worst = NAN;
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        size_t len = 0;
+        const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
+        const size_t a = (size_t)(0.3 * (double)len), n = len - a;
+        double *y = x && n >= 16 ? malloc(n * sizeof *y) : NULL;
+        if (!y)
+            continue;
+        const double mean = span_mean(x, a, len);
+        double total = 0.0, top = 0.0;
+        for (size_t i = 0; i < n; i++)
+            total += y[i] = (x[a + i] - mean) * (x[a + i] - mean);
+        qsort(y, n, sizeof *y, cmp_desc);
+        for (size_t i = 0; i < (n / 1000 ? n / 1000 : 1); i++)
+            top += y[i];
+        free(y);
+        if (total > 0.0 && !(top / total <= worst))
+            worst = top / total;
+    }
+    return worst;
+}
+
+static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
+{
+    bad_diag *d = ctx;
+    const double lam = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
+    if (d->save_dir) {
+        char path[1024], note[512];
+        bad_path(path, sizeof path, d->save_dir, d->name, d->label);
+        snprintf(note, sizeof note, "%s\n%s\n%.17g %.17g %d %.17g\n", d->name, d->label,
+                 row->lambda, row->target, row->h_fallback, row->seconds);
+        if (sive_result_save(r, path, note)) {
+            fprintf(stderr, "cannot save %s: %s\n", path, sive_last_errmsg());
+            d->save_failed = 1;
+        }
+    }
+    d->zmax = 0.0;
+    d->disp = 0.0;
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        d->zmax = fmax(d->zmax, fabs(sive_result_stat(r, SIVE_STAT_HALVES_Z, c)));
+        d->disp = fmax(d->disp, sive_result_stat(r, SIVE_STAT_RMS_DISP_REL_H, c));
+    }
+    d->slope = sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H, SIVE_SUMMARY) / lam;
+    d->slope_se = sive_result_stat(r, SIVE_STAT_DLAMBDA_DLOG_H_SE, SIVE_SUMMARY) / lam;
+    d->share = sive_result_stat(r, SIVE_STAT_STEP_CURVATURE, SIVE_SUMMARY) / (2.0 * lam);
+    d->disp_growth = trace_growth(r, SIVE_TRACE_DISP);
+    d->spike = spike_share(r);
+}
+
+/* A flag other than nonstationary / low_ess (the issue's "caught"). */
+static int bad_caught(uint32_t flags)
+{
+    return (flags & ~(uint32_t)(SIVE_FLAG_NONSTATIONARY | SIVE_FLAG_LOW_ESS)) != 0;
+}
+
+/* The given settings' base_lr (the library default unless set). */
+static double given_base_lr(const truth_settings *s)
+{
+    sive_probe *p = NULL;
+    double a = NAN;
+    if (sive_probe_new(&p))
+        return a;
+    for (int i = 0; i < s->nsets; i++) {
+        char name[64];
+        const char *eq = strchr(s->sets[i], '=');
+        if (eq && (size_t)(eq - s->sets[i]) < sizeof name) {
+            memcpy(name, s->sets[i], (size_t)(eq - s->sets[i]));
+            name[eq - s->sets[i]] = 0;
+            sive_probe_set_text(p, name, eq + 1);
+        }
+    }
+    sive_probe_get_double(p, SIVE_OPT_BASE_LR, &a);
+    sive_probe_free(p);
+    return a;
+}
+
+typedef struct bad_count {
+    int runs, off10, caught, within5, clean;
+} bad_count;
+
+static void bad_tally(bad_count *b, const truth_row *r)
+{
+    b->runs++;
+    if (fabs(r->rel) > 0.10) {
+        b->off10++;
+        b->caught += bad_caught(r->flags);
+    } else if (fabs(r->rel) <= 0.05) {
+        b->within5++;
+        b->clean += r->flags == 0;
+    }
+}
+
+static void bad_print_count(const char *label, const bad_count *b)
+{
+    printf("%-6s %4d runs: > 10 %% off %3d, flagged (not only nonstationary/low_ess) %3d; "
+           "within 5 %% %3d, no flag %3d (%.0f %%)\n", label, b->runs, b->off10, b->caught,
+           b->within5, b->clean, b->within5 ? 100.0 * b->clean / b->within5 : NAN);
+}
+
+/* One run's line, its tally and whether it is a miss. */
+static void bad_report(bad_count *cnt, const truth_case *c, int k, const truth_row *r,
+                       const bad_diag *diag)
+{
+    char fl[256];
+    bad_tally(&cnt[k], r);
+    bad_tally(&cnt[BAD_SETTINGS], r);
+    flag_names(r->flags, r->h_fallback, fl, sizeof fl);
+    const int miss = (fabs(r->rel) > 0.10 && !bad_caught(r->flags)) ||
+                     (fabs(r->rel) <= 0.05 && r->flags);
+    printf("%-28s %-5s %9.3f %8.3g %10.4g %8.3g %+6.1f%% %+7.2f %6.2f %+6.3f+-%-5.3f "
+           "%6.3f %6.3f %6.3f %6.3f %6.1f  %s%s\n", c->name, bad_label[k], r->lambda, r->h,
+           r->est, r->mcse, 100 * r->rel, r->z, diag->zmax, diag->slope, diag->slope_se,
+           diag->share, diag->disp, diag->disp_growth, diag->spike, r->seconds, fl,
+           miss ? "  <- miss" : "");
+    fflush(stdout);
+}
+
+/* A saved run as a row (--reflag); 0 on success. */
+static int bad_load(const char *path, truth_row *row, bad_diag *diag)
+{
+    sive_result *r = NULL;
+    char *note = NULL;
+    memset(row, 0, sizeof *row);
+    if (sive_result_load(path, &r, &note)) {
+        printf("cannot load %s: %s\n", path, sive_last_errmsg());
+        return 1;
+    }
+    const char *nums = note;
+    for (int i = 0; i < 2 && nums; i++)
+        nums = strchr(nums, '\n') ? strchr(nums, '\n') + 1 : NULL;
+    if (!nums || sscanf(nums, "%lf %lf %d %lf", &row->lambda, &row->target, &row->h_fallback,
+                        &row->seconds) != 4) {
+        printf("%s: no note\n", path);
+        sive_free(note);
+        sive_result_free(r);
+        return 1;
+    }
+    row->h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
+    row->est = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
+    row->mcse = sive_result_mcse(r);
+    row->flags = sive_result_flags(r);
+    row->rel = row->est / row->lambda - 1.0;
+    row->z = (row->est - (isnan(row->target) ? row->lambda : row->target)) / row->mcse;
+    bad_inspect(r, row, diag);
+    if (getenv("SIVE_TRUTH_HEALTH"))
+        fprintf(stderr, "%s:\n%s", path, sive_result_health(r));
+    sive_free(note);
+    sive_result_free(r);
+    return 0;
+}
+
+static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick,
+                    const char *only, const char *const *skip, int nskip,
+                    const char *save_dir, const char *reflag_dir)
+{
+    const double lr = given_base_lr(s);
+    bad_count cnt[BAD_SETTINGS + 1];
+    memset(cnt, 0, sizeof cnt);
+    int failures = 0, nsets0 = s->nsets;
+    char extra[64];
+    bad_diag diag = {.save_dir = save_dir};
+    s->inspect = bad_inspect;
+    s->inspect_ctx = &diag;
+    if (nsets0 >= TRUTH_MAX_SETS) {
+        fprintf(stderr, "too many options\n");
+        return 1;
+    }
+    if (reflag_dir)
+        printf("--bad --reflag %s: the saved runs, statistics and flags recomputed by this "
+               "build\n", reflag_dir);
+    else
+        printf("--bad: each case at the given settings, h/5, h*5 (absolute h from the given "
+               "run's radius) and base_lr*4 = %g; same seeds\n", 4 * lr);
+    printf("zmax: largest |halves z|; slope: d ln lambda-hat/d ln h +- se; share: "
+           "a t mean||g||^2/(2 lambda-hat); disp: largest tail displacement/h; "
+           "dgrow: the displacement's last/first quarter of the tail; spike: share of the "
+           "tail's variance of Lbar in its top 0.1 %% (both largest over chains)\n\n");
+    printf("%-28s %-5s %9s %8s %10s %8s %7s %7s %6s %13s %6s %6s %6s %6s %6s  %s\n", "case",
+           "set", "lambda", "h", "lambda-hat", "mcse", "rel", "z", "zmax", "slope", "share",
+           "disp", "dgrow", "spike", "sec", "flags");
+    for (size_t i = 0; i < n; i++) {
+        if (!selected(&cs[i], quick, only, skip, nskip))
+            continue;
+        double h_given = NAN;
+        for (int k = 0; k < BAD_SETTINGS; k++) {
+            truth_row r;
+            diag.name = cs[i].name;
+            diag.label = bad_label[k];
+            if (reflag_dir) {
+                char path[1024];
+                bad_path(path, sizeof path, reflag_dir, cs[i].name, bad_label[k]);
+                if (bad_load(path, &r, &diag))
+                    failures++;
+                else
+                    bad_report(cnt, &cs[i], k, &r, &diag);
+                continue;
+            }
+            s->nsets = nsets0;
+            if (k == 1 || k == 2) {
+                if (!isfinite(h_given))
+                    break; /* the given run failed */
+                snprintf(extra, sizeof extra, "h=%.17g", h_given * (k == 1 ? 0.2 : 5.0));
+                s->sets[s->nsets++] = extra;
+            } else if (k == 3) {
+                snprintf(extra, sizeof extra, "base_lr=%.17g", 4 * lr);
+                s->sets[s->nsets++] = extra;
+            }
+            char err[600] = "";
+            if (truth_run(&cs[i], s, &r, err, sizeof err)) {
+                printf("%-28s %-5s failed: %s\n", cs[i].name, bad_label[k], err);
+                failures++;
+                continue;
+            }
+            if (k == 0)
+                h_given = r.h;
+            bad_report(cnt, &cs[i], k, &r, &diag);
+        }
+    }
+    s->nsets = nsets0;
+    printf("\n");
+    for (int k = 0; k <= BAD_SETTINGS; k++)
+        bad_print_count(k < BAD_SETTINGS ? bad_label[k] : "all", &cnt[k]);
+    return failures || diag.save_failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     truth_settings s;
     truth_settings_default(&s);
-    int quick = 0, steps_set = 0;
-    const char *only = NULL, *skip = NULL;
+    int quick = 0, steps_set = 0, bad = 0;
+    const char *save_dir = NULL, *reflag_dir = NULL;
+    const char *only = NULL, *skip[16];
+    int nskip = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         sive_option opt;
         if (!strcmp(a, "--quick"))
             quick = 1;
+        else if (!strcmp(a, "--bad"))
+            bad = 1;
         else if (!strcmp(a, "--population"))
             s.data_n = 0;
         else if (!v || strncmp(a, "--", 2))
             usage();
         else if (!strcmp(a, "--only"))
             only = v, i++;
-        else if (!strcmp(a, "--skip"))
-            skip = v, i++;
+        else if (!strcmp(a, "--skip") && nskip < 16)
+            skip[nskip++] = v, i++;
+        else if (!strcmp(a, "--save"))
+            save_dir = v, i++;
+        else if (!strcmp(a, "--reflag"))
+            reflag_dir = v, i++, bad = 1;
         else if (!strcmp(a, "--t"))
             s.t = atof(v), i++;
         else if (!strcmp(a, "--h-zero"))
@@ -137,6 +460,11 @@ int main(int argc, char **argv)
         printf(" %s", s.sets[i]);
     printf("%s; t %s\n\n", s.nsets ? "" : " (defaults)",
            isnan(s.t) ? "per case (theory)" : "fixed");
+    if (bad) {
+        size_t nb;
+        const truth_case *cb = truth_cases(&nb);
+        return bad_mode(cb, nb, &s, quick, only, skip, nskip, save_dir, reflag_dir);
+    }
     printf("%-28s %7s %3s %9s %3s %8s %8s %9s %10s %8s %7s %7s %7s  %s\n", "case", "d",
            "L", "lambda", "m", "t", "h", "target_t", "lambda-hat", "mcse", "rel",
            "z", "sec", "flags");
@@ -145,8 +473,7 @@ int main(int argc, char **argv)
     truth_row rows[64];
     int ran[64] = {0}, failures = 0;
     for (size_t i = 0; i < n && i < 64; i++) {
-        if ((quick && !cs[i].quick) || (only && !strstr(cs[i].name, only)) ||
-            (skip && strstr(cs[i].name, skip)))
+        if (!selected(&cs[i], quick, only, skip, nskip))
             continue;
         char err[600] = "", fl[256];
         if (truth_run(&cs[i], &s, &rows[i], err, sizeof err)) {

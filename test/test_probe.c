@@ -1452,20 +1452,21 @@ START_TEST(flag_names)
                                SIVE_FLAG_HIGH_RHAT, SIVE_FLAG_NOISY_CORRECTION,
                                SIVE_FLAG_ABORTED, SIVE_FLAG_DOMINANT_CORRECTION,
                                SIVE_FLAG_CHART, SIVE_FLAG_IMPRECISE,
-                               SIVE_FLAG_RADIUS_BOUND, SIVE_FLAG_STEP_BIAS};
+                               SIVE_FLAG_RADIUS_BOUND, SIVE_FLAG_STEP_BIAS,
+                               SIVE_FLAG_UNSTABLE};
     const char *expect[] = {"diverged", "negative_sive", "nonstationary", "low_ess",
                             "high_rhat", "noisy_correction", "aborted",
                             "dominant_correction", "chart", "imprecise",
-                            "radius_bound", "step_bias"};
+                            "radius_bound", "step_bias", "unstable"};
     const char *names[32];
     size_t n = 0;
     for (; n < 32 && sive_flag_name(UINT32_C(1) << n); n++) {
         names[n] = sive_flag_name(UINT32_C(1) << n);
         ck_assert_int_gt((int)strlen(sive_flag_string(UINT32_C(1) << n)), 0);
     }
-    ck_assert_uint_ge(n, 12);
+    ck_assert_uint_ge(n, 13);
     check_name_list(names, n);
-    for (size_t k = 0; k < 12; k++) {
+    for (size_t k = 0; k < 13; k++) {
         ck_assert_uint_eq(pinned[k], UINT32_C(1) << k);
         ck_assert_str_eq(sive_flag_name(pinned[k]), expect[k]);
     }
@@ -1763,11 +1764,13 @@ END_TEST
 
 /* The quadratic probe (h = 1, t = 100) at theta* = (c, c, c) with base_lr
  * a: its flags, and the health text copied into text[len]. */
-static uint32_t chart_run(double c, double a, char *text, size_t len)
+static uint32_t chart_run_h(double c, double a, double h, char *text, size_t len)
 {
     quad q = quad_default();
     sive_probe *p = new_quad_probe();
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BASE_LR, a), SIVE_OK);
+    if (h > 0.0)
+        ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
     sive_model m = quad_model(3, &q);
     double theta[3] = {c, c, c};
     sive_result *r = run_status(p, &m, theta, SIVE_OK);
@@ -1777,6 +1780,11 @@ static uint32_t chart_run(double c, double a, char *text, size_t len)
     sive_result_free(r);
     sive_probe_free(p);
     return f;
+}
+
+static uint32_t chart_run(double c, double a, char *text, size_t len)
+{
+    return chart_run_h(c, a, 0.0, text, len);
 }
 
 START_TEST(chart_displacement_health)
@@ -1794,6 +1802,10 @@ START_TEST(chart_displacement_health)
     /* at the minimum with the default step: ~0.1 h, no warning */
     ck_assert_msg(!(chart_run(0.0, 0.05, text, sizeof text) & SIVE_FLAG_CHART), "%s", text);
     ck_assert_ptr_null(strstr(text, "chart"));
+    /* the same at a radius 100 times larger: far inside h (~0.001 h) but at
+     * its stationary spread, so no warning (h plays no part) */
+    ck_assert_msg(!(chart_run_h(0.0, 0.05, 100.0, text, sizeof text) &
+                    SIVE_FLAG_CHART), "%s", text);
     ck_assert_str_eq(sive_flag_name(SIVE_FLAG_CHART), "chart");
 }
 END_TEST

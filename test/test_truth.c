@@ -15,7 +15,9 @@
  * plus the quadratures themselves against the untethered law (1/(2k) at
  * any t) and the homogeneity of the product (t, h enter only through
  * t h^4), and a smoke run of a deep network that must end with a finite
- * estimate. */
+ * estimate; and the unstable flag: raised on a deep network whose step is
+ * 4x the default (lambda-hat made by spikes), with its health line, and
+ * not on the runs above. */
 #include <check.h>
 
 #include "exact_ula.h"
@@ -27,10 +29,21 @@
 #include <string.h>
 #include "check_run.h"
 
+/* The health text of the last run (inspect callback). */
+static char last_health[4096];
+
+static void keep_health(const sive_result *r, const truth_row *row, void *ctx)
+{
+    (void)row;
+    (void)ctx;
+    snprintf(last_health, sizeof last_health, "%s", sive_result_health(r));
+}
+
 static truth_row run(const char *name, const char *base_lr, const char *steps)
 {
     truth_settings s;
     truth_settings_default(&s);
+    s.inspect = keep_health;
     s.sets[s.nsets++] = steps ? steps : "steps=20000";
     s.sets[s.nsets++] = "chains=4";
     s.sets[s.nsets++] = "seed=3";
@@ -64,6 +77,7 @@ START_TEST(regular_dln_exact)
     truth_row r = run("L1 10-10 r3", NULL, NULL);
     ck_assert_double_eq(r.lambda, 50.0);
     agree("L1 10-10 r3", &r, ula_quadratic(100, 1.0, r.t, 0.05, r.h));
+    ck_assert(!(r.flags & SIVE_FLAG_UNSTABLE));
 }
 END_TEST
 
@@ -72,8 +86,10 @@ START_TEST(monomials_exact)
     truth_row r = run("mono k1 x10", NULL, NULL);
     ck_assert(r.h_fallback && r.h == 1.0);
     agree("mono k1 x10", &r, ula_quadratic(10, 2.0, r.t, 0.05, r.h));
+    ck_assert(!(r.flags & SIVE_FLAG_UNSTABLE));
     r = run("mono k2 x10", "base_lr=0.01", "steps=200000");
     agree("mono k2 x10", &r, r.target);
+    ck_assert(!(r.flags & SIVE_FLAG_UNSTABLE));
     ck_assert_double_eq_tol(r.target / 10, truth_mono_target(2, r.t, 1.0), 1e-12);
 }
 END_TEST
@@ -110,6 +126,21 @@ START_TEST(quadrature_and_smoke)
 }
 END_TEST
 
+START_TEST(unstable_on_spikes)
+{
+    /* Full-rank depth 3 at base_lr 0.2: the chains slide along the
+     * rescaling valleys to where the step is near its stability limit, and
+     * a few excursions make lambda-hat (docs/validation.md, "Flags on the
+     * suite with deliberately bad settings"). */
+    truth_row r = run("L3 5-5-5-5 r5 full", "base_lr=0.2", "steps=50000");
+    printf("L3 5-5-5-5 r5 full at base_lr 0.2: lambda-hat %.4g +- %.3g (lambda %.1f), flags "
+           "0x%x\n%s", r.est, r.mcse, r.lambda, r.flags, last_health);
+    ck_assert(r.flags & SIVE_FLAG_UNSTABLE);
+    ck_assert_ptr_nonnull(strstr(last_health, "unstable: chain "));
+    ck_assert_ptr_nonnull(strstr(last_health, "lower base_lr (now 0.2)"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("truth");
@@ -119,6 +150,7 @@ int main(void)
     tcase_add_test(tc, monomials_exact);
     tcase_add_test(tc, product_multiplicity_exact);
     tcase_add_test(tc, quadrature_and_smoke);
+    tcase_add_test(tc, unstable_on_spikes);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -389,6 +389,8 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         row->target = target(c, row);
         row->rel = row->est / row->lambda - 1.0;
         row->z = (row->est - (isnan(row->target) ? row->lambda : row->target)) / row->mcse;
+        if (s->inspect)
+            s->inspect(r, row, s->inspect_ctx);
     }
     sive_result_free(r);
     sive_model_destroy(&m);

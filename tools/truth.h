@@ -27,6 +27,8 @@ typedef struct truth_case {
     int quick;              /* in the --quick subset                         */
 } truth_case;
 
+struct truth_row;
+
 typedef struct truth_settings {
     double t;          /* NaN: each case's t from truth_theory_t()          */
     double h_zero;     /* absolute h when theta* = 0 and no h was set       */
@@ -35,6 +37,10 @@ typedef struct truth_settings {
     int64_t data_n;    /* -1: each case's; 0: population; > 0: examples   */
     const char *sets[TRUTH_MAX_SETS]; /* "name=value" probe options          */
     int nsets;
+    /* Called with each finished run's result before it is freed (bench_truth
+     * --bad reads the diagnostics behind the flags), or NULL. */
+    void (*inspect)(const sive_result *r, const struct truth_row *row, void *ctx);
+    void *inspect_ctx;
 } truth_settings;
 
 typedef struct truth_row {

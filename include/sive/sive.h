@@ -922,8 +922,8 @@ enum {
                                              numbers                          */
     SIVE_FLAG_CHART = 1u << 8,          /**< a chain's tail displacement from
                                              theta* is > 3 h (it left its
-                                             chart) or < 0.01 h (it barely
-                                             moves)                           */
+                                             chart) or < 0.01 h and still
+                                             growing (it barely moves)        */
     SIVE_FLAG_IMPRECISE = 1u << 9,      /**< summary MCSE > 0.3 |lambda-hat|:
                                              run longer or more chains        */
     SIVE_FLAG_RADIUS_BOUND = 1u << 10,  /**< the radius cuts the fluctuations:
@@ -931,7 +931,7 @@ enum {
                                              than 2 standard errors above 0,
                                              on a stationary tail (raise h or
                                              c_h)                             */
-    SIVE_FLAG_STEP_BIAS = 1u << 11      /**< the step is large for the loss's
+    SIVE_FLAG_STEP_BIAS = 1u << 11,     /**< the step is large for the loss's
                                              curvature: STEP_CURVATURE >
                                              0.1 lambda-hat, i.e. the finite
                                              step adds > 5 % to lambda-hat;
@@ -939,6 +939,12 @@ enum {
                                              grows without bound (lower
                                              base_lr, raise grad_batch, or
                                              SIVE_OPT_STEP_EXTRAPOLATE)       */
+    SIVE_FLAG_UNSTABLE = 1u << 12       /**< a few spikes make the variance:
+                                             on some chain the largest 0.1 %
+                                             of the tail's squared loss
+                                             deviations carry > 20 % of it
+                                             (the step near its stability
+                                             limit; lower base_lr, or h)      */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */
@@ -948,7 +954,7 @@ SIVE_API const char *sive_flag_string(uint32_t flag);
 /** Stable machine name of one flag bit ("diverged", "negative_sive",
  *  "nonstationary", "low_ess", "high_rhat", "noisy_correction", "aborted",
  *  "dominant_correction", "chart", "imprecise", "radius_bound",
- *  "step_bias"); NULL if unknown. */
+ *  "step_bias", "unstable"); NULL if unknown. */
 SIVE_API const char *sive_flag_name(uint32_t flag);
 /** All raised flags explained, one line each with the numbers behind them
  *  ("" when healthy).  Owned by r. */

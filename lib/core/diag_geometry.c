@@ -81,3 +81,60 @@ double sivei_step_curvature(const sive_result *r, const sivei_chain_out *c)
         s += g[m] * g[m];
     return r->opt.base_lr * r->opt.t * s / (double)(r->opt.steps - first);
 }
+
+static int cmp_desc(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+double sivei_spike_share(const sive_result *r, const sivei_chain_out *c, sive_trace which,
+                         int sq, double frac)
+{
+    size_t n = 0;
+    double *x = sivei_tail_copy(r, c, which, &n);
+    if (!x)
+        return -1.0;
+    double share = NAN;
+    if (n >= 16) {
+        double mean;
+        if (sq)
+            for (size_t i = 0; i < n; i++)
+                x[i] *= x[i];
+        sivei_mean_var(x, n, &mean, NULL);
+        double total = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (x[i] - mean) * (x[i] - mean);
+            total += x[i];
+        }
+        size_t k = (size_t)(frac * (double)n);
+        k = k < 1 ? 1 : k;
+        qsort(x, n, sizeof *x, cmp_desc);
+        double top = 0.0;
+        for (size_t i = 0; i < k; i++)
+            top += x[i];
+        share = total > 0.0 ? top / total : 0.0;
+    }
+    free(x);
+    return share;
+}
+
+double sivei_disp_growth(const sive_result *r, const sivei_chain_out *c)
+{
+    size_t n = 0;
+    double *x = sivei_tail_copy(r, c, SIVE_TRACE_DISP, &n);
+    if (!x)
+        return -1.0;
+    double g = NAN;
+    const size_t q = n / 4;
+    if (q >= 4) {
+        double first = 0.0, last = 0.0;
+        for (size_t i = 0; i < q; i++) {
+            first += x[i];
+            last += x[n - q + i];
+        }
+        g = first > 0.0 ? last / first : NAN;
+    }
+    free(x);
+    return g;
+}

@@ -19,6 +19,11 @@
  * one that barely moves (a tethered flat direction alone gives ~1) */
 #define CHART_FAR 3
 #define CHART_STILL 0.01
+/* ... and whose displacement still grows: the last quarter of the tail
+ * this much above the first (a chain at its stationary spread in a loss
+ * curved in every direction, e.g. K1 at h >> t^(-1/2), stays far inside
+ * h without being stuck: h plays no part there) */
+#define CHART_GROWING 1.25
 /* imprecise: the summary MCSE above this fraction of |lambda-hat| */
 #define IMPRECISE_REL 0.3
 /* radius_bound: d ln lambda / d ln h above this, and that many standard
@@ -30,6 +35,15 @@
 /* step_bias: the share of lambda-hat due to the finite step,
  * STEP_CURVATURE / (2 lambda-hat), above this */
 #define STEP_SHARE 0.05
+/* unstable: the largest SPIKE_FRAC of a chain's tail squared deviations
+ * of Lbar carry more than SPIKE_SHARE of its variance.  A stable chain's
+ * Lbar is near a Gamma law of shape lambda (t Lbar ~ Gamma(d/2) for a
+ * quadratic loss): the top 0.1 % carry ~ 7 % of the variance at shape 1/2
+ * (chi-square, 1 dof), less at larger shapes; on the ground-truth suite
+ * with bad settings 1.4-5.6 % on every run within 10 % of lambda, 20-83 %
+ * on the blow-ups it flags (docs/validation.md) */
+#define SPIKE_FRAC 0.001
+#define SPIKE_SHARE 0.2
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -61,8 +75,8 @@ static const flag_desc flags[] = {
      "it a lot (raise N*B_eval, or use control variates with a per-example model)"},
     {SIVE_FLAG_CHART, "chart",
      "a chain's mean tail displacement from theta* is above " STR(CHART_FAR) " h (it left "
-     "its chart: lower c_h or h for a stronger tether) or below " STR(CHART_STILL) " h (it "
-     "barely moves: raise base_lr or steps)"},
+     "its chart: lower c_h or h for a stronger tether) or below " STR(CHART_STILL) " h and "
+     "still growing (it barely moves: raise base_lr or steps)"},
     {SIVE_FLAG_IMPRECISE, "imprecise",
      "the MCSE of lambda-hat is above " STR(IMPRECISE_REL) " times lambda-hat: the number "
      "is not determined (raise steps, or chains)"},
@@ -70,12 +84,18 @@ static const flag_desc flags[] = {
      "the localisation radius cuts the fluctuations: d ln lambda-hat / d ln h, measured on "
      "the chains, is above " STR(RADIUS_SLOPE) " and " STR(RADIUS_Z) " standard errors above "
      "0, so lambda-hat grows with h (raise h or c_h until it stops); not assessed on a "
-     "nonstationary tail"},
+     "nonstationary or unstable tail"},
     {SIVE_FLAG_STEP_BIAS, "step_bias",
      "the step is large for the loss's curvature: a t mean ||g||^2 / (2 lambda-hat), the "
      "share of lambda-hat due to the finite step, is above " STR(STEP_SHARE) " (near the "
      "step's stability limit it grows without bound; lower base_lr, raise grad_batch, or "
      "use step_extrapolate)"},
+    {SIVE_FLAG_UNSTABLE, "unstable",
+     "a few spikes make the variance: on some chain the largest 0.1 % of the tail's squared "
+     "deviations of the loss carry more than " STR(SPIKE_SHARE) " of its variance (a stable "
+     "chain's: a few %), so lambda-hat measures excursions, not fluctuations: the step is "
+     "near its stability limit where the chain went (lower base_lr, or h or c_h when the "
+     "radius lets the chain slide to a more curved region)"},
 };
 
 static const flag_desc *find(uint32_t bit)
@@ -179,6 +199,10 @@ static extreme disp_extreme(const sive_result *r, int far, double limit)
         double v = sivei_chain(r, c)->stat[SIVE_STAT_RMS_DISP_REL_H];
         if (sivei_chain(r, c)->status != SIVE_CHAIN_OK || isnan(v))
             continue;
+        /* still: only a chain that has not relaxed (NaN growth, a tail
+         * too short to tell: kept) */
+        if (!far && v < limit && sivei_disp_growth(r, sivei_chain(r, c)) <= CHART_GROWING)
+            continue;
         if (far ? v > limit : v < limit)
             e.count++;
         if (e.chain < 0 || (far ? v > e.value : v < e.value)) {
@@ -205,12 +229,48 @@ static uint32_t chart_flags(const sive_result *r, text *t)
     }
     if (still.count > 0) {
         f = SIVE_FLAG_CHART;
-        add(t, "chart: chain %d: mean tail displacement %.3g h < %g h (%d of %d chains): the "
-            "chain barely moves (the tether relaxes in h^2/eta = %.3g steps, the run has "
+        add(t, "chart: chain %d: mean tail displacement %.3g h < %g h and growing (%d of %d "
+            "chains): the chain barely moves (the tether relaxes in h^2/eta = %.3g steps, the run has "
             "%lld steps); raise base_lr or steps\n", (int)still.chain, still.value, CHART_STILL,
             (int)still.count, (int)r->chains_ok, relax, (long long)r->opt.steps);
     }
     return f;
+}
+
+/* Spikes: a chain whose variance is made by a handful of excursions (the
+ * step near its stability limit, after a slide along a valley to a more
+ * curved region); docs/theory.md, "Health flags". */
+static uint32_t spike_flags(const sive_result *r, text *t)
+{
+    int32_t worst = -1, count = 0;
+    double share = 0.0;
+    for (int32_t c = r->begin; c < r->end; c++) {
+        const sivei_chain_out *ch = sivei_chain(r, c);
+        if (ch->status != SIVE_CHAIN_OK)
+            continue;
+        const double v = sivei_spike_share(r, ch, SIVE_TRACE_LBAR, 0, SPIKE_FRAC);
+        if (v < 0.0) {
+            t->rc = SIVE_E_NOMEM;
+            return 0;
+        }
+        if (!(v > SPIKE_SHARE))
+            continue;
+        count++;
+        if (v > share)
+            worst = c, share = v;
+    }
+    if (worst < 0)
+        return 0;
+    const sivei_chain_out *ch = sivei_chain(r, worst);
+    const double g = sivei_spike_share(r, ch, SIVE_TRACE_GRAD_NORM, 1, SPIKE_FRAC);
+    add(t, "unstable: chain %d: the largest %g %% of the tail's loss deviations carry %.0f %% of "
+        "its variance (%d of %d chains above %.0f %%; of ||g||^2's variance %.0f %%): "
+        "lambda-hat %.4g is made by spikes; lower base_lr (now %g), or h or c_h (h = %.4g; "
+        "mean tail displacement %.3g h)\n", (int)worst, 100.0 * SPIKE_FRAC, 100.0 * share,
+        (int)count, (int)r->chains_ok, 100.0 * SPIKE_SHARE, 100.0 * g,
+        r->summary[SIVE_STAT_SIVE_UNCLIPPED], r->opt.base_lr, r->h,
+        ch->stat[SIVE_STAT_RMS_DISP_REL_H]);
+    return SIVE_FLAG_UNSTABLE;
 }
 
 /* Precision, radius and step, from the summaries (docs/theory.md,
@@ -278,7 +338,21 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    return f | chart_flags(r, t) | geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY), t);
+    f |= chart_flags(r, t);
+    /* spikes: the slope would be the excursions' covariance with the
+     * displacement, not the radius's cut (their line says what to change) */
+    text spikes = {.buf = calloc(1, 1)};
+    if (!spikes.buf) {
+        t->rc = SIVE_E_NOMEM;
+        return f;
+    }
+    const uint32_t u = spike_flags(r, &spikes);
+    f |= geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY) && !u, t) | u;
+    add(t, "%s", spikes.buf);
+    if (spikes.rc)
+        t->rc = spikes.rc;
+    free(spikes.buf);
+    return f;
 }
 
 int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)

@@ -165,6 +165,18 @@ SIVE_HIDDEN int sivei_result_summarise(sive_result *r);
  * ids[0..k-1] (SIVE_OK or SIVE_E_NOMEM), and a chain's STEP_CURVATURE. */
 SIVE_HIDDEN int sivei_radius_sensitivity(sive_result *r, const int32_t *ids, size_t k);
 SIVE_HIDDEN double sivei_step_curvature(const sive_result *r, const sivei_chain_out *c);
+/* The share of a chain's tail variance of `which` (of its squares when
+ * sq) carried by its largest squared deviations from the tail mean, a
+ * fraction frac of the tail (at least one value): ~ 0.015-0.07 for a
+ * stable chain, near 1 when a few spikes make the variance (health.c's
+ * unstable).  NaN on a short tail; -1 when out of memory. */
+/* A chain's tail displacement still growing: the mean of DISP over the
+ * last quarter of the tail over that of the first quarter (~1 once the
+ * chain has relaxed; ~1.5 for a random walk over the default tail).  NaN
+ * on a short tail; -1 when out of memory. */
+SIVE_HIDDEN double sivei_disp_growth(const sive_result *r, const sivei_chain_out *c);
+SIVE_HIDDEN double sivei_spike_share(const sive_result *r, const sivei_chain_out *c,
+                                     sive_trace which, int sq, double frac);
 /* step0.c: the Richardson extrapolation weight lambda(other) + (1 -
  * weight) lambda(r) into statistics est and mcse of r (per chain and
  * summary), other the same chains with one knob changed (base_lr/2 for

@@ -190,6 +190,10 @@ pub const SIVE_FLAG_NOISY_CORRECTION: u32 = 1 << 5;
 pub const SIVE_FLAG_ABORTED: u32 = 1 << 6;
 pub const SIVE_FLAG_DOMINANT_CORRECTION: u32 = 1 << 7;
 pub const SIVE_FLAG_CHART: u32 = 1 << 8;
+pub const SIVE_FLAG_IMPRECISE: u32 = 1 << 9;
+pub const SIVE_FLAG_RADIUS_BOUND: u32 = 1 << 10;
+pub const SIVE_FLAG_STEP_BIAS: u32 = 1 << 11;
+pub const SIVE_FLAG_UNSTABLE: u32 = 1 << 12;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
