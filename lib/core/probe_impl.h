@@ -206,6 +206,9 @@ typedef struct sivei_auto {
 SIVE_HIDDEN int sivei_radius_auto(sive_probe *p, const sivei_options *o,
                                   const sive_model *m, const void *theta_star,
                                   sivei_auto *a, sive_result **failed);
+/* The no-plateau fallback's order of two pilot levels by slope e and its
+ * standard error: 1 if (ea, sea) is the flatter (radius_auto.c). */
+SIVE_HIDDEN int sivei_auto_flatter(double ea, double sea, double eb, double seb);
 /* Append the choice to r's health text (SIVE_OK or SIVE_E_NOMEM). */
 SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
 /* health.c: flags and their text from the summaries. */

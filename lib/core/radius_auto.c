@@ -109,6 +109,24 @@ static void paired_change(const level *a, const level *b, double *rel, double *s
     *se = a->k > 1 ? sqrt(v / a->k) / a->lam : INFINITY;
 }
 
+/* The no-plateau fallback's order: level (ea, sea) flatter than (eb, seb)?
+ * The smaller upper bound e + AUTO_Z se on the slope, among levels whose
+ * slope is not steeper than AUTO_JUMP either way.  A slope below -AUTO_JUMP
+ * (lambda-hat falling by 30 % per e-fold of h) is no plateau: it is the
+ * noise of chains that have not relaxed, and its upper bound is small only
+ * because it is negative (L3 20-30-30-20 r5 under metropolis: e = -7.6 +-
+ * 3.8 at h = 0.16 won, lambda-hat -15 %; at h = 1.28, -6 %).  Among steep
+ * levels only, the smaller |e| + AUTO_Z se. */
+int sivei_auto_flatter(double ea, double sea, double eb, double seb)
+{
+    const int sa = !(fabs(ea) <= AUTO_JUMP), sb = !(fabs(eb) <= AUTO_JUMP);
+    if (sa != sb)
+        return sb;
+    if (sa)
+        return fabs(ea) + AUTO_Z * sea < fabs(eb) + AUTO_Z * seb;
+    return ea + AUTO_Z * sea < eb + AUTO_Z * seb;
+}
+
 static void choose(sivei_auto *a, const level *l, int accepted)
 {
     a->h = l->h;
@@ -235,7 +253,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
                 choose(a, &prev, 3);
             return SIVE_OK;
         }
-        if (!i || cur.e + AUTO_Z * cur.se < low.e + AUTO_Z * low.se)
+        if (!i || sivei_auto_flatter(cur.e, cur.se, low.e, low.se))
             low = cur;
         if (i && rel < flat_rel) {
             flat_rel = rel;
