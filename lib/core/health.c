@@ -111,11 +111,11 @@ static const flag_desc flags[] = {
      "deviations of the loss carry more than " STR(SPIKE_SHARE) " of its variance (a stable "
      "chain's: a few %), so lambda-hat measures excursions, not fluctuations: the step is "
      "near its stability limit where the chain went (lower base_lr, or h or c_h when the "
-     "radius lets the chain slide to a more curved region); or on some chain the tail mean "
-     "loss sits above the loss at theta* by more than t (mean - L(theta*)) = " STR(CLIMB_HALF_D)
-     " (1 + the step's share) d/2 (a stationary chain near a minimum: about lambda <= d/2), so the chain climbed to a "
-     "loss level far above theta*'s and lambda-hat measures that level's fluctuations (lower "
-     "base_lr, or h or c_h)"},
+     "radius lets the chain slide to a more curved region); or, a climb, on some chain the "
+     "tail mean loss sits above the loss at theta* by t (mean - L(theta*)) > "
+     STR(CLIMB_HALF_D) " (1 + the step's share) d/2 (a stationary chain near a minimum: "
+     "about lambda <= d/2), so the chain climbed to a loss level far above theta*'s and "
+     "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h)"},
 };
 
 static const flag_desc *find(uint32_t bit)
