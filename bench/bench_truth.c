@@ -122,7 +122,7 @@ static const char *const bad_label[BAD_SETTINGS] = {"given", "h/5", "h*5", "lr*4
 
 /* The diagnostics behind the flags of one run (inspect callback). */
 typedef struct bad_diag {
-    double zmax, slope, slope_se, share, disp, disp_growth, spike;
+    double zmax, slope, slope_se, share, disp, disp_growth, spike, climb;
     const char *save_dir, *name, *label; /* --save: where, and the note  */
     int save_failed;
 } bad_diag;
@@ -198,6 +198,29 @@ static double spike_share(const sive_result *r)
     return worst;
 }
 
+/* The largest t (mean tail loss - loss at theta*) over the chains, in
+ * units of d/2 (the loss at theta*: the chains' first evaluation,
+ * averaged; the library's unstable flag tests it with its noise). */
+static double climb(const sive_result *r)
+{
+    double t = NAN, l0 = 0.0, worst = NAN;
+    int k = 0;
+    sive_result_option_double(r, SIVE_OPT_T, &t);
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        size_t len = 0;
+        const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
+        if (x && len && isfinite(x[0]))
+            l0 += x[0], k++;
+    }
+    for (int32_t c = 0; k && c < sive_result_chains(r); c++) {
+        const double e = t * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, c) - l0 / k) /
+                         (0.5 * (double)sive_result_params_dim(r));
+        if (isfinite(e) && !(e <= worst))
+            worst = e;
+    }
+    return worst;
+}
+
 static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
 {
     bad_diag *d = ctx;
@@ -223,6 +246,7 @@ static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
     d->share = sive_result_stat(r, SIVE_STAT_STEP_CURVATURE, SIVE_SUMMARY) / (2.0 * lam);
     d->disp_growth = trace_growth(r, SIVE_TRACE_DISP);
     d->spike = spike_share(r);
+    d->climb = climb(r);
 }
 
 /* A flag other than nonstationary / low_ess (the issue's "caught"). */
@@ -286,9 +310,9 @@ static void bad_report(bad_count *cnt, const truth_case *c, int k, const truth_r
     const int miss = (fabs(r->rel) > 0.10 && !bad_caught(r->flags)) ||
                      (fabs(r->rel) <= 0.05 && r->flags);
     printf("%-28s %-5s %9.3f %8.3g %10.4g %8.3g %+6.1f%% %+7.2f %6.2f %+6.3f+-%-5.3f "
-           "%6.3f %6.3f %6.3f %6.3f %6.1f  %s%s\n", c->name, bad_label[k], r->lambda, r->h,
+           "%6.3f %6.3f %6.3f %6.3f %9.3g %6.1f  %s%s\n", c->name, bad_label[k], r->lambda, r->h,
            r->est, r->mcse, 100 * r->rel, r->z, diag->zmax, diag->slope, diag->slope_se,
-           diag->share, diag->disp, diag->disp_growth, diag->spike, r->seconds, fl,
+           diag->share, diag->disp, diag->disp_growth, diag->spike, diag->climb, r->seconds, fl,
            miss ? "  <- miss" : "");
     fflush(stdout);
 }
@@ -352,10 +376,11 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
     printf("zmax: largest |halves z|; slope: d ln lambda-hat/d ln h +- se; share: "
            "a t mean||g||^2/(2 lambda-hat); disp: largest tail displacement/h; "
            "dgrow: the displacement's last/first quarter of the tail; spike: share of the "
-           "tail's variance of Lbar in its top 0.1 %% (both largest over chains)\n\n");
-    printf("%-28s %-5s %9s %8s %10s %8s %7s %7s %6s %13s %6s %6s %6s %6s %6s  %s\n", "case",
+           "tail's variance of Lbar in its top 0.1 %%; climb: t (mean tail loss - loss at theta*) / "
+           "(d/2) (all largest over chains)\n\n");
+    printf("%-28s %-5s %9s %8s %10s %8s %7s %7s %6s %13s %6s %6s %6s %6s %9s %6s  %s\n", "case",
            "set", "lambda", "h", "lambda-hat", "mcse", "rel", "z", "zmax", "slope", "share",
-           "disp", "dgrow", "spike", "sec", "flags");
+           "disp", "dgrow", "spike", "climb", "sec", "flags");
     for (size_t i = 0; i < n; i++) {
         if (!selected(&cs[i], quick, only, skip, nskip))
             continue;

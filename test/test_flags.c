@@ -6,6 +6,9 @@
  *  - STEP_CURVATURE on K1 against its exact value, step_bias raised at a
  *    large step and not at a small one;
  *  - imprecise exactly when MCSE > 0.3 |lambda-hat|;
+ *  - unstable's climb trigger raised on a chain that sits far above the
+ *    loss at theta* (a narrow dip there), and not on the plain quadratic
+ *    at the defaults nor on K1 at 4 times the default step;
  *  - step_extrapolate: the run at base_lr is untouched, SIVE_STEP0 is
  *    2 lambda(a/2) - lambda(a) of the two runs, and (argument "slow") K1's
  *    continuous-law value 0.5 is recovered;
@@ -124,6 +127,92 @@ START_TEST(step_curvature_k1)
                s.a, est, se, exact, share, sive_result_flags(r));
         ck_assert_msg(fabs(est - exact) < 4.0 * se, "off by %.2f SE", (est - exact) / se);
         ck_assert_int_eq(!!(sive_result_flags(r) & SIVE_FLAG_STEP_BIAS), k == 0);
+        /* t (mean - L(theta*)) = t v_ULA = sqrt(1 + ULA bias) d/2 = 1.25 d/2
+         * at a = 0.2 (d = 1): under the climb trigger's 1.5 (1 + share) d/2
+         * = 1.95 d/2 */
+        ck_assert(!(sive_result_flags(r) & SIVE_FLAG_UNSTABLE));
+        sive_result_free(r);
+    }
+}
+END_TEST
+
+/* K = 1 + x^2 with a dip of depth w and width eps at theta* = 0:
+ * L = 1 + |x|^2 + w (1 - exp(-|x|^2 / eps^2)).  At t w = 40 d/2 and eps
+ * far below the step's noise sqrt(2 a / t) the chain steps out of the dip
+ * at once (its Gibbs weight, ~ (eps sqrt(t))^d e^(t w), is ~1e-3 at d =
+ * 4) and fluctuates evenly at w above L(theta*): t (mean - L(theta*)) ~
+ * t w + d/2, no spikes. */
+typedef struct dip {
+    quad_fixture q;
+    double w, eps;
+} dip;
+
+static double dip_loss(const dip *p, const double *th, size_t d, double *f)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < d; i++)
+        s += th[i] * th[i];
+    *f = exp(-s / (p->eps * p->eps));
+    return quad_fixture_loss(&p->q, th, d) + p->w * (1.0 - *f);
+}
+
+static int dip_grad(const void *theta, size_t d, const sive_batch *b, void *grad, double *loss,
+                    void *user)
+{
+    const dip *p = user;
+    const double *th = theta;
+    double *g = grad, f;
+    (void)b;
+    *loss = dip_loss(p, th, d, &f);
+    for (size_t i = 0; i < d; i++)
+        g[i] = p->q.k * th[i] + 2.0 * p->w * f * th[i] / (p->eps * p->eps);
+    return 0;
+}
+
+static int dip_group(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
+{
+    const dip *p = user;
+    double f;
+    quad_noisy_groups(b, dip_loss(p, theta, d, &f), p->q.sigma, gl);
+    return 0;
+}
+
+static sive_result *dip_run(dip *p, size_t d)
+{
+    sive_model m = quad_fixture_model(&p->q, d);
+    m.grad = dip_grad;
+    m.group_loss = dip_group;
+    m.user = p;
+    sive_probe *pr = NULL;
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_new(&pr), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(pr, SIVE_OPT_H, 2.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_STEPS, 20000), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_CHAINS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_SEED, 15), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_THREADS, 2), SIVE_OK);
+    double th[4] = {0};
+    ck_assert_int_eq(sive_probe_run(pr, &m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    sive_probe_free(pr);
+    return r;
+}
+
+START_TEST(unstable_on_climb)
+{
+    const double ws[2] = {0.0, 40.0 * 2.0 / T};
+    for (int k = 0; k < 2; k++) {
+        dip p = {{.k = 2.0, .l0 = 1.0, .sigma = 1e-5}, ws[k], 1e-5};
+        sive_result *r = dip_run(&p, 4);
+        const char *health = sive_result_health(r);
+        printf("dip of depth t w = %g: lambda-hat %.4g, flags 0x%x\n%s", T * p.w,
+               sive_result_lambda(r), sive_result_flags(r), health);
+        ck_assert_int_eq(!!(sive_result_flags(r) & SIVE_FLAG_UNSTABLE), k == 1);
+        if (k == 1) {
+            ck_assert_ptr_nonnull(strstr(health, "unstable: chain "));
+            ck_assert_ptr_nonnull(strstr(health, "climbed to a loss level far above"));
+            ck_assert_ptr_nonnull(strstr(health, "lower base_lr"));
+        }
         sive_result_free(r);
     }
 }
@@ -312,6 +401,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, radius_quiet_when_wide);
         tcase_add_test(tc, step_curvature_k1);
         tcase_add_test(tc, imprecise_by_definition);
+        tcase_add_test(tc, unstable_on_climb);
         tcase_add_test(tc, extrapolate_pairs_runs);
     }
     suite_add_tcase(s, tc);

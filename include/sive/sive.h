@@ -944,7 +944,10 @@ enum {
                                              of the tail's squared loss
                                              deviations carry > 20 % of it
                                              (the step near its stability
-                                             limit; lower base_lr, or h)      */
+                                             limit; lower base_lr, or h); or
+                                             a climb: t (mean tail loss -
+                                             loss at theta*) > 1.5 (1 + step
+                                             share) d/2 on some chain        */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */

@@ -44,6 +44,22 @@
  * on the blow-ups it flags (docs/validation.md) */
 #define SPIKE_FRAC 0.001
 #define SPIKE_SHARE 0.2
+/* unstable, second trigger (a climb): a chain whose tail mean loss sits
+ * above the loss at theta* (Lbar_0, the chains' first evaluation, where
+ * they start) by t (mean_T Lbar - Lbar_0) > CLIMB_HALF_D (1 + share) d/2,
+ * share the step's (step_bias), and CLIMB_Z standard errors (the noise of
+ * Lbar_0 and of the tail mean) above 0.  A tethered law near a minimum of
+ * a loss C^2 at theta* has t (mean - L(theta*)) ~ lambda <= d/2
+ * (equipartition, the tether lowers it), the finite step adds about its
+ * share, a slope at theta* makes it negative; on the ground-truth suite
+ * with bad settings (docs/validation.md) t (mean - Lbar_0) / ((1 + share)
+ * d/2) is at most 0.98 on the runs within 10 % of lambda and 0.97 on the
+ * stable ones further off (the full-rank quadratics L1 10-10 and mono k1
+ * at their equipartition), 1.76 and 512 on the two smooth climbs whose
+ * spike share stays low (1.13 and 1.33 on two spiky blow-ups other flags
+ * catch) */
+#define CLIMB_HALF_D 1.5
+#define CLIMB_Z 4
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -95,7 +111,11 @@ static const flag_desc flags[] = {
      "deviations of the loss carry more than " STR(SPIKE_SHARE) " of its variance (a stable "
      "chain's: a few %), so lambda-hat measures excursions, not fluctuations: the step is "
      "near its stability limit where the chain went (lower base_lr, or h or c_h when the "
-     "radius lets the chain slide to a more curved region)"},
+     "radius lets the chain slide to a more curved region); or, a climb, on some chain the "
+     "tail mean loss sits above the loss at theta* by t (mean - L(theta*)) > "
+     STR(CLIMB_HALF_D) " (1 + the step's share) d/2 (a stationary chain near a minimum: "
+     "about lambda <= d/2), so the chain climbed to a loss level far above theta*'s and "
+     "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h)"},
 };
 
 static const flag_desc *find(uint32_t bit)
@@ -273,6 +293,68 @@ static uint32_t spike_flags(const sive_result *r, text *t)
     return SIVE_FLAG_UNSTABLE;
 }
 
+/* The loss at theta*, where every chain starts: the finished chains'
+ * first evaluation Lbar_0 averaged, and the variance of that mean (each
+ * chain's s2_0 / N).  NaN when no chain has one. */
+static double start_loss(const sive_result *r, double *var)
+{
+    double sum = 0.0, v = 0.0;
+    int k = 0;
+    for (int32_t c = r->begin; c < r->end; c++) {
+        const sivei_chain_out *ch = sivei_chain(r, c);
+        if (ch->status != SIVE_CHAIN_OK || ch->steps_run < 1 || !ch->trace[SIVE_TRACE_LBAR] ||
+            !isfinite(ch->trace[SIVE_TRACE_LBAR][0]))
+            continue;
+        sum += ch->trace[SIVE_TRACE_LBAR][0];
+        v += ch->trace[SIVE_TRACE_S2][0] / (double)r->opt.groups;
+        k++;
+    }
+    *var = k ? v / ((double)k * k) : NAN;
+    return k ? sum / k : NAN;
+}
+
+/* A climb: the chain sits at a loss level far above theta*'s and
+ * fluctuates there smoothly (no spikes); docs/theory.md, "Spikes". */
+static uint32_t climb_flags(const sive_result *r, text *t)
+{
+    double var0 = NAN;
+    const double l0 = start_loss(r, &var0), half_d = 0.5 * (double)r->moved, tt = r->opt.t;
+    const double lam = r->summary[SIVE_STAT_SIVE_UNCLIPPED],
+                 share = r->summary[SIVE_STAT_STEP_CURVATURE] / (2.0 * lam),
+                 limit = CLIMB_HALF_D * (1.0 + (share > 0.0 && lam > 0.0 ? share : 0.0)) * half_d;
+    if (!isfinite(l0) || !(half_d > 0.0))
+        return 0;
+    int32_t worst = -1, count = 0;
+    double excess = 0.0, z = 0.0;
+    for (int32_t c = r->begin; c < r->end; c++) {
+        const sivei_chain_out *ch = sivei_chain(r, c);
+        if (ch->status != SIVE_CHAIN_OK)
+            continue;
+        /* t (mean - Lbar_0) and its standard error: Lbar_0's, and the
+         * tail mean's (t^2 Var Lbar / ESS) */
+        const double e = tt * (ch->stat[SIVE_STAT_TAIL_MEAN_LOSS] - l0),
+                     se = sqrt(tt * tt * var0 + ch->stat[SIVE_STAT_RAW_VARIANCE] /
+                                                    ch->stat[SIVE_STAT_ESS]);
+        if (!(e > limit && e > CLIMB_Z * se))
+            continue;
+        count++;
+        if (e > excess)
+            worst = c, excess = e, z = e / se;
+    }
+    if (worst < 0)
+        return 0;
+    add(t, "unstable: chain %d: t (mean tail loss - loss at theta*) = %.4g = %.3g d/2 "
+        "(%.0f standard errors; %d of %d chains above %.3g d/2 = %g (1 + step share %.3g) d/2, "
+        "d = %llu; a stationary chain "
+        "near a minimum: about lambda <= d/2): the chain climbed to a loss level far above "
+        "theta*'s and lambda-hat %.4g measures its fluctuations there; lower base_lr (now "
+        "%g), or h or c_h (h = %.4g)\n", (int)worst, excess, excess / half_d, z, (int)count,
+        (int)r->chains_ok, limit / half_d, CLIMB_HALF_D, limit / half_d / CLIMB_HALF_D - 1.0,
+        (unsigned long long)r->moved,
+        r->summary[SIVE_STAT_SIVE_UNCLIPPED], r->opt.base_lr, r->h);
+    return SIVE_FLAG_UNSTABLE;
+}
+
 /* Precision, radius and step, from the summaries (docs/theory.md,
  * "Localisation and step"). */
 static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
@@ -346,7 +428,7 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
         t->rc = SIVE_E_NOMEM;
         return f;
     }
-    const uint32_t u = spike_flags(r, &spikes);
+    const uint32_t u = spike_flags(r, &spikes) | climb_flags(r, &spikes);
     f |= geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY) && !u, t) | u;
     add(t, "%s", spikes.buf);
     if (spikes.rc)
