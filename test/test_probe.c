@@ -606,7 +606,9 @@ START_TEST(run_preconditions)
     run_refused(p, &m, theta, SIVE_E_INVALID_ARG, "theta_star[1]");
     theta[1] = INFINITY;
     run_refused(p, &m, theta, SIVE_E_INVALID_ARG, "theta_star[1]");
-    /* zero centre with adaptive radius */
+    /* zero centre with adaptive radius (set: on this exact-loss model the
+     * default radius is the one from the loss, which takes theta* = 0) */
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 1.0), SIVE_OK);
     double zero[3] = {0, 0, 0};
     run_refused(p, &m, zero, SIVE_E_INVALID_ARG, "SIVE_OPT_H");
     /* finite centre whose adaptive radius overflows: says so, not "zero?" */
@@ -1190,6 +1192,14 @@ START_TEST(result_options_frozen)
     take_snapshot(&before, p, NULL);
     sive_result *r = run_status(p, &m, theta, SIVE_OK);
     take_snapshot(&from_result, NULL, r);
+    /* but metropolis: the probe's -1 (auto) is resolved by the run, to 0
+     * here (a radius is set) */
+    size_t mi = 0;
+    while (sive_option_at(mi)->id != SIVE_OPT_METROPOLIS)
+        mi++;
+    ck_assert_int_eq(before.iv[mi], -1);
+    ck_assert_int_eq(from_result.iv[mi], 0);
+    before.iv[mi] = 0;
     ck_assert(same_snapshot(&before, &from_result));
     /* change everything on the probe: the result keeps the run's values */
     ck_assert_int_eq(sive_probe_reset(p), SIVE_OK);

@@ -578,7 +578,11 @@ static void opt_value(char *buf, size_t len, const sive_probe *p, const sive_opt
                       int json)
 {
     if (in->type == SIVE_TYPE_INT) {
-        snprintf(buf, len, "%lld", (long long)cli_opt_int(p, in->id));
+        const int64_t v = cli_opt_int(p, in->id);
+        if (in->id == SIVE_OPT_METROPOLIS && v < 0 && !json)
+            snprintf(buf, len, "auto"); /* resolved by the run (the health text says) */
+        else
+            snprintf(buf, len, "%lld", (long long)v);
         return;
     }
     double v = cli_opt_double(p, in->id);

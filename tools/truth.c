@@ -355,15 +355,17 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         double norm = 0.0;
         for (size_t i = 0; i < row->d; i++)
             norm += theta[i] * theta[i];
-        /* The adaptive radius refuses theta* = 0: fall back to h_zero
-         * (the radius from the loss, c_h = 0, needs no fallback). */
-        double c_h = NAN;
-        sive_probe_get_double(p, SIVE_OPT_C_H, &c_h);
-        if (norm == 0.0 && !h_set && c_h != 0.0) {
+        /* The adaptive radius c_h*||theta*||/sqrt(d) refuses theta* = 0:
+         * a run so refused falls back to h_zero (the radius from the loss,
+         * c_h = 0 set or chosen by the defaults on an exact loss, needs no
+         * fallback; the probe says which only by running). */
+        rc = sive_probe_run(p, &m, theta, &r);
+        if (rc == SIVE_E_INVALID_ARG && norm == 0.0 && !h_set) {
             sive_probe_set_double(p, SIVE_OPT_H, s->h_zero);
             row->h_fallback = 1;
+            rc = sive_probe_run(p, &m, theta, &r);
         }
-        if ((rc = sive_probe_run(p, &m, theta, &r)))
+        if (rc)
             snprintf(err, errlen, "%s: %s", c->name, sive_probe_errmsg(p));
         else if ((rc = sive_result_status(r)))
             snprintf(err, errlen, "%s: %s", c->name, sive_result_errmsg(r));

@@ -144,8 +144,11 @@ typedef struct sive_batch {
     size_t n_groups;       /**< N for group calls, 1 otherwise              */
     size_t group_size;     /**< B_eval, B_grad, or the distinct count       */
     uint64_t seed;         /**< fresh per call, reproducible from the seed  */
-    int32_t chain;         /**< chain number, 0 .. chains-1; -1 in the pass
-                                at theta* of SIVE_OPT_CONTROL_VARIATE       */
+    int32_t chain;         /**< chain number, 0 .. chains-1; -1 in calls at
+                                theta* before the chains (the pass of
+                                SIVE_OPT_CONTROL_VARIATE, the exact-loss
+                                check of SIVE_OPT_METROPOLIS and of its
+                                default, -1)                              */
     int32_t worker;        /**< worker thread, 0 .. threads-1               */
     int64_t step;          /**< Langevin step m, 0 .. M-1; -1 at theta*     */
 } sive_batch;
@@ -255,7 +258,11 @@ typedef enum sive_option {
     SIVE_OPT_BASE_LR = 2,     /**< double: base step a = eta*t                */
     SIVE_OPT_H = 3,           /**< double: absolute localisation radius h     */
     /** double: adaptive radius factor c_h, h = c_h*||theta*||/sqrt(d)
-     *  (default 1).  0 (text "auto") chooses h from the loss instead: short
+     *  (default 1; but while neither h nor c_h is set, SIVE_OPT_METROPOLIS'
+     *  default -1 runs c_h = 0 on a model with the exact loss: see
+     *  there).  Setting c_h or h fixes the radius mode (and makes that
+     *  default run ULA); sive_probe_reset() forgets it.  0 (text "auto")
+     *  chooses h from the loss instead: short
      *  pilot runs on common random numbers at h = 1/sqrt(t), 2/sqrt(t), ...
      *  until d ln lambda-hat / d ln h, or the paired change of lambda-hat
      *  from one h to the next, says a larger h no longer moves it; works at
@@ -347,8 +354,22 @@ typedef enum sive_option {
      *  SIVE_OPT_METROPOLIS, P preconditions the Metropolis proposal
      *  instead (see there).  A different chain (not the 0.2 path). */
     SIVE_OPT_PRECONDITION = 22,
-    /** int: 1 makes every step a Metropolis-adjusted Langevin (MALA)
-     *  step (default 0): the Langevin move is a proposal, accepted with
+    /** int: -1 (default; text "auto"): the run chooses, from the model
+     *  and the other options, at its start: when neither SIVE_OPT_H nor
+     *  SIVE_OPT_C_H was set and the loss is exact (the sampler's
+     *  requirements below hold: none of the options it refuses, and the
+     *  gradient callback, called once at theta* before the chains --
+     *  chain -1, step -1, worker 0, seed 0, the whole data set --
+     *  stores a finite loss), the run uses 1 with c_h = 0 (the radius
+     *  from the loss); otherwise 0 with the radius as set (default c_h =
+     *  1): the 0.2 path.  The probe keeps -1 (sive_probe_get_int); the
+     *  result holds the value that ran, 0 or 1, and with it c_h
+     *  (sive_result_option_int/_double, and its file), and when the
+     *  model decided (no radius set) its health text says so in a line
+     *  "defaults: ..." with the reason.  docs/guide.md, "Defaults".
+     *  0: plain (ULA) steps.
+     *  1 makes every step a Metropolis-adjusted Langevin (MALA)
+     *  step: the Langevin move is a proposal, accepted with
      *  the Metropolis-Hastings probability against
      *  U = t L + ||theta - theta*||^2/(2 h^2), so the chain's law is the
      *  tethered law exactly, with no step bias.  Each chain's step is a
@@ -475,14 +496,16 @@ typedef int (*sive_progress_fn)(int32_t chain, int64_t step, int64_t total,
 
 /**
  * Create a probe with every option at its default (the paper's
- * deep-network operating point).  *out is NULL on failure.  Errors:
+ * deep-network operating point; the sampler and radius chosen per model
+ * by SIVE_OPT_METROPOLIS' default).  *out is NULL on failure.  Errors:
  * SIVE_E_INVALID_ARG (out NULL), SIVE_E_NOMEM.
  */
 SIVE_API int sive_probe_new(sive_probe **out);
 /** Free a probe (NULL is a no-op). */
 SIVE_API void sive_probe_free(sive_probe *p);
 /** Set every option back to its default (the progress callback stays;
- *  the parameter subset and the evaluation views are cleared). */
+ *  the parameter subset and the evaluation views are cleared; a radius set
+ *  is forgotten, so SIVE_OPT_METROPOLIS' default chooses again). */
 SIVE_API int sive_probe_reset(sive_probe *p);
 
 /**
@@ -493,14 +516,17 @@ SIVE_API int sive_probe_reset(sive_probe *p);
 SIVE_API int sive_probe_set_int(sive_probe *p, sive_option opt, int64_t value);
 /** Set a double-typed option (see sive_probe_set_int).  Setting SIVE_OPT_H
  *  selects the absolute radius, SIVE_OPT_C_H the adaptive one (c_h = 0:
- *  the radius from the loss); NaN clears SIVE_OPT_ANCHOR. */
+ *  the radius from the loss); either counts as a radius set for
+ *  SIVE_OPT_METROPOLIS' default; NaN clears SIVE_OPT_ANCHOR. */
 SIVE_API int sive_probe_set_double(sive_probe *p, sive_option opt,
                                    double value);
-/** Read an int-typed option into *value. */
+/** Read an int-typed option into *value (as set: SIVE_OPT_METROPOLIS
+ *  reads -1 until set; what a run chose is its result's). */
 SIVE_API int sive_probe_get_int(const sive_probe *p, sive_option opt,
                                 int64_t *value);
 /** Read a double-typed option into *value (NaN for the radius mode not in
- *  use, and for an unset anchor). */
+ *  use, and for an unset anchor; c_h reads 1 while no radius is set, even
+ *  where SIVE_OPT_METROPOLIS' default will run c_h = 0). */
 SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
                                    double *value);
 /**
@@ -512,7 +538,7 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  * hex, no "inf", nothing after the number.  Int options take the digits
  * only ("1e4" and "10.0" are refused rather than rounded); double options
  * a finite value that does not over- or underflow ("nan", any case, for
- * the anchor only; "auto", any case, for c_h only: c_h = 0).  value ends at its first NUL: a binding passes text
+ * the anchor only; "auto", any case, for c_h (c_h = 0) and metropolis (-1)).  value ends at its first NUL: a binding passes text
  * with an embedded NUL ("10\0junk") as an error itself.  Errors as
  * sive_probe_set_int().
  */
@@ -855,7 +881,9 @@ SIVE_API const sive_result *sive_result_view(const sive_result *r, size_t k);
 /** View k's name (owned by r), or NULL. */
 SIVE_API const char *sive_result_view_name(const sive_result *r, size_t k);
 /**
- * The option values the run used (the copy frozen at its start).
+ * The option values the run used (the copy frozen at its start, with
+ * SIVE_OPT_METROPOLIS' default resolved: 0 or 1, never -1, and c_h = 0
+ * when that default chose the radius from the loss).
  * SIVE_E_INVALID_ARG for NULL arguments, an unknown option or the wrong
  * type.  The radius actually used is sive_result_stat(r, SIVE_STAT_H, ...).
  */

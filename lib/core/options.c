@@ -32,8 +32,8 @@ static const sive_option_info table[] = {
     D(SIVE_OPT_H, "h", 0.0, 1e12, 1, 0, NAN,
       "absolute localisation radius h (setting it selects absolute mode)"),
     D(SIVE_OPT_C_H, "c_h", 0.0, 1e12, 0, 0, 1.0,
-      "adaptive radius h = c_h*||theta*||/sqrt(d) (the default mode); 0 or 'auto': "
-      "h chosen from the loss by pilot runs"),
+      "adaptive radius h = c_h*||theta*||/sqrt(d) (the default mode; unset, 'auto' where "
+      "metropolis 'auto' resolves to 1); 0 or 'auto': h chosen from the loss by pilot runs"),
     I(SIVE_OPT_STEPS, "steps", 2, INT64_C(1) << 40, 100000,
       "Langevin steps M per chain"),
     D(SIVE_OPT_BURN_IN, "burn_in", 0.0, 1.0, 0, 1, 0.3,
@@ -70,9 +70,10 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_PRECONDITION, "precondition", 0, 1, 0,
       "1: diagonal RMSProp-style preconditioner, estimated in the first half of the "
       "burn-in, then frozen (same target)"),
-    I(SIVE_OPT_METROPOLIS, "metropolis", 0, 1, 0,
+    I(SIVE_OPT_METROPOLIS, "metropolis", -1, 1, -1,
       "1: Metropolis-adjusted Langevin steps, step adapted in the burn-in (exact loss: "
-      "analytic or full-batch models; no step bias)"),
+      "analytic or full-batch models; no step bias); 0: ULA; -1 or 'auto' (default): 1 with "
+      "c_h auto when the loss is exact and no h/c_h is set, else 0"),
     I(SIVE_OPT_GRAD_NOISE_COMPENSATION, "grad_noise_compensation", 0, INT64_C(1) << 24, 0,
       "K >= 2: with grad_control_variate, estimate the gradient noise's variance per "
       "coordinate from K sub-batches and inject that much less Langevin noise (0: off)"),
@@ -272,8 +273,10 @@ int sive_probe_set_double(sive_probe *p, sive_option opt, double value)
                          value, in->lo_open ? '(' : '[', in->double_lo,
                          in->double_hi, in->hi_open ? ')' : ']');
     *(double *)field(&p->opt, opt) = value;
-    if (opt == SIVE_OPT_H || opt == SIVE_OPT_C_H)
+    if (opt == SIVE_OPT_H || opt == SIVE_OPT_C_H) {
         p->opt.h_absolute = opt == SIVE_OPT_H;
+        p->opt.radius_set = 1; /* metropolis -1 then resolves to 0 */
+    }
     return SIVE_OK;
 }
 
@@ -365,6 +368,8 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
     if (sive_option_by_name(name, &opt))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "unknown option '%s'", name);
     const int form = number_form(value);
+    if (opt == SIVE_OPT_METROPOLIS && strcasecmp(value, "auto") == 0)
+        return sive_probe_set_int(p, opt, -1);
     if (sive_option_info_get(opt)->type == SIVE_TYPE_INT) {
         int64_t v;
         if (form != 1 || parse_int(value, &v))

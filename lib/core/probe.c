@@ -452,7 +452,14 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     sive_result *r = NULL;
     sivei_options o = p->opt;
     sivei_auto a;
-    int rc = SIVE_OK, chosen = !o.h_absolute && o.c_h == 0.0;
+    sivei_defaults dflt;
+    sive_model mc; /* the description as the run reads it; refused later if bad */
+    char scratch[SIVE_ERRMSG_LEN];
+    const int model_ok = check_model(m, &mc, scratch) == SIVE_OK;
+    int rc = sivei_defaults_resolve(&o, model_ok ? &mc : NULL, theta_star, &dflt);
+    if (rc)
+        return sivei_fail(p->errmsg, rc, "out of memory while choosing the defaults");
+    int chosen = !o.h_absolute && o.c_h == 0.0;
     if (chosen) {
         const size_t views = p->n_views; /* the pilots choose h: no views */
         p->n_views = 0;
@@ -476,7 +483,7 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
         }
     if (rc)
         return rc;
-    if (chosen && (rc = sivei_radius_auto_note(r, &a))) {
+    if ((rc = sivei_defaults_note(r, &dflt)) || (chosen && (rc = sivei_radius_auto_note(r, &a)))) {
         sive_result_free(r);
         return sivei_fail(p->errmsg, rc, "out of memory for the health text");
     }

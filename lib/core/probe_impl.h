@@ -31,6 +31,9 @@ enum {
 typedef struct sivei_options {
     double t, base_lr, h, c_h, burn_in, anchor;
     int h_absolute;
+    /* internal, not an option (never saved): 1 once h or c_h was set on
+     * the probe; metropolis -1 (auto) then resolves to 0 (defaults.c) */
+    int radius_set;
     int64_t steps, groups, eval_batch, grad_batch, chains, threads;
     int64_t replacement, eval_stride;
     int64_t chain_begin, chain_end; /* as set; chain_end 0 = chains */
@@ -188,6 +191,20 @@ SIVE_HIDDEN int sivei_richardson(sive_result *r, const sive_result *other, doubl
 SIVE_HIDDEN int sivei_run_once(sive_probe *p, const sivei_options *o,
                                const sive_model *m, const void *theta_star,
                                sive_result **out);
+/* defaults.c: SIVE_OPT_METROPOLIS = -1 resolved in o for model m at
+ * theta (before the run's checks; an invalid model resolves to 0 and is
+ * refused later): 0 with a radius set; else 1 with c_h = 0 when the loss
+ * is exact, 0 otherwise.  d says what was resolved and why (its health
+ * line: sivei_defaults_note, SIVE_OK or SIVE_E_NOMEM).  SIVE_OK or
+ * SIVE_E_NOMEM. */
+typedef struct sivei_defaults {
+    int resolved; /* 1: the model's rule ran (metropolis -1, no radius set) */
+    int exact;    /* its outcome: 1 metropolis with c_h = 0 */
+    char why[SIVE_ERRMSG_LEN];
+} sivei_defaults;
+SIVE_HIDDEN int sivei_defaults_resolve(sivei_options *o, const sive_model *m,
+                                       const void *theta, sivei_defaults *d);
+SIVE_HIDDEN int sivei_defaults_note(sive_result *r, const sivei_defaults *d);
 /* radius_auto.c: the radius from the loss (c_h = 0).  The chosen h, the
  * pilot's cost and the slope d ln lambda-hat / d ln h where it stopped. */
 typedef struct sivei_auto {

@@ -75,6 +75,11 @@ SIVE_HIDDEN int sivei_sgld_step(sivei_run *run, sivei_work *w, void *rs, void *w
 SIVE_HIDDEN int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
                                    const double *scale, const void *given, double *gnorm,
                                    double *disp);
+/* SIVE_OPT_METROPOLIS' refusals of options and model (sampler_mala.c):
+ * SIVE_OK, or SIVE_E_INVALID_ARG with the reason in err.  The exact loss
+ * at theta* is checked by the sampler's prepare (and by defaults.c). */
+SIVE_HIDDEN int sivei_mala_refuse(const sivei_options *o, const sive_model *model,
+                                  char *err);
 /* grad L_n(theta*) of the gradient control variates (model dtype, dim
  * values), NULL when they are off (sampler_gcv.c). */
 SIVE_HIDDEN const void *sivei_gcv_full_gradient(const sivei_run *run);

@@ -90,9 +90,10 @@ static int exact_grad(const sivei_run *run, const mala_run *s, const void *theta
     return run->model.grad(theta, run->model.dim, &gb, grad, loss, run->model.user);
 }
 
-static int refuse(const sivei_run *run, char *err)
+/* The options and model the sampler refuses (sampler.h); also what the
+ * default SIVE_OPT_METROPOLIS = -1 checks (defaults.c). */
+int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err)
 {
-    const sivei_options *o = &run->opt;
     if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis steps with the exact gradient: not with "
@@ -103,7 +104,7 @@ static int refuse(const sivei_run *run, char *err)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis has no step bias to extrapolate: not with "
                          "step_extrapolate");
-    const uint64_t n = run->model.n_examples;
+    const uint64_t n = model->n_examples;
     if (n && ((uint64_t)o->grad_batch != n || o->replacement))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis needs the exact loss: with a data set, grad_batch = "
@@ -134,7 +135,7 @@ static void mala_release(sivei_run *run, void *state)
 /* Checks, the run's tables, and the loss at theta* (which must be given). */
 static int mala_prepare(sivei_run *run, void **state, char *err)
 {
-    int rc = refuse(run, err);
+    int rc = sivei_mala_refuse(&run->opt, &run->model, err);
     if (rc)
         return rc;
     const uint64_t n = run->model.n_examples;

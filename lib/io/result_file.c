@@ -19,7 +19,9 @@
  *   of a library without the option, so a reader that does not know the id
  *   may drop the record; an unknown id without it is refused.  A known
  *   option without a record takes its default (written before the option
- *   existed).  Versions 1-3, by position: t base_lr h c_h burn_in anchor
+ *   existed).  metropolis is the exception: a result holds the sampler
+ *   its run resolved (0 or 1, never its "auto" default -1), 0 is flagged
+ *   ignorable and a missing record reads as 0.  Versions 1-3, by position: t base_lr h c_h burn_in anchor
  *   (f64); h_absolute steps groups eval_batch grad_batch chains threads
  *   replacement eval_stride chain_begin chain_end seed (i64/u64); version
  *   2 on: control_variate (i64); version 3: grad_control_variate
@@ -123,6 +125,15 @@ typedef struct rec {
     uint64_t id, type, flags, bits;
 } rec;
 
+/* The value of an int option that a library without it behaves as: its
+ * default, but metropolis' default -1 ("auto") is resolved by every run
+ * (a result holds 0 or 1), and 0 is the sampler of a library without
+ * it. */
+static int64_t int_without(const sive_option_info *in)
+{
+    return in->id == SIVE_OPT_METROPOLIS ? 0 : in->int_default;
+}
+
 /* Option in's value in o as a record, flagged ignorable at its default. */
 static rec record_of(const sive_option_info *in, const sivei_options *o)
 {
@@ -130,7 +141,7 @@ static rec record_of(const sive_option_info *in, const sivei_options *o)
     double dv = 0.0;
     sivei_options_get(o, in->id, in->type, &iv, &dv, NULL);
     rec r = {.id = (uint32_t)in->id, .type = (uint64_t)in->type, .bits = (uint64_t)iv};
-    int dflt = iv == in->int_default;
+    int dflt = iv == int_without(in);
     if (in->type == SIVE_TYPE_DOUBLE) {
         memcpy(&r.bits, &dv, sizeof r.bits);
         dflt = same_bits(dv, in->double_default);
@@ -514,6 +525,7 @@ static uint64_t get_rec_count(rbuf *b)
 static void get_options_records(rbuf *b, sivei_options *o)
 {
     sivei_options_default(o);
+    o->metropolis = 0; /* no record: written before the option (ULA) */
     const uint64_t n = get_rec_count(b);
     uint64_t prev = 0;
     for (uint64_t i = 0; i < n && !b->bad; i++)
@@ -521,6 +533,8 @@ static void get_options_records(rbuf *b, sivei_options *o)
     o->h_absolute = !isnan(o->h);
     if (isnan(o->h) == isnan(o->c_h))
         b->bad = 1;
+    if (o->metropolis < 0)
+        b->bad = 1; /* a run's result holds the resolved sampler */
 }
 
 static void get_options(rbuf *b, sivei_options *o)

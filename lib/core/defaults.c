@@ -1,0 +1,118 @@
+/* The run's default sampler and radius (docs/guide.md "Defaults";
+ * docs/theory.md "Defaults from the loss geometry").
+ *
+ * SIVE_OPT_METROPOLIS = -1 ("auto", its default) is resolved at the start
+ * of every sive_probe_run(), zstd-style ("0 means default" there; -1
+ * here, 0 being ULA):
+ *  - with a radius set (h or c_h, sivei_options.radius_set) it is 0, and
+ *    the radius is the one set: exactly the 0.2 path;
+ *  - with no radius set, it is 1 and the radius comes from the loss
+ *    (c_h = 0) when the model's loss is exact as the Metropolis sampler
+ *    defines it (sampler_mala.c: no option it refuses, and the gradient
+ *    callback stores a finite loss at theta* on the whole data set);
+ *    otherwise 0 with c_h = 1, the 0.2 defaults.
+ * The run (and its result, hence its file) then holds the resolved values;
+ * the probe keeps -1. */
+#include "probe_impl.h"
+#include "sampler.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* theta*'s entries are finite (the run refuses it otherwise: the callback
+ * is not called on it here). */
+static int finite_theta(const sive_model *m, const void *theta)
+{
+    for (size_t i = 0; i < m->dim; i++) {
+        const double v = m->dtype == SIVE_F32 ? ((const float *)theta)[i]
+                                              : ((const double *)theta)[i];
+        if (!isfinite(v))
+            return 0;
+    }
+    return 1;
+}
+
+/* One gradient call at theta*, as the Metropolis sampler makes its check
+ * (the whole data set, chain -1, step -1, worker 0, seed 0): 1 when it
+ * stores a finite loss, 0 (why filled) when not, SIVE_E_NOMEM. */
+static int exact_at_star(const sive_model *m, const sivei_options *o, const void *theta,
+                         char *why, size_t len)
+{
+    const uint64_t n = m->n_examples;
+    const size_t el = m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+    uint64_t *all = n ? malloc((size_t)n * sizeof *all) : NULL;
+    void *g = calloc(m->dim, el);
+    if (!g || (n && !all)) {
+        free(all);
+        free(g);
+        return SIVE_E_NOMEM;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        all[i] = i;
+    sive_batch gb = {.index = all, .n_groups = 1,
+                     .group_size = n ? (size_t)n : (size_t)o->grad_batch,
+                     .seed = 0, .chain = -1, .worker = 0, .step = -1};
+    double loss = NAN;
+    sivei_clear_error();
+    const int rc = m->grad(theta, m->dim, &gb, g, &loss, m->user);
+    free(all);
+    free(g);
+    if (rc)
+        snprintf(why, len, "the gradient callback returned %d at theta*", rc);
+    else if (!isfinite(loss))
+        snprintf(why, len, "the gradient callback stores no finite loss in *loss at theta*");
+    else
+        snprintf(why, len, "the loss is exact: finite at theta*%s",
+                 n ? ", full batch without replacement" : "");
+    return !rc && isfinite(loss);
+}
+
+int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *theta,
+                           sivei_defaults *d)
+{
+    memset(d, 0, sizeof *d);
+    if (o->metropolis >= 0)
+        return SIVE_OK;
+    o->metropolis = 0;
+    if (o->radius_set || !m || !theta)
+        return SIVE_OK; /* a radius set: the 0.2 path; no model: refused later */
+    d->resolved = 1;
+    char why[SIVE_ERRMSG_LEN] = "";
+    if (sivei_mala_refuse(o, m, why) != SIVE_OK) {
+        snprintf(d->why, sizeof d->why, "%s", why);
+        return SIVE_OK;
+    }
+    if (!finite_theta(m, theta)) {
+        snprintf(d->why, sizeof d->why, "theta* is not finite");
+        return SIVE_OK;
+    }
+    const int rc = exact_at_star(m, o, theta, d->why, sizeof d->why);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        d->exact = 1;
+        o->metropolis = 1;
+        o->c_h = 0.0;
+        o->h_absolute = 0;
+    }
+    return SIVE_OK;
+}
+
+int sivei_defaults_note(sive_result *r, const sivei_defaults *d)
+{
+    if (!d->resolved)
+        return SIVE_OK;
+    char line[SIVE_ERRMSG_LEN + 160];
+    if (d->exact)
+        snprintf(line, sizeof line,
+                 "defaults: metropolis 1 and c_h = auto (h, c_h and metropolis unset, and %s)\n",
+                 d->why);
+    else
+        snprintf(line, sizeof line,
+                 "defaults: metropolis 0 and c_h = 1, ULA as in 0.2 (h, c_h and metropolis "
+                 "unset, and %s)\n",
+                 d->why);
+    return sivei_health_append(r, line);
+}
