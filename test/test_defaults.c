@@ -197,17 +197,14 @@ START_TEST(radius_set_is_02_path)
 }
 END_TEST
 
-/* (c) a mini-batch model: the 0.2 defaults, main's bits, and a health
- * line saying why. */
+/* (c) a mini-batch model: the 0.2 defaults, main's bits, 0.2's health
+ * text (no "defaults:" line: a loaded or merged result reads the same). */
 START_TEST(minibatch_unchanged)
 {
     sive_result *r = lsq_defaults_run(1);
     ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
     ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
-    const char *health = sive_result_health(r);
-    ck_assert_msg(strstr(health, "defaults: metropolis 0 and c_h = 1") != NULL &&
-                      strstr(health, "grad_batch = n_examples") != NULL,
-                  "%s", health);
+    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
     expect_bits("lambda-hat, mini-batch defaults against main", sive_result_lambda(r),
                 REF_LSQ_MINI_LAMBDA);
     expect_bits("chain 0, mini-batch defaults against main",
@@ -244,16 +241,14 @@ START_TEST(no_loss_unchanged)
     sive_result *r = run_ok(p, &m, QSTAR);
     ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
     ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
-    ck_assert_msg(strstr(sive_result_health(r), "stores no finite loss") != NULL, "%s",
-                  sive_result_health(r));
+    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
     sive_result_free(r);
     /* step_extrapolate (refused by metropolis) on the exact model: ULA */
     m.grad = quad_fixture_grad;
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEP_EXTRAPOLATE, 1), SIVE_OK);
     r = run_ok(p, &m, QSTAR);
     ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
-    ck_assert_msg(strstr(sive_result_health(r), "step_extrapolate") != NULL, "%s",
-                  sive_result_health(r));
+    ck_assert(isfinite(sive_result_stat(r, SIVE_STAT_SIVE_STEP0, SIVE_SUMMARY)));
     sive_result_free(r);
     sive_probe_free(p);
 }

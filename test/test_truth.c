@@ -14,10 +14,12 @@
  *    (docs/theory.md, "Multiplicity and finite t");
  * plus the quadratures themselves against the untethered law (1/(2k) at
  * any t) and the homogeneity of the product (t, h enter only through
- * t h^4), and a smoke run of a deep network that must end with a finite
- * estimate; and the unstable flag: raised on a deep network whose step is
- * 4x the default (lambda-hat made by spikes), with its health line, and
- * not on the runs above. */
+ * t h^4), and a smoke run of a deep network with the defaults (there the
+ * Metropolis sampler with the radius from the loss, chosen by the run)
+ * that must end with a finite estimate; and the unstable flag: raised on
+ * a deep network whose step is 4x the default (lambda-hat made by
+ * spikes), with its health line, and not on the runs above.  The ULA
+ * cases set metropolis 0 (the default would choose metropolis). */
 #include <check.h>
 
 #include "exact_ula.h"
@@ -39,7 +41,10 @@ static void keep_health(const sive_result *r, const truth_row *row, void *ctx)
     snprintf(last_health, sizeof last_health, "%s", sive_result_health(r));
 }
 
-static truth_row run(const char *name, const char *base_lr, const char *steps)
+/* A case with 4 chains, seed 3, steps (default 20000) and up to two more
+ * settings "name=value" (NULL: none). */
+static truth_row run_with(const char *name, const char *set1, const char *set2,
+                          const char *steps)
 {
     truth_settings s;
     truth_settings_default(&s);
@@ -47,13 +52,25 @@ static truth_row run(const char *name, const char *base_lr, const char *steps)
     s.sets[s.nsets++] = steps ? steps : "steps=20000";
     s.sets[s.nsets++] = "chains=4";
     s.sets[s.nsets++] = "seed=3";
-    if (base_lr)
-        s.sets[s.nsets++] = base_lr;
+    if (set1)
+        s.sets[s.nsets++] = set1;
+    if (set2)
+        s.sets[s.nsets++] = set2;
     truth_row row;
     char err[600];
     int rc = truth_run(truth_case_find(name), &s, &row, err, sizeof err);
     ck_assert_msg(rc == 0, "%s: %s", name, err);
     return row;
+}
+
+/* The targets below are ULA's (closed forms at the step) unless the
+ * setting picks metropolis itself: on these exact-loss models the default
+ * would be the Metropolis sampler with the radius from the loss, so ULA is
+ * set (metropolis 0: c_h 1, theta* = 0 falling back to h = 1). */
+static truth_row run(const char *name, const char *set, const char *steps)
+{
+    const int own = set && !strncmp(set, "metropolis", 10);
+    return run_with(name, own ? NULL : "metropolis=0", set, steps);
 }
 
 /* t^2 Var of sum_i (c x_i^2) under ULA: d * t^2 * 2 c^2 v^2. */
@@ -121,8 +138,14 @@ START_TEST(quadrature_and_smoke)
     ck_assert_double_eq_tol(a, 0.5 - 1 / log(8.1e5) - 1 / pow(log(8.1e5), 2), 0.03);
     /* h = fluctuation scale cuts it: a strictly smaller target. */
     ck_assert(truth_mono_target(2, 1e4, 0.1) < 0.2);
-    truth_row r = run("L3 10-8-8-10 r2", NULL, NULL);
+    /* the defaults on a deep network: the Metropolis sampler with the
+     * radius from the loss, chosen by the run */
+    truth_row r = run_with("L3 10-8-8-10 r2", NULL, NULL, NULL);
     ck_assert(isfinite(r.est) && r.mcse > 0 && r.lambda == 33.5 && r.mult == 3);
+    ck_assert_msg(strstr(last_health, "defaults: metropolis 1 and c_h = auto") != NULL, "%s",
+                  last_health);
+    printf("L3 10-8-8-10 r2, defaults: lambda-hat %.4g +- %.3g (lambda 33.5) at h %.4g\n",
+           r.est, r.mcse, r.h);
 }
 END_TEST
 

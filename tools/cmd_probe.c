@@ -886,7 +886,10 @@ static void emit(probe_args *a, int i, const probe_out *o)
 
 /* What the output needs besides the result, kept in the file's note (the
  * library stores it verbatim).  Doubles in %a: exact round trip.  The
- * path comes last and runs to the end, so it may hold any character. */
+ * path comes last and runs to the end, so it may hold any character.  The
+ * line "sampler auto" (before the path) says that neither --metropolis
+ * nor a radius was given: the result holds the sampler and radius the
+ * run resolved, the settings line the probe's "auto". */
 #define NOTE_HEAD "sive-probe-note 1\n"
 
 static char *note_make(const probe_out *o)
@@ -898,16 +901,19 @@ static char *note_make(const probe_out *o)
         return NULL;
     snprintf(s, cap,
              NOTE_HEAD "epoch %lld\ntrain_seed %llu\nlayers %zu %zu %zu %zu\ndim %zu\n"
-             "train_loss %a\ntest_loss %a\nblis_threads %lld\nseconds %a\ncheckpoint %s",
+             "train_loss %a\ntest_loss %a\nblis_threads %lld\nseconds %a\n%scheckpoint %s",
              (long long)ci->meta.epoch, (unsigned long long)ci->meta.seed, ci->sizes[0],
              ci->sizes[1], ci->sizes[2], ci->sizes[3], ci->dim, ci->meta.train_loss,
-             ci->meta.test_loss, (long long)probe_blis(o->cfg), o->seconds, ci->path);
+             ci->meta.test_loss, (long long)probe_blis(o->cfg), o->seconds,
+             cli_opt_int(o->cfg->p, SIVE_OPT_METROPOLIS) < 0 ? "sampler auto\n" : "", ci->path);
     return s;
 }
 
 /* The note back into ci (path borrowed from note), blis threads and
- * seconds; -1 when it is not a probe's note. */
-static int note_parse(const char *note, ckpt_info *ci, int64_t *blis, double *seconds)
+ * seconds, and (sampler_auto not NULL) whether it says "sampler auto";
+ * -1 when it is not a probe's note. */
+static int note_parse(const char *note, ckpt_info *ci, int64_t *blis, double *seconds,
+                      int *sampler_auto)
 {
     long long epoch, bl;
     unsigned long long seed;
@@ -916,12 +922,18 @@ static int note_parse(const char *note, ckpt_info *ci, int64_t *blis, double *se
         return -1;
     note += strlen(NOTE_HEAD);
     if (sscanf(note, "epoch %lld\ntrain_seed %llu\nlayers %zu %zu %zu %zu\ndim %zu\n"
-                     "train_loss %la\ntest_loss %la\nblis_threads %lld\nseconds %la\n"
-                     "checkpoint %n",
+                     "train_loss %la\ntest_loss %la\nblis_threads %lld\nseconds %la\n%n",
                &epoch, &seed, &ci->sizes[0], &ci->sizes[1], &ci->sizes[2], &ci->sizes[3],
                &ci->dim, &ci->meta.train_loss, &ci->meta.test_loss, &bl, seconds,
                &used) != 11 || !used)
         return -1;
+    const int sampler = !strncmp(note + used, "sampler auto\n", 13);
+    used += sampler ? 13 : 0;
+    if (sampler_auto)
+        *sampler_auto = sampler;
+    if (strncmp(note + used, "checkpoint ", 11))
+        return -1;
+    used += 11;
     ci->meta.epoch = epoch;
     ci->meta.seed = seed;
     ci->path = note + used;
@@ -1133,7 +1145,7 @@ static int mpi_collect(probe_args *a, char **buf, int64_t *len, int *fail, int32
         if (cli_mpi_unpack(buf[u], len[u], &got[u], &note, why, sizeof why)) {
             fprintf(stderr, "sive probe: unit %d: %s\n", u, why);
             status = EXIT_RUN;
-        } else if (!note_parse(note, &one, &blis, &t)) {
+        } else if (!note_parse(note, &one, &blis, &t, NULL)) {
             sec[u / K] += t;
         }
         sive_free(note);
@@ -1287,7 +1299,12 @@ static const char merge_usage[] =
     "('seconds' is the sum of the parts').  Parts of different probes,\n"
     "overlapping or missing chains are refused.\n";
 
-/* The probe settings the merged run used, for the settings line. */
+/* Part 0's note said "sampler auto" (note_make). */
+static int merge_sampler_auto;
+
+/* The probe settings the merged run used, for the settings line (with
+ * "sampler auto", the settings the whole run printed: metropolis auto and
+ * the radius at its default, not what they resolved to). */
 static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
 {
     const sive_option_info *in;
@@ -1302,6 +1319,10 @@ static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
             return -1; /* NaN: no anchor, or the radius mode not in use */
         }
     }
+    if (merge_sampler_auto &&
+        (sive_probe_set_double(c->p, SIVE_OPT_C_H, 1.0) ||
+         sive_probe_set_int(c->p, SIVE_OPT_METROPOLIS, -1)))
+        return -1;
     c->threads_set = 1;
     c->blis_threads = blis;
     return 0;
@@ -1338,7 +1359,8 @@ static int merge_load(char **paths, int n, sive_result **parts, char **notes, ck
         ckpt_info one = {0};
         double sec = 0.0;
         int64_t bl = 0;
-        if (note_parse(notes[i], i ? &one : ci, i ? &bl : blis, &sec)) {
+        if (note_parse(notes[i], i ? &one : ci, i ? &bl : blis, &sec,
+                       i ? NULL : &merge_sampler_auto)) {
             fprintf(stderr, "sive merge: %s: not saved by 'sive probe --save-result'\n",
                     paths[i]);
             return EXIT_RUN;

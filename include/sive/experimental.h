@@ -49,7 +49,9 @@ extern "C" {
 typedef struct sive_option_record {
     int32_t id;             /**< option id (sive_option), perhaps unknown here  */
     sive_option_type type;  /**< SIVE_TYPE_INT or SIVE_TYPE_DOUBLE              */
-    int ignorable;          /**< 1: the writer's default (docs/abi.md)          */
+    int ignorable;          /**< 1: the writer's default (docs/abi.md; for
+                                 metropolis, whose default -1 a run resolves,
+                                 0: the sampler of a library without it)  */
     int known;              /**< 1: sive_option_info_get(id) is not NULL        */
     int64_t int_value;      /**< the value of an int option (0 otherwise)       */
     double double_value;    /**< the value of a double option (0 otherwise)     */

@@ -100,19 +100,17 @@ int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *th
     return SIVE_OK;
 }
 
+/* Only when the defaults changed the path: a run that resolved to 0.2's
+ * (ULA, c_h = 1) has 0.2's health text, so that its saved, loaded and
+ * merged results, which recompute the health text from the traces, read
+ * as the run did (docs/guide.md, "Defaults"). */
 int sivei_defaults_note(sive_result *r, const sivei_defaults *d)
 {
-    if (!d->resolved)
+    if (!d->resolved || !d->exact)
         return SIVE_OK;
     char line[SIVE_ERRMSG_LEN + 160];
-    if (d->exact)
-        snprintf(line, sizeof line,
-                 "defaults: metropolis 1 and c_h = auto (h, c_h and metropolis unset, and %s)\n",
-                 d->why);
-    else
-        snprintf(line, sizeof line,
-                 "defaults: metropolis 0 and c_h = 1, ULA as in 0.2 (h, c_h and metropolis "
-                 "unset, and %s)\n",
-                 d->why);
+    snprintf(line, sizeof line,
+             "defaults: metropolis 1 and c_h = auto (h, c_h and metropolis unset, and %s)\n",
+             d->why);
     return sivei_health_append(r, line);
 }
