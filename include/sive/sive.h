@@ -365,8 +365,9 @@ typedef enum sive_option {
      *  1): the 0.2 path.  The probe keeps -1 (sive_probe_get_int); the
      *  result holds the value that ran, 0 or 1, and with it c_h
      *  (sive_result_option_int/_double, and its file), and when the
-     *  model decided (no radius set) its health text says so in a line
-     *  "defaults: ..." with the reason.  docs/guide.md, "Defaults".
+     *  default chose 1 the run's health text says so in a line
+     *  "defaults: ..." with the reason (a run left on the 0.2 path has
+     *  0.2's health text).  docs/guide.md, "Defaults".
      *  0: plain (ULA) steps.
      *  1 makes every step a Metropolis-adjusted Langevin (MALA)
      *  step: the Langevin move is a proposal, accepted with
