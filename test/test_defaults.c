@@ -254,6 +254,30 @@ START_TEST(no_loss_unchanged)
 }
 END_TEST
 
+/* A callback that draws gradient noise from batch->seed (a stochastic
+ * gradient in population mode) stores a finite loss but is not exact. */
+static int grad_seeded(const void *theta, size_t d, const sive_batch *b, void *grad,
+                       double *loss, void *user)
+{
+    int rc = quad_fixture_grad(theta, d, b, grad, loss, user);
+    ((double *)grad)[0] += 1e-3 * (double)(b->seed % 1024u);
+    return rc;
+}
+
+START_TEST(seeded_gradient_unchanged)
+{
+    sive_model m = quad_fixture_model(&qf, 3);
+    m.grad = grad_seeded;
+    sive_probe *p = base_probe(1000);
+    sive_result *r = run_ok(p, &m, QSTAR);
+    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
+    ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
+    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* What the queries say about the default. */
 START_TEST(queries)
 {
@@ -319,6 +343,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, minibatch_unchanged);
     tcase_add_test(tc, full_batch_resolves);
     tcase_add_test(tc, no_loss_unchanged);
+    tcase_add_test(tc, seeded_gradient_unchanged);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

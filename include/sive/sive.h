@@ -358,9 +358,10 @@ typedef enum sive_option {
      *  and the other options, at its start: when neither SIVE_OPT_H nor
      *  SIVE_OPT_C_H was set and the loss is exact (the sampler's
      *  requirements below hold: none of the options it refuses, and the
-     *  gradient callback, called once at theta* before the chains --
-     *  chain -1, step -1, worker 0, seed 0, the whole data set --
-     *  stores a finite loss), the run uses 1 with c_h = 0 (the radius
+     *  gradient callback, called twice at theta* before the chains --
+     *  chain -1, step -1, worker 0, the whole data set, seeds 0 and
+     *  another -- stores the same finite loss and gradient both times),
+     *  the run uses 1 with c_h = 0 (the radius
      *  from the loss); otherwise 0 with the radius as set (default c_h =
      *  1): the 0.2 path.  The probe keeps -1 (sive_probe_get_int); the
      *  result holds the value that ran, 0 or 1, and with it c_h

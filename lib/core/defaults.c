@@ -9,7 +9,8 @@
  *  - with no radius set, it is 1 and the radius comes from the loss
  *    (c_h = 0) when the model's loss is exact as the Metropolis sampler
  *    defines it (sampler_mala.c: no option it refuses, and the gradient
- *    callback stores a finite loss at theta* on the whole data set);
+ *    callback stores a finite loss at theta* on the whole data set, the
+ *    same loss and gradient for two batch seeds);
  *    otherwise 0 with c_h = 1, the 0.2 defaults.
  * The run (and its result, hence its file) then holds the resolved values;
  * the probe keeps -1. */
@@ -34,39 +35,53 @@ static int finite_theta(const sive_model *m, const void *theta)
     return 1;
 }
 
-/* One gradient call at theta*, as the Metropolis sampler makes its check
- * (the whole data set, chain -1, step -1, worker 0, seed 0): 1 when it
- * stores a finite loss, 0 (why filled) when not, SIVE_E_NOMEM. */
+/* The gradient callback at theta* on the whole data set (chain -1, step
+ * -1, worker 0), as the Metropolis sampler makes its check, once with
+ * seed 0 and once with another: 1 when both store the same finite loss and
+ * the same gradient bits (a callback that draws its own noise from
+ * batch->seed is a stochastic gradient, not an exact loss), 0 (why
+ * filled) when not, SIVE_E_NOMEM. */
 static int exact_at_star(const sive_model *m, const sivei_options *o, const void *theta,
                          char *why, size_t len)
 {
     const uint64_t n = m->n_examples;
     const size_t el = m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
     uint64_t *all = n ? malloc((size_t)n * sizeof *all) : NULL;
-    void *g = calloc(m->dim, el);
-    if (!g || (n && !all)) {
+    void *g[2] = {calloc(m->dim, el), calloc(m->dim, el)};
+    if (!g[0] || !g[1] || (n && !all)) {
         free(all);
-        free(g);
+        free(g[0]);
+        free(g[1]);
         return SIVE_E_NOMEM;
     }
     for (uint64_t i = 0; i < n; i++)
         all[i] = i;
-    sive_batch gb = {.index = all, .n_groups = 1,
-                     .group_size = n ? (size_t)n : (size_t)o->grad_batch,
-                     .seed = 0, .chain = -1, .worker = 0, .step = -1};
-    double loss = NAN;
-    sivei_clear_error();
-    const int rc = m->grad(theta, m->dim, &gb, g, &loss, m->user);
+    static const uint64_t seeds[2] = {0, 0x9e3779b97f4a7c15u};
+    double loss[2] = {NAN, NAN};
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++) {
+        sive_batch gb = {.index = all, .n_groups = 1,
+                         .group_size = n ? (size_t)n : (size_t)o->grad_batch,
+                         .seed = seeds[k], .chain = -1, .worker = 0, .step = -1};
+        sivei_clear_error();
+        rc = m->grad(theta, m->dim, &gb, g[k], &loss[k], m->user);
+    }
+    const int same = !rc && memcmp(&loss[0], &loss[1], sizeof loss[0]) == 0 &&
+                     memcmp(g[0], g[1], m->dim * el) == 0;
     free(all);
-    free(g);
+    free(g[0]);
+    free(g[1]);
     if (rc)
         snprintf(why, len, "the gradient callback returned %d at theta*", rc);
-    else if (!isfinite(loss))
+    else if (!isfinite(loss[0]))
         snprintf(why, len, "the gradient callback stores no finite loss in *loss at theta*");
+    else if (!same)
+        snprintf(why, len, "the gradient or loss at theta* changes with the batch seed: a "
+                           "stochastic gradient");
     else
-        snprintf(why, len, "the loss is exact: finite at theta*%s",
+        snprintf(why, len, "the loss is exact: finite at theta* and the same for two seeds%s",
                  n ? ", full batch without replacement" : "");
-    return !rc && isfinite(loss);
+    return !rc && isfinite(loss[0]) && same;
 }
 
 int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *theta,
