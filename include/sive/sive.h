@@ -1083,7 +1083,7 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  * (free with sive_result_free()); note (may be NULL) receives the saved
  * note as a new NUL-terminated string to free with sive_free() (an empty
  * string when none was saved).  Both are NULL on failure.  Reads format
- * versions 1 (libsive 0.2.0), 2 and 3.  A damaged, truncated or foreign file
+ * versions 1 (libsive 0.2.0) to 4.  A damaged, truncated or foreign file
  * is SIVE_E_FORMAT, never a wrong result.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
  * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).
