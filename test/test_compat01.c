@@ -312,6 +312,7 @@ START_TEST(compat02_as_02)
     char *note = NULL;
     ck_assert_msg(sive_result_load(path, &old, &note) == SIVE_OK, "%s", sive_last_errmsg());
     ck_assert_str_eq(note, c->name);
+    ck_assert_int_eq(sive_result_dtype(old), SIVE_F64); /* format 1 stores it too */
     quad_fixture q = {.k = 1.0, .l0 = 1.0, .sigma = 0.01};
     sive_model m = c->model == 0 ? quad_fixture_model(&q, 3) : c02_lsq_model();
     sive_probe *p = probe_from(old);

@@ -275,6 +275,7 @@ START_TEST(null_and_bad_handles)
     ck_assert(isnan(sive_result_lambda(NULL)));
     ck_assert_int_eq(sive_result_chains(NULL), 0);
     ck_assert_int_eq(sive_result_steps(NULL), 0);
+    ck_assert_int_eq(sive_result_dtype(NULL), SIVE_DTYPE_UNKNOWN);
     ck_assert_uint_eq(sive_result_flags(NULL), 0);
     ck_assert_int_eq(sive_result_chain_status(NULL, 0, NULL), SIVE_CHAIN_INVALID);
     ck_assert_int_eq(sive_result_option_int(NULL, SIVE_OPT_STEPS, &iv), SIVE_E_INVALID_ARG);
@@ -1723,6 +1724,7 @@ START_TEST(float32_path)
     m.group_loss = quad_eval_f32;
     float theta[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     sive_result *r = run_status(p, &m, theta, SIVE_OK);
+    ck_assert_int_eq(sive_result_dtype(r), SIVE_F32);
     /* Exact ULA per coordinate: rho = 1 - a - eta/h^2, var = 2 eta/(1-rho^2),
      * t E[K] = t * d/2 * var.  Tolerance: 5 pooled MCSE of the mean. */
     double a = 0.05, eta = a / 100.0, rho = 1.0 - a - eta, var = 2.0 * eta / (1.0 - rho * rho);

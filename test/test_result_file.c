@@ -54,6 +54,7 @@ static int same(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 static void assert_same(const sive_result *a, const sive_result *b)
 {
     ck_assert_int_eq(sive_result_chains(a), sive_result_chains(b));
+    ck_assert_int_eq(sive_result_dtype(a), sive_result_dtype(b));
     ck_assert_int_eq(sive_result_chains_ok(a), sive_result_chains_ok(b));
     ck_assert_int_eq(sive_result_status(a), sive_result_status(b));
     ck_assert_str_eq(sive_result_errmsg(a), sive_result_errmsg(b));
@@ -327,6 +328,15 @@ static unsigned char *one_chain_file(size_t *n)
     return realloc(p, *n + 64); /* room for forged records */
 }
 
+/* one_chain_file()'s file rewritten to hold chain c alone. */
+static void set_one_chain(unsigned char *p, int64_t c)
+{
+    put64(p, sres_opt(p, SIVE_OPT_CHAIN_BEGIN), (uint64_t)c);
+    put64(p, sres_opt(p, SIVE_OPT_CHAIN_END), (uint64_t)c + 1);
+    put64(p, OFF_F(p, SRES_BEGIN), (uint64_t)c);
+    put64(p, OFF_F(p, SRES_END), (uint64_t)c + 1);
+}
+
 static int load_forged(unsigned char *p, size_t n, sive_result **out)
 {
     rehash(p, n);
@@ -421,10 +431,52 @@ START_TEST(dtype_mismatch_is_named)
     put64(p, OFF_F(p, SRES_DTYPE), SIVE_F32);
     sive_result *r = NULL, *a = run_range(0, 2, 11, theta_star), *b = run_range(3, 4, 11, theta_star);
     ck_assert_int_eq(load_forged(p, n, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_dtype(r), SIVE_F32);
+    ck_assert_int_eq(sive_result_dtype(a), SIVE_F64);
     expect_refused((const sive_result *[]){a, r, b}, 3, "dtype (f32; part 0: f64)");
     sive_result_free(r);
     sive_result_free(a);
     sive_result_free(b);
+    free(p);
+}
+END_TEST
+
+/* sive_result_dtype(): the model's precision comes back from a file and
+ * through a merge of float parts and another save; a file whose dtype is
+ * neither SIVE_F32 nor SIVE_F64 is refused, never read as one; NULL has
+ * none. */
+START_TEST(dtype_is_kept)
+{
+    enum { K = 4 };
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    sive_result *parts[K] = {0}, *m = NULL, *back = NULL, *bad = (sive_result *)1;
+    ck_assert_int_eq(sive_result_dtype(NULL), SIVE_DTYPE_UNKNOWN);
+    put64(p, OFF_F(p, SRES_DTYPE), SIVE_F32);
+    for (int64_t c = 0; c < K; c++) {
+        set_one_chain(p, c);
+        ck_assert_msg(load_forged(p, n, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
+        ck_assert_int_eq(sive_result_dtype(parts[c]), SIVE_F32);
+    }
+    ck_assert_msg(sive_result_merge(&m, (const sive_result *const *)parts, K) == SIVE_OK, "%s",
+                  sive_last_errmsg());
+    ck_assert_int_eq(sive_result_dtype(m), SIVE_F32);
+    void *bytes = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(sive_result_to_bytes(m, NULL, &bytes, &len), SIVE_OK);
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    ck_assert_int_eq(sive_result_dtype(back), SIVE_F32);
+    const uint64_t wrong[] = {SIVE_DTYPE_UNKNOWN, 3, UINT64_MAX};
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        put64(p, OFF_F(p, SRES_DTYPE), wrong[i]);
+        ck_assert_int_eq(load_forged(p, n, &bad), SIVE_E_FORMAT);
+        ck_assert_ptr_null(bad);
+    }
+    sive_free(bytes);
+    sive_result_free(back);
+    sive_result_free(m);
+    for (int c = 0; c < K; c++)
+        sive_result_free(parts[c]);
     free(p);
 }
 END_TEST
@@ -466,10 +518,7 @@ START_TEST(merge_memory_is_linear)
     getrusage(RUSAGE_SELF, &ru0);
     put64(p, sres_opt(p, SIVE_OPT_CHAINS), K);
     for (int64_t c = 0; c < K; c++) {
-        put64(p, sres_opt(p, SIVE_OPT_CHAIN_BEGIN), (uint64_t)c);
-        put64(p, sres_opt(p, SIVE_OPT_CHAIN_END), (uint64_t)c + 1);
-        put64(p, OFF_F(p, SRES_BEGIN), (uint64_t)c);
-        put64(p, OFF_F(p, SRES_END), (uint64_t)c + 1);
+        set_one_chain(p, c);
         ck_assert_msg(load_forged(p, n, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
     }
     sive_result *m = NULL;
@@ -549,6 +598,7 @@ START_TEST(old_formats_load)
         ck_assert_msg(sive_result_from_bytes(q, len, &r, &note) == SIVE_OK, "version %d: %s",
                       (int)v, sive_last_errmsg());
         ck_assert_ptr_nonnull(strstr(note, "format 3"));
+        ck_assert_int_eq(sive_result_dtype(r), SIVE_F64); /* every format stores it */
         assert_same(now, r);
         ck_assert_msg(sive_result_merge(&m, (const sive_result *[]){a, r, b}, 3) == SIVE_OK,
                       "%s", sive_last_errmsg());
@@ -838,6 +888,7 @@ int main(void)
     tcase_add_test(tc, status_agrees_with_chains);
     tcase_add_test(tc, nan_estimate_stays_nan);
     tcase_add_test(tc, dtype_mismatch_is_named);
+    tcase_add_test(tc, dtype_is_kept);
     tcase_add_test(tc, header_before_payload_no_fifo);
     tcase_add_test(tc, merge_memory_is_linear);
     tcase_add_test(tc, identity_is_checked);

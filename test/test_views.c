@@ -112,6 +112,7 @@ START_TEST(view_quadratic_exact)
     const sive_result *vr = sive_result_view(r, 0);
     ck_assert_str_eq(sive_result_view_name(r, 0), "other quadratic");
     ck_assert_ptr_null(sive_result_view(r, 1));
+    ck_assert_int_eq(sive_result_dtype(vr), sive_result_dtype(r)); /* the run's model */
     ck_assert(same_trace(r, vr, SIVE_TRACE_DISP, 3)); /* one path */
     const double want = view_exact(&v, star, t, a, h, curv, vr);
     const double got = sive_result_stat(vr, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
@@ -265,6 +266,7 @@ START_TEST(view_control_variates_recomputed_and_saved)
     ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
     ck_assert_int_eq(view_cv(back, 0), 1);
     ck_assert_int_eq(view_cv(back, 1), 0);
+    ck_assert_int_eq(sive_result_dtype(sive_result_view(back, 0)), sive_result_dtype(r[0]));
     ck_assert(sive_result_lambda(sive_result_view(back, 0)) ==
               sive_result_lambda(sive_result_view(r[0], 0)));
     sive_free(bytes);

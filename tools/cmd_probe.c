@@ -588,8 +588,11 @@ static void json_result(FILE *f, const sive_result *r)
 static void print_json(FILE *f, const probe_out *o)
 {
     json_head(f, o);
-    if (o->r)
+    if (o->r) {
         json_result(f, o->r);
+        fprintf(f, ",\"dtype\":\"%s\"",
+                sive_result_dtype(o->r) == SIVE_F32 ? "float32" : "float64");
+    }
     if (o->r && sive_result_params(o->r, NULL))
         fprintf(f, ",\"params_dim\":%llu", (unsigned long long)sive_result_params_dim(o->r));
     if (o->r && sive_result_views(o->r)) {

@@ -228,6 +228,8 @@ class Api(unittest.TestCase):
             self.assertEqual((m.dim, m.n_examples, m.dtype), (DIM, 0, np.float32))
             with p.run(m, THETA) as r:
                 self.assertEqual((r.chains, r.chains_ok, r.steps, r.eval_stride), (2, 2, 200, 1))
+                self.assertEqual(r.dtype, np.float32)  # the model's, sive_result_dtype
+                self.assertEqual(r.to_dict()["dtype"], "float32")
                 self.assertEqual(r.trace(sive.Trace.LBAR, 1).shape, (200,))
                 self.assertEqual(r.chain_status(0), (sive.ChainStatus.OK, 200))
                 self.assertTrue(math.isfinite(r.lambda_hat))

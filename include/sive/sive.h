@@ -115,6 +115,8 @@ SIVE_API void sive_free(void *ptr);
 
 /** Precision of a model's parameters. */
 typedef enum sive_dtype {
+    SIVE_DTYPE_UNKNOWN = 0, /**< no precision: sive_result_dtype(NULL); never
+                                 a model's (sive_probe_run() refuses it) */
     SIVE_F32 = 1, /**< float  (IEEE binary32) */
     SIVE_F64 = 2  /**< double (IEEE binary64) */
 } sive_dtype;
@@ -869,6 +871,17 @@ SIVE_API const uint64_t *sive_result_params(const sive_result *r, size_t *n_rang
 /** The number k of parameters the chains moved: the model's dim for an
  *  unrestricted probe (0 if r is NULL). */
 SIVE_API uint64_t sive_result_params_dim(const sive_result *r);
+/**
+ * The precision of the model the run probed: SIVE_F32 or SIVE_F64 (the
+ * model's sive_model.dtype), for a result of sive_probe_run() or
+ * sive_probe_sweep(), of sive_result_load() or sive_result_from_bytes()
+ * (every result format version, 1 from libsive 0.2.0 on, stores it, and a
+ * file with any other value is SIVE_E_FORMAT: it is read, never guessed),
+ * of sive_result_merge() (which refuses parts of different precisions) and
+ * for a view (sive_result_view(): the run's).  SIVE_DTYPE_UNKNOWN if r is
+ * NULL.  Thread safety: like every result getter (r is only read).
+ */
+SIVE_API sive_dtype sive_result_dtype(const sive_result *r);
 /** The number of evaluation views of the run (sive_probe_add_eval_view();
  *  0 if r is NULL). */
 SIVE_API size_t sive_result_views(const sive_result *r);
@@ -1100,7 +1113,7 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  * (free with sive_result_free()); note (may be NULL) receives the saved
  * note as a new NUL-terminated string to free with sive_free() (an empty
  * string when none was saved).  Both are NULL on failure.  Reads format
- * versions 1 (libsive 0.2.0), 2 and 3.  A damaged, truncated or foreign file
+ * versions 1 (libsive 0.2.0) to 4.  A damaged, truncated or foreign file
  * is SIVE_E_FORMAT, never a wrong result.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
  * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).

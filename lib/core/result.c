@@ -237,6 +237,10 @@ int32_t sive_result_chains(const sive_result *r) { return r ? r->chains : 0; }
 int32_t sive_result_chains_ok(const sive_result *r) { return r ? r->chains_ok : 0; }
 int64_t sive_result_steps(const sive_result *r) { return r ? r->opt.steps : 0; }
 int64_t sive_result_eval_stride(const sive_result *r) { return r ? r->opt.eval_stride : 0; }
+sive_dtype sive_result_dtype(const sive_result *r)
+{
+    return r ? (sive_dtype)r->dtype : SIVE_DTYPE_UNKNOWN;
+}
 
 sive_chain_status sive_result_chain_status(const sive_result *r, int32_t chain,
                                            int64_t *step)

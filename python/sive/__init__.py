@@ -342,6 +342,7 @@ _result_chains = _fn("sive_result_chains", c_int32, _vp)
 _result_chains_ok = _fn("sive_result_chains_ok", c_int32, _vp)
 _result_steps = _fn("sive_result_steps", c_int64, _vp)
 _result_eval_stride = _fn("sive_result_eval_stride", c_int64, _vp)
+_result_dtype = _fn("sive_result_dtype", c_int, _vp)
 _result_option_int = _fn("sive_result_option_int", c_int, _vp, c_int, _pi64)
 _result_option_double = _fn("sive_result_option_double", c_int, _vp, c_int, _pd)
 _result_chain_status = _fn("sive_result_chain_status", c_int, _vp, c_int32, _pi64)
@@ -1233,6 +1234,14 @@ class Result(_Handle):
                           doc="How many parameters the chains moved (the model's dim "
                               "when unrestricted).")
 
+    @property
+    def dtype(self):
+        """The precision of the model the run probed, np.dtype("float32") or
+        np.dtype("float64") (sive_result_dtype): also for a result read back
+        with from_bytes() (every result format stores it) or merged."""
+        return {_F32: np.dtype(np.float32), _F64: np.dtype(np.float64)}.get(
+            _result_dtype(self._p))
+
     def to_bytes(self, note=""):
         """The bytes of this result's result file (sive_result_to_bytes),
         with note: for a queue, a socket or a database.  from_bytes() and
@@ -1351,7 +1360,8 @@ class Result(_Handle):
         json` for a run (the CLI adds its checkpoint fields, blis_threads
         and seconds): settings, status, error, every statistic ({mean, std}
         over chains, or one pooled number), chains, chains_ok, flags,
-        flag_names, health (a list of lines) and per_chain.  NaN becomes
+        flag_names, health (a list of lines), per_chain and dtype (the
+        model's precision, "float32" or "float64").  NaN becomes
         None, as the CLI writes null.  traces=True adds "traces":
         per chain {name: list}.  With evaluation views, "views": a list of
         {name, the statistics, ..., per_chain} as the CLI writes them."""
@@ -1383,6 +1393,7 @@ class Result(_Handle):
                     c[_text(_stat_name(s))] = num(self.stat(s, k))
             per_chain.append(c)
         d["per_chain"] = per_chain
+        d["dtype"] = str(self.dtype)  # "float32" or "float64", as the CLI
         if traces:
             d["traces"] = [{n: [num(x) for x in a] for n, a in self.traces(k).items()}
                            for k in range(self.chains)]
@@ -1390,7 +1401,8 @@ class Result(_Handle):
             d["params_dim"] = self.params_dim
         if _result_views(self._p):  # as the CLI's "views": name, then the statistics
             d["views"] = [{"name": n, **{k: x for k, x in v.to_dict(traces).items()
-                                         if k not in ("settings", "status", "error")}}
+                                         if k not in ("settings", "status", "error",
+                                                      "dtype")}}
                           for n, v in self.views.items()]
         return d
 

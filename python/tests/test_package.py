@@ -67,6 +67,7 @@ class Package(unittest.TestCase):
             back, note = sive.Result.from_bytes(data)
             with back:
                 self.assertEqual(note, "note")
+                self.assertEqual((r.dtype, back.dtype), (np.float64, np.float64))
                 self.assertEqual(back.to_dict(), r.to_dict())
                 self.assertEqual(back.to_bytes("note"), data)
             bad = bytearray(data)
@@ -216,6 +217,7 @@ class Package(unittest.TestCase):
             self.assertEqual(d["sive"]["mean"], r.lambda_hat)
             self.assertEqual(d["mcse"], r.mcse)
             self.assertEqual(len(d["per_chain"]), 2)
+            self.assertEqual(d["dtype"], "float64")
             self.assertIsNone(d["settings"]["anchor"])  # NaN -> null, as the CLI
             self.assertEqual(len(r.to_dict(traces=True)["traces"][1]["lbar"]), 200)
 
@@ -249,6 +251,7 @@ class Package(unittest.TestCase):
                             (key, d[key], cli[key]))
         self.assertEqual(d["flag_names"], cli["flag_names"])
         self.assertEqual(d["health"], cli["health"])
+        self.assertEqual((d["dtype"], cli["dtype"]), ("float32", "float32"))  # an MLP
 
 
 class Helpers(unittest.TestCase):

@@ -40,6 +40,7 @@ static void check_same(const sive_result *a, const sive_result *b, int merged)
     const int32_t K = sive_result_chains(a);
     ORACLE(K == sive_result_chains(b), "chains %d vs %d", (int)K, (int)sive_result_chains(b));
     ORACLE(sive_result_chains_ok(a) == sive_result_chains_ok(b), "chains_ok differ");
+    ORACLE(sive_result_dtype(a) == sive_result_dtype(b), "dtype differs");
     ORACLE(sive_result_flags(a) == sive_result_flags(b), "flags differ");
     ORACLE(strcmp(sive_result_health(a), sive_result_health(b)) == 0, "health differs");
     if (!merged) {
@@ -78,6 +79,8 @@ static void check_shape(const sive_result *r)
     ORACLE(0 <= b && b < e && e <= K && K <= 4096, "range [%d, %d) of %d", (int)b, (int)e,
            (int)K);
     ORACLE(sive_result_chains_ok(r) <= e - b, "more chains ok than run");
+    ORACLE(sive_result_dtype(r) == SIVE_F32 || sive_result_dtype(r) == SIVE_F64,
+           "dtype %d is neither f32 nor f64", (int)sive_result_dtype(r));
     for (int32_t c = 0; c < K; c++) {
         size_t n = 0;
         sive_chain_status st = sive_result_chain_status(r, c, NULL);

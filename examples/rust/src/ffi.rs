@@ -25,6 +25,7 @@ pub const SIVE_E_UNSUPPORTED: c_int = -10;
 
 // The model.
 pub type sive_dtype = c_int;
+pub const SIVE_DTYPE_UNKNOWN: sive_dtype = 0;
 pub const SIVE_F32: sive_dtype = 1;
 pub const SIVE_F64: sive_dtype = 2;
 
@@ -260,6 +261,7 @@ extern "C" {
     pub fn sive_result_chains_ok(r: *const sive_result) -> i32;
     pub fn sive_result_steps(r: *const sive_result) -> i64;
     pub fn sive_result_eval_stride(r: *const sive_result) -> i64;
+    pub fn sive_result_dtype(r: *const sive_result) -> sive_dtype;
     pub fn sive_result_option_int(
         r: *const sive_result,
         opt: sive_option,

@@ -376,6 +376,13 @@ impl Real for f64 {
     const DTYPE: ffi::sive_dtype = ffi::SIVE_F64;
 }
 
+/// The precision of the model a result probed (`Result::dtype`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    F32,
+    F64,
+}
+
 /// A model: `dim` parameters of type `T`, the gradient closure `G` and the
 /// loss closure `L`, which is per-example or per-group (see the
 /// constructors).  Both must be `Sync`: with `threads > 1` chains call them
@@ -833,6 +840,15 @@ impl ProbeResult {
     }
     pub fn eval_stride(&self) -> i64 {
         unsafe { ffi::sive_result_eval_stride(self.r()) }
+    }
+    /// The precision of the model the run probed (`sive_result_dtype`);
+    /// `None` only if the library reports none.
+    pub fn dtype(&self) -> Option<Dtype> {
+        match unsafe { ffi::sive_result_dtype(self.r()) } {
+            ffi::SIVE_F32 => Some(Dtype::F32),
+            ffi::SIVE_F64 => Some(Dtype::F64),
+            _ => None,
+        }
     }
 
     /// The value an option had in this run (frozen at its start).

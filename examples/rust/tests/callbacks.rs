@@ -5,7 +5,7 @@
 //! library.
 use std::panic::{self, AssertUnwindSafe};
 
-use sive::{ffi, Batch, ChainStatus, Model, OptionType, Probe, Stat, Trace, Value};
+use sive::{ffi, Batch, ChainStatus, Dtype, Model, OptionType, Probe, Stat, Trace, Value};
 
 const THETA: [f64; 3] = [0.3, -0.2, 0.1];
 
@@ -46,6 +46,7 @@ fn runs_and_reads_the_result() {
         (2, 2, 200, 1)
     );
     assert_eq!((r.status(), r.errmsg().as_str()), (ffi::SIVE_OK, ""));
+    assert_eq!(r.dtype(), Some(Dtype::F64));
     assert!(r.lambda().is_finite());
     assert_eq!(r.stat(Stat::Sive, None), r.lambda());
     assert_eq!(r.stat(Stat::H, Some(0)), 0.1);
@@ -93,6 +94,7 @@ fn float32_and_threads() {
     );
     let r = p.run(&m, &theta).unwrap();
     assert_eq!(r.chains_ok(), 4);
+    assert_eq!(r.dtype(), Some(Dtype::F32));
 }
 
 #[test]
