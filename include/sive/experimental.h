@@ -22,7 +22,7 @@
  * result files that used it keep working).  A new experimental option's
  * default must be the behaviour without it, like every option's.
  *
- * The tier holds no option yet.
+ * Options of the tier: SIVE_OPT_LEAPFROG (1070).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -39,6 +39,15 @@ extern "C" {
 
 /** The first option id of the experimental tier. */
 #define SIVE_OPT_EXPERIMENTAL_FIRST 1000
+
+/**
+ * "leapfrog" (int, 1 .. 1024, default 1): with metropolis = 1, K >= 2 makes
+ * every chain step a Hamiltonian Monte Carlo step of K leapfrog moves (K
+ * gradient calls; the step size adapted in the burn-in, then frozen;
+ * docs/theory.md, "Hamiltonian steps").  1: the Metropolis-adjusted
+ * Langevin step, bit for bit.  Refused above 1 without metropolis.
+ */
+#define SIVE_OPT_LEAPFROG ((sive_option)1070)
 
 /**
  * One option as a result file records it (experimental: the shape may

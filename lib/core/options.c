@@ -82,6 +82,11 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_GRAD_EXTRAPOLATE, "grad_extrapolate", 0, 1, 0,
       "1: also run every chain at 2 grad_batch and report lambda-hat extrapolated to the "
       "full batch (sive_full_batch; more than twice the gradient work)"),
+    /* experimental tier (docs/abi.md) */
+    {.id = SIVE_OPT_LEAPFROG, .name = "leapfrog", .type = SIVE_TYPE_INT, .int_lo = 1,
+     .int_hi = 1024, .int_default = 1, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "K >= 2: with metropolis, Hamiltonian Monte Carlo steps of K leapfrog moves "
+            "(K gradients per step, step adapted in the burn-in; 1: the Langevin proposal)"},
 };
 #undef I
 #undef D
@@ -123,7 +128,7 @@ void sivei_options_default(sivei_options *o)
         const sive_option_info *in = &table[i];
         if (in->type == SIVE_TYPE_INT) {
             int64_t v = in->int_default;
-            switch (in->id) {
+            switch ((int)in->id) {
             case SIVE_OPT_STEPS: o->steps = v; break;
             case SIVE_OPT_GROUPS: o->groups = v; break;
             case SIVE_OPT_EVAL_BATCH: o->eval_batch = v; break;
@@ -143,6 +148,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_GRAD_NOISE_COMPENSATION: o->grad_noise_compensation = v; break;
             case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
             case SIVE_OPT_GRAD_EXTRAPOLATE: o->grad_extrapolate = v; break;
+            case SIVE_OPT_LEAPFROG: o->leapfrog = v; break;
             default: break;
             }
         } else {
@@ -179,7 +185,7 @@ static const sive_option_info *lookup(sive_option opt, sive_option_type type,
 
 static void *field(sivei_options *o, sive_option opt)
 {
-    switch (opt) {
+    switch ((int)opt) {
     case SIVE_OPT_T: return &o->t;
     case SIVE_OPT_BASE_LR: return &o->base_lr;
     case SIVE_OPT_H: return &o->h;
@@ -205,6 +211,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_GRAD_NOISE_COMPENSATION: return &o->grad_noise_compensation;
     case SIVE_OPT_GRAD_NOISE_FULL: return &o->grad_noise_full;
     case SIVE_OPT_GRAD_EXTRAPOLATE: return &o->grad_extrapolate;
+    case SIVE_OPT_LEAPFROG: return &o->leapfrog;
     }
     return NULL;
 }

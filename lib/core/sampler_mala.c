@@ -37,6 +37,8 @@
 #define STEP_RANGE 1e4      /* the step stays in [base_lr, base_lr] * RANGE^(-1, 1) */
 #define BETA_MIN (-4.0)     /* the exponent of the step's position dependence */
 #define BETA_MAX 0.0
+#define HMC_TARGET 0.70     /* leapfrog > 1: Hamiltonian steps' acceptance target */
+#define HMC_JITTER 0.2      /* and their step size, uniform in eps (1 -+ JITTER) */
 
 typedef struct mala_run {
     double *accept, *step; /* per chain of the run's range: tail rate, frozen a */
@@ -47,6 +49,7 @@ typedef struct mala_run {
 
 typedef struct mala_work {
     void *prop, *gprop; /* the proposal and its gradient (dim, model dtype) */
+    double *mom;        /* leapfrog > 1: the momentum (dim), else NULL       */
     double loss;        /* the exact loss at w->theta, when have           */
     int have;           /* w->grad and loss belong to w->theta             */
     int32_t chain;
@@ -60,7 +63,14 @@ typedef struct mala_work {
     double beta_sum, zbar_sum;
 } mala_work;
 
-static int mala_active(const sivei_options *o) { return o->metropolis != 0; }
+/* leapfrog > 1 without metropolis comes here to be refused */
+static int mala_active(const sivei_options *o)
+{
+    return o->metropolis != 0 || o->leapfrog > 1;
+}
+
+/* Hamiltonian steps (leapfrog > 1): a fixed step, no position dependence */
+static int hamiltonian(const sivei_options *o) { return o->leapfrog > 1; }
 
 static int64_t burn_end(const sivei_options *o)
 {
@@ -93,6 +103,11 @@ static int exact_grad(const sivei_run *run, const mala_run *s, const void *theta
 static int refuse(const sivei_run *run, char *err)
 {
     const sivei_options *o = &run->opt;
+    if (o->leapfrog > 1 && !o->metropolis)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "leapfrog %lld: Hamiltonian steps are Metropolis-adjusted: set "
+                         "metropolis 1",
+                         (long long)o->leapfrog);
     if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis steps with the exact gradient: not with "
@@ -180,6 +195,7 @@ static void mala_work_release(void *state)
     if (s) {
         free(s->prop);
         free(s->gprop);
+        free(s->mom);
     }
     free(s);
 }
@@ -192,9 +208,12 @@ static int mala_work_init(sivei_work *w, void **state)
     if (s) {
         s->prop = malloc(run->model.dim * el);
         s->gprop = calloc(run->model.dim, el);
+        if (hamiltonian(&run->opt))
+            s->mom = malloc(run->model.dim * sizeof *s->mom);
     }
     *state = s;
-    return s && s->prop && s->gprop ? SIVE_OK : SIVE_E_NOMEM;
+    return s && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) ? SIVE_OK
+                                                                           : SIVE_E_NOMEM;
 }
 
 /* w->theta is theta* here: the proposal buffer starts as its copy, so the
@@ -389,14 +408,18 @@ static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, doub
     if (m >= end || run->opt.mala_step > 0.0) /* a step given: not adapted */
         return;
     const double p = la >= 0.0 ? 1.0 : exp(la), lo = log(run->opt.base_lr);
-    const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6), e = p - TARGET_ACCEPT;
+    const int ham = hamiltonian(&run->opt);
+    const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6),
+                 e = p - (ham ? HMC_TARGET : TARGET_ACCEPT);
     const double rho = fmax(1.0 / (double)(m + 1), 1e-3), dz = z - s->zbar;
     s->log_a += gain * e;
     s->log_a = fmin(fmax(s->log_a, lo - log(STEP_RANGE)), lo + log(STEP_RANGE));
     s->zbar += rho * dz;
     s->vz += rho * (dz * dz - s->vz);
-    s->beta += gain * e * dz / fmax(s->vz, 1e-2);
-    s->beta = fmin(fmax(s->beta, BETA_MIN), BETA_MAX);
+    if (!ham) { /* a Hamiltonian step must not depend on the state: beta 0 */
+        s->beta += gain * e * dz / fmax(s->vz, 1e-2);
+        s->beta = fmin(fmax(s->beta, BETA_MIN), BETA_MAX);
+    }
     if (m >= end - (end + 3) / 4) {
         s->log_a_sum += s->log_a;
         s->beta_sum += s->beta;
@@ -408,6 +431,117 @@ static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, doub
         s->beta = s->beta_sum / (double)s->n_sum;
         s->zbar = s->zbar_sum / (double)s->n_sum;
     }
+}
+
+static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, double la,
+                      double z, int acc);
+
+/* The gradient call at a proposal, its failure recorded as the run's. */
+static int call_at(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
+                   sivei_chain_out *out, sivei_pcg32 *noise, int64_t m, double *lp)
+{
+    int rc = exact_grad(run, r, s->prop, s->gprop, lp, s->chain, w->worker, m,
+                        sivei_pcg32_next64(noise));
+    if (rc) {
+        out->status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "gradient callback returned %d at chain %d step %lld (proposal)", rc,
+                       (int)s->chain, (long long)m);
+    }
+    return rc;
+}
+
+static inline void store(const sivei_run *run, void *x, size_t i, double v)
+{
+    if (run->model.dtype == SIVE_F32)
+        ((float *)x)[i] = (float)v;
+    else
+        ((double *)x)[i] = v;
+}
+
+static double uniform(sivei_pcg32 *noise)
+{
+    return (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
+}
+
+/* One Hamiltonian step (leapfrog = K > 1; docs/theory.md "Hamiltonian
+ * steps"): momentum p ~ N(0, P^-1) (P the frozen preconditioner, or I),
+ * K leapfrog moves of size eps = sqrt(2 a/t) (1 + JITTER u), u uniform in
+ * [-1, 1], on H = U(theta) + p'Pp/2,
+ *   p -= eps/2 grad U;  theta += eps P p;  p -= eps/2 grad U,
+ * then the end point accepted with probability min(1, exp(H - H')).  K = 1
+ * is the Langevin proposal (eps^2/2 = eta); each move costs one gradient
+ * call, the state's own gradient is reused.  A trajectory through a point
+ * whose loss is not finite is rejected there (U = +inf), which is the same
+ * event for the trajectory and its reverse.  *la is log alpha, *acc 1 when
+ * accepted; returns 1 when the chain must stop. */
+static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
+                    const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double a,
+                    double *gnorm, double *disp, double *la, int *acc)
+{
+    sivei_chain_out *out = sivei_chain(run->r, s->chain);
+    const double t = run->opt.t, ih2 = 1.0 / (run->h * run->h);
+    const double eps = sqrt(2.0 * a / t) * (1.0 + HMC_JITTER * (2.0 * uniform(noise) - 1.0));
+    double g2 = 0.0, r2 = 0.0, kin0 = 0.0, kin1 = 0.0, r2p = 0.0, lp = NAN;
+    sivei_chunks it = sivei_chunks_start(run);
+    while (sivei_chunks_next(&it, noise, w->noise))
+        for (size_t j = 0; j < it.nb; j++) {
+            const size_t i = it.i0 + j;
+            const double th = sivei_sampler_val(run, w->theta, i);
+            const double x = th - sivei_sampler_val(run, run->theta_star, i);
+            const double g = sivei_sampler_val(run, w->grad, i);
+            const double P = metric(pc, i);
+            double p = sivei_sampler_val(run, w->noise, j) / noise_factor(pc, i);
+            kin0 += 0.5 * P * p * p;
+            g2 += g * g;
+            r2 += x * x;
+            p -= 0.5 * eps * (t * g + x * ih2);
+            s->mom[i] = p;
+            store(run, s->prop, i, th + eps * P * p);
+        }
+    *gnorm = sqrt(g2);
+    *disp = sqrt(r2 * (1.0 / (double)run->moved));
+    *la = -INFINITY;
+    *acc = 0;
+    if (!isfinite(s->loss) || !isfinite(g2))
+        return 1;
+    const int64_t K = run->opt.leapfrog;
+    for (int64_t k = 1; k <= K; k++) {
+        if (call_at(run, w, r, s, out, noise, m, &lp))
+            return 1;
+        if (!isfinite(lp))
+            break; /* U = +inf on the trajectory: rejected */
+        const double f = k < K ? eps : 0.5 * eps; /* two half kicks, or the last */
+        for (size_t q = 0; q < sivei_range_count(run); q++) {
+            size_t b, e;
+            sivei_range_at(run, q, &b, &e);
+            for (size_t i = b; i < e; i++) {
+                const double th = sivei_sampler_val(run, s->prop, i);
+                const double x = th - sivei_sampler_val(run, run->theta_star, i);
+                const double P = metric(pc, i);
+                double p = s->mom[i] - f * (t * sivei_sampler_val(run, s->gprop, i) + x * ih2);
+                s->mom[i] = p;
+                if (k < K)
+                    store(run, s->prop, i, th + eps * P * p);
+                else {
+                    kin1 += 0.5 * P * p * p;
+                    r2p += x * x;
+                }
+            }
+        }
+        if (k == K) {
+            const double l = -t * (lp - s->loss) - (r2p - r2) * (0.5 * ih2) - (kin1 - kin0);
+            *la = isfinite(l) ? l : -INFINITY;
+        }
+    }
+    *acc = log(uniform(noise)) < *la;
+    if (*acc) {
+        swap(&w->theta, &s->prop);
+        swap(&w->grad, &s->gprop);
+        s->loss = lp;
+        s->r2 = r2p;
+    }
+    return 0;
 }
 
 static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
@@ -423,30 +557,37 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     }
     const sivei_precond *pc = precond_at(run, w, s, m);
     const double a = step_at(run, s, s->r2), z = disp_z(run, s->r2);
+    double la;
+    int acc;
+    if (hamiltonian(&run->opt)) {
+        if (hmc_move(run, w, r, s, pc, noise, m, a, gnorm, disp, &la, &acc))
+            return 1;
+        return mala_tally(run, r, s, m, la, z, acc);
+    }
     sums q = propose(run, w, s, pc, noise, a);
     *gnorm = sqrt(q.g2);
     *disp = sqrt(q.r2 * (1.0 / (double)run->moved));
     if (!isfinite(s->loss) || !isfinite(q.g2))
         return 1;
     double lp;
-    int rc = exact_grad(run, r, s->prop, s->gprop, &lp, s->chain, w->worker, m,
-                        sivei_pcg32_next64(noise));
-    if (rc) {
-        out->status = SIVE_CHAIN_CALLBACK;
-        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
-                       "gradient callback returned %d at chain %d step %lld (proposal)", rc,
-                       (int)s->chain, (long long)m);
+    if (call_at(run, w, r, s, out, noise, m, &lp))
         return 1;
-    }
-    const double la = log_alpha(run, w, s, pc, &q, lp, a, step_at(run, s, q.r2p));
-    const double u = (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
-    const int acc = log(u) < la;
+    la = log_alpha(run, w, s, pc, &q, lp, a, step_at(run, s, q.r2p));
+    acc = log(uniform(noise)) < la;
     if (acc) {
         swap(&w->theta, &s->prop);
         swap(&w->grad, &s->gprop);
         s->loss = lp;
         s->r2 = q.r2p;
     }
+    return mala_tally(run, r, s, m, la, z, acc);
+}
+
+/* After a move: the adaptation, the tail's acceptance count, and the
+ * chain's frozen values at its last step. */
+static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, double la,
+                      double z, int acc)
+{
     adapt(run, s, m, la, z);
     if (m >= burn_end(&run->opt)) {
         s->tries++;
@@ -485,7 +626,7 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
     qsort(s->beta, (size_t)k, sizeof *s->beta, cmp);
     res->mala_step = s->step[k / 2];
     res->mala_accept = acc / k;
-    char line[480];
+    char line[640];
     int len = snprintf(line, sizeof line,
                        "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted "
                        "in the burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)",
@@ -499,6 +640,11 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         len += snprintf(line + len, sizeof line - (size_t)len,
                         "; preconditioned (each chain's P learnt in steps < %lld)",
                         (long long)precond_end(&run->opt));
+    if (hamiltonian(&run->opt))
+        len += snprintf(line + len, sizeof line - (size_t)len,
+                        "; Hamiltonian steps: %lld leapfrog moves (gradients) per step, "
+                        "size sqrt(2a/t) jittered by +-%.0f %%, acceptance target %.2f",
+                        (long long)run->opt.leapfrog, 100.0 * HMC_JITTER, HMC_TARGET);
     snprintf(line + len, sizeof line - (size_t)len, "\n");
     return sivei_health_append(res, line);
 }
