@@ -467,7 +467,9 @@ static double uniform(sivei_pcg32 *noise)
 /* One Hamiltonian step (leapfrog = K > 1; docs/theory.md "Hamiltonian
  * steps"): momentum p ~ N(0, P^-1) (P the frozen preconditioner, or I),
  * K leapfrog moves of size eps = sqrt(2 a/t) (1 + JITTER u), u uniform in
- * [-1, 1], on H = U(theta) + p'Pp/2,
+ * [-1, 1], K uniform in 1 .. 2 leapfrog - 1 (a trajectory of fixed length
+ * returns to its start in a direction whose period it matches: random
+ * lengths break that), on H = U(theta) + p'Pp/2,
  *   p -= eps/2 grad U;  theta += eps P p;  p -= eps/2 grad U,
  * then the end point accepted with probability min(1, exp(H - H')).  K = 1
  * is the Langevin proposal (eps^2/2 = eta); each move costs one gradient
@@ -482,6 +484,8 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     sivei_chain_out *out = sivei_chain(run->r, s->chain);
     const double t = run->opt.t, ih2 = 1.0 / (run->h * run->h);
     const double eps = sqrt(2.0 * a / t) * (1.0 + HMC_JITTER * (2.0 * uniform(noise) - 1.0));
+    /* the number of moves, uniform in 1 .. 2 leapfrog - 1 (mean leapfrog) */
+    const int64_t K = 1 + (int64_t)(uniform(noise) * (double)(2 * run->opt.leapfrog - 1));
     double g2 = 0.0, r2 = 0.0, kin0 = 0.0, kin1 = 0.0, r2p = 0.0, lp = NAN;
     sivei_chunks it = sivei_chunks_start(run);
     while (sivei_chunks_next(&it, noise, w->noise))
@@ -505,7 +509,6 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     *acc = 0;
     if (!isfinite(s->loss) || !isfinite(g2))
         return 1;
-    const int64_t K = run->opt.leapfrog;
     for (int64_t k = 1; k <= K; k++) {
         if (call_at(run, w, r, s, out, noise, m, &lp))
             return 1;
@@ -642,9 +645,10 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
                         (long long)precond_end(&run->opt));
     if (hamiltonian(&run->opt))
         len += snprintf(line + len, sizeof line - (size_t)len,
-                        "; Hamiltonian steps: %lld leapfrog moves (gradients) per step, "
-                        "size sqrt(2a/t) jittered by +-%.0f %%, acceptance target %.2f",
-                        (long long)run->opt.leapfrog, 100.0 * HMC_JITTER, HMC_TARGET);
+                        "; Hamiltonian steps: 1 .. %lld leapfrog moves (gradients) per step, "
+                        "mean %lld, size sqrt(2a/t) jittered by +-%.0f %%, acceptance target "
+                        "%.2f",
+                        (long long)(2 * run->opt.leapfrog - 1), (long long)run->opt.leapfrog, 100.0 * HMC_JITTER, HMC_TARGET);
     snprintf(line + len, sizeof line - (size_t)len, "\n");
     return sivei_health_append(res, line);
 }
