@@ -107,6 +107,8 @@ pub const SIVE_OPT_METROPOLIS: sive_option = 23;
 pub const SIVE_OPT_GRAD_NOISE_COMPENSATION: sive_option = 24;
 pub const SIVE_OPT_GRAD_NOISE_FULL: sive_option = 25;
 pub const SIVE_OPT_GRAD_EXTRAPOLATE: sive_option = 26;
+/// Experimental tier (docs/abi.md): may change or go in any release.
+pub const SIVE_OPT_LEAPFROG: sive_option = 1070;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
