@@ -50,7 +50,9 @@
 
 /* The pilot options: absolute radius h, chains 0 .. K-1 whatever the
  * caller's range (every part of a split run then chooses the same h), no
- * anchor, no extrapolation. */
+ * anchor, no extrapolation; with anneal > 1 every pilot chain starts hot
+ * (they choose h from lambda-hat(h), which cold chains that have not
+ * reached the flat directions read too low). */
 static sivei_options pilot_options(const sivei_options *o, double h)
 {
     sivei_options po = *o;
@@ -66,6 +68,7 @@ static sivei_options pilot_options(const sivei_options *o, double h)
     po.chains = o->chains < AUTO_CHAINS ? o->chains : AUTO_CHAINS;
     po.chain_begin = 0;
     po.chain_end = 0;
+    po.anneal_all = 1;
     return po;
 }
 
