@@ -415,10 +415,11 @@ static uint32_t start_flag(const sive_result *r, text *t)
         return 0;
     }
     add(t, "start_dependent: the chains started hot (anneal %g) read lambda-hat %.4g, those "
-        "started cold at theta* %.4g: z = %+.1f (|z| > %d): a slow direction %s; raise "
-        "steps until the two agree%s\n", r->opt.anneal, mean[0], mean[1], z, START_Z,
-        z > 0.0 ? "the cold chains have not reached" : "the hot chains have not left",
-        z > 0.0 ? " (or anneal, to spread the hot chains further)" : "");
+        "started cold at theta* %.4g: z = %+.1f (|z| > %d): the two starts have not reached "
+        "the same law, so some direction relaxes more slowly than the run is long (a flat "
+        "or singular direction the cold chains have not reached, or a well the hot ones "
+        "froze into); raise steps until the two agree, or anneal to spread the hot chains "
+        "further\n", r->opt.anneal, mean[0], mean[1], z, START_Z);
     return SIVE_FLAG_START_DEPENDENT;
 }
 
