@@ -39,7 +39,9 @@
 #define AUTO_ACCEPT_LOW 0.3
 /* metropolis, past a flat chord: one pilot AUTO_GROW^j times further
  * (AUTO_JUMP_MIN <= j <= AUTO_JUMP_MAX), at most where the full-length run
- * relaxes the directions the tether alone holds (h^2 t / a <= steps) */
+ * relaxes the directions the tether alone holds (h^2 t / a <= steps), or,
+ * with anneal > 1, where its hot chains' free diffusion reaches
+ * (h^2 <= 2 a kappa q / t, q the steps at t/kappa) */
 #define AUTO_JUMP_MIN 2
 #define AUTO_JUMP_MAX 5
 /* pilots: this fraction of the steps (at least AUTO_MIN_STEPS), at most
@@ -47,6 +49,13 @@
 #define AUTO_STEP_DIV 5
 #define AUTO_MIN_STEPS 5000
 #define AUTO_CHAINS 4
+
+/* The full-length run's hot steps at t/kappa (anneal.c: the burn-in's
+ * first quarter). */
+static double anneal_hot_steps(const sivei_options *o)
+{
+    return (double)((int64_t)floor(o->burn_in * (double)o->steps) / 4);
+}
 
 /* The pilot options: absolute radius h, chains 0 .. K-1 whatever the
  * caller's range (every part of a split run then chooses the same h), no
@@ -232,7 +241,9 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE) {
             /* metropolis: before keeping it, one pilot further out */
             int j = 0;
-            const double reach = ran > 0.0 ? sqrt(ran * (double)o->steps / o->t) : 0.0;
+            double reach = ran > 0.0 ? sqrt(ran * (double)o->steps / o->t) : 0.0;
+            if (o->anneal > 1.0 && ran > 0.0) /* the hot chains' free diffusion */
+                reach = fmax(reach, sqrt(2.0 * ran * o->anneal * anneal_hot_steps(o) / o->t));
             while (j < AUTO_JUMP_MAX && prev.h * pow(AUTO_GROW, j + 1) <= reach)
                 j++;
             if (exact && j >= AUTO_JUMP_MIN && i + 1 < AUTO_LEVELS) {
