@@ -285,12 +285,14 @@ static const sivei_precond *precond_at(const sivei_run *run, const sivei_work *w
 }
 
 /* theta' = mu(theta) + sqrt(2 eta) sqrt(P) xi into s->prop, with eta = a/t
- * (a the step at theta, step_at()). */
+ * (a the step at theta, step_at(); t the chain's at this step, w->t_step:
+ * below run->opt.t only in an annealed burn-in, where the proposal and its
+ * acceptance target the law at that t). */
 static sums propose(const sivei_run *run, sivei_work *w, mala_work *s,
                     const sivei_precond *pc, sivei_pcg32 *noise, double a)
 {
     const int f32 = run->model.dtype == SIVE_F32;
-    const double eta = a / run->opt.t, kt = eta / (run->h * run->h);
+    const double eta = a / w->t_step, kt = eta / (run->h * run->h);
     const double kn = sqrt(2.0 * eta);
     sums q = {0.0, 0.0, 0.0, 0.0};
     for (size_t k = 0; k < sivei_range_count(run); k++) {
@@ -331,7 +333,7 @@ static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_wo
                         const sivei_precond *pc, const sums *q, double lp, double a,
                         double ab)
 {
-    const double t = run->opt.t, eta = ab / t, kt = eta / (run->h * run->h);
+    const double t = w->t_step, eta = ab / t, kt = eta / (run->h * run->h);
     double r2p = 0.0, bwd = 0.0;
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
