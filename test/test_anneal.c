@@ -12,7 +12,11 @@
  *    construction: a raised flag there is a false alarm);
  *  - the flag fires on a slow mode: coordinates with two wells behind a
  *    barrier that chains started at theta* never cross at t, and hot
- *    chains cross at t/kappa. */
+ *    chains cross at t/kappa;
+ *  - with Hamiltonian steps (leapfrog 4) too: the hot chains' trajectories
+ *    run on U at t/kappa (they cross the wells' barrier), the step frozen
+ *    for the tail is adapted at t (the tail's acceptance near the 0.70 it
+ *    was adapted to, and K1's law at t within 4 MCSE at anneal 1000). */
 #define SIVE_EXPERIMENTAL
 #include <check.h>
 #include <sive/sive.h>
@@ -163,25 +167,68 @@ static int wells_group(const void *theta, size_t d, const sive_batch *b, double 
     return 0;
 }
 
-START_TEST(fires_on_a_slow_mode)
+/* Runs p on the two wells and checks the start test fires; returns z. */
+static double slow_mode(sive_probe *p, const char *what)
 {
     static quad_fixture unused;
     sive_model m = quad_fixture_model(&unused, WD);
     m.grad = wells_grad;
     m.group_loss = wells_group;
     const double th[WD] = {0};
-    sive_result *r = run(probe(1e4, 1.0, 40000, 8, 5, 0, 1000.0), &m, th);
+    sive_result *r = run(p, &m, th);
     const double z = sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY);
-    printf("two wells x^2 (x - 1)^4 (d = %d), t = 1e4, ULA, anneal 1000, 8 chains x 40000 steps: "
-           "lambda-hat %.4f, start z %+.2f\n%s", WD, sive_result_lambda(r), z,
-           sive_result_health(r));
+    printf("two wells x^2 (x - 1)^4 (d = %d), t = 1e4, %s, anneal 1000: lambda-hat %.4f, "
+           "start z %+.2f\n%s", WD, what, sive_result_lambda(r), z, sive_result_health(r));
     for (int c = 0; c < 8; c++)
         printf("  chain %d (%s): %.4f +- %.4f\n", c, c & 1 ? "cold" : "hot", chain_lam(r, c),
                sive_result_stat(r, SIVE_STAT_MCSE, c));
     fflush(stdout);
-    ck_assert_msg(z < -3.0, "z %.2f", z);
+    ck_assert_msg(z < -3.0, "%s: z %.2f", what, z);
     ck_assert(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT);
     ck_assert_ptr_nonnull(strstr(sive_result_health(r), "start_dependent: "));
+    sive_result_free(r);
+    return z;
+}
+
+START_TEST(fires_on_a_slow_mode)
+{
+    slow_mode(probe(1e4, 1.0, 40000, 8, 5, 0, 1000.0), "ULA, 8 chains x 40000 steps");
+}
+END_TEST
+
+/* The tail's acceptance, from the health line "metropolis: tail
+ * acceptance X". */
+static double tail_acceptance(const sive_result *r)
+{
+    const char *p = strstr(sive_result_health(r), "metropolis: tail acceptance ");
+    double acc = NAN;
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(sscanf(p, "metropolis: tail acceptance %lf", &acc), 1);
+    return acc;
+}
+
+START_TEST(hamiltonian_steps_run_hot)
+{
+    /* the slow mode: the hot chains' leapfrog trajectories must follow U at
+     * t/kappa to cross the barrier; run at t they stay with the cold ones */
+    sive_probe *p = probe(1e4, 1.0, 10000, 8, 5, 1, 1000.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    slow_mode(p, "metropolis + leapfrog 4, 8 chains x 10000 steps");
+    /* K1: the tail's law and acceptance at t, after a burn-in at t/1000 */
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0};
+    sive_model m = quad_fixture_model(&q, 1);
+    const double th1 = 0.2, want = k1_continuous(1e4, 2.0);
+    p = probe(1e4, 2.0, 20000, 16, 18023, 1, 1000.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    sive_result *r = run(p, &m, &th1);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    const double z = sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY);
+    const double acc = tail_acceptance(r);
+    printf("K1 leapfrog 4, anneal 1000: %.5f +- %.5f (continuous law %.5f), start z %+.2f, "
+           "tail acceptance %.3f\n", lam, se, want, z, acc);
+    ck_assert_msg(fabs(lam - want) < 4.0 * se, "%.5f +- %.5f", lam, se);
+    ck_assert_msg(fabs(acc - 0.70) < 0.08, "tail acceptance %.3f", acc);
+    ck_assert(!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT));
     sive_result_free(r);
 }
 END_TEST
@@ -194,6 +241,7 @@ int main(void)
     tcase_add_test(tc, cold_chains_are_the_plain_chains);
     tcase_add_test(tc, tail_law_unchanged_and_quiet);
     tcase_add_test(tc, fires_on_a_slow_mode);
+    tcase_add_test(tc, hamiltonian_steps_run_hot);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

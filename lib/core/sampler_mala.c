@@ -477,14 +477,17 @@ static double uniform(sivei_pcg32 *noise)
  * is the Langevin proposal (eps^2/2 = eta); each move costs one gradient
  * call, the state's own gradient is reused.  A trajectory through a point
  * whose loss is not finite is rejected there (U = +inf), which is the same
- * event for the trajectory and its reverse.  *la is log alpha, *acc 1 when
- * accepted; returns 1 when the chain must stop. */
+ * event for the trajectory and its reverse.  U and eps use the chain's t at
+ * this step, w->t_step (below run->opt.t only in an annealed burn-in: the
+ * hot chains' trajectories run on U at t/kappa, while a adapts as in any
+ * burn-in and freezes over its last quarter, at t).  *la is log alpha,
+ * *acc 1 when accepted; returns 1 when the chain must stop. */
 static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
                     const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double a,
                     double *gnorm, double *disp, double *la, int *acc)
 {
     sivei_chain_out *out = sivei_chain(run->r, s->chain);
-    const double t = run->opt.t, ih2 = 1.0 / (run->h * run->h);
+    const double t = w->t_step, ih2 = 1.0 / (run->h * run->h);
     const double eps = sqrt(2.0 * a / t) * (1.0 + HMC_JITTER * (2.0 * uniform(noise) - 1.0));
     /* the number of moves, uniform in 1 .. 2 leapfrog - 1 (mean leapfrog) */
     const int64_t K = 1 + (int64_t)(uniform(noise) * (double)(2 * run->opt.leapfrog - 1));
