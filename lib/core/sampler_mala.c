@@ -25,7 +25,11 @@
  * the gradients at the chain's states while it runs with P = I for
  * m < precond_end (the first half of the burn-in), then frozen, so the
  * step's frozen values (its means over the burn-in's last quarter) are
- * adapted to the frozen P; both are fixed before the tail. */
+ * adapted to the frozen P; both are fixed before the tail.
+ * With the experimental leapfrog = K > 1 each step is a Hamiltonian Monte
+ * Carlo step instead (hmc_move(): momentum N(0, P^-1), 1 .. 2K-1 leapfrog
+ * moves, the same adaptation toward HMC_TARGET with beta = 0; docs/theory.md
+ * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above. */
 #include "sampler.h"
 
 #include <math.h>

@@ -436,6 +436,7 @@ static int get_sections(rbuf *b, sive_result *r)
 /* Version 1-3 options, by position. */
 static void get_options_fixed(rbuf *b, sivei_options *o)
 {
+    sivei_options_default(o); /* the options these formats do not store */
     double *d[] = {&o->t, &o->base_lr, &o->h, &o->c_h, &o->burn_in, &o->anchor};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = get_f64(b);
