@@ -335,7 +335,7 @@ run "probe csv, tiny budget" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --s
 import csv, sys
 names = ["diverged", "negative_sive", "nonstationary", "low_ess", "high_rhat",
          "noisy_correction", "aborted", "dominant_correction", "chart", "imprecise",
-         "radius_bound", "step_bias", "unstable"]
+         "radius_bound", "step_bias", "unstable", "start_dependent"]
 (r,) = list(csv.DictReader(open(sys.argv[1])))
 flags = int(r["flags"])
 want = "|".join(n for b, n in enumerate(names) if flags >> b & 1)

@@ -278,6 +278,18 @@ START_TEST(seeded_gradient_unchanged)
 }
 END_TEST
 
+/* An experimental sampler option of the exact sampler (leapfrog) set
+ * alone leaves the defaults to choose it: metropolis 1, c_h auto. */
+START_TEST(leapfrog_alone_resolves)
+{
+    static const char *const LF[] = {"leapfrog", "4", NULL};
+    sive_result *r = quad_run(1000, LF);
+    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 1);
+    ck_assert(res_double(r, SIVE_OPT_C_H) == 0.0);
+    sive_result_free(r);
+}
+END_TEST
+
 /* What the queries say about the default. */
 START_TEST(queries)
 {
@@ -344,6 +356,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, full_batch_resolves);
     tcase_add_test(tc, no_loss_unchanged);
     tcase_add_test(tc, seeded_gradient_unchanged);
+    tcase_add_test(tc, leapfrog_alone_resolves);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

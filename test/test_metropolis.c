@@ -23,10 +23,17 @@
  *  - the refusals (mini-batch gradients, a model that gives no loss), the
  *    health line, and the same bits for 1 and 2 threads (with and
  *    without the preconditioner).
+ *  - Hamiltonian steps (the experimental leapfrog = K > 1; docs/theory.md
+ *    "Hamiltonian steps"): K1, the anisotropic quadratic with the frozen
+ *    preconditioner as the inverse mass, and the quartic (no position
+ *    dependence: beta 0), each within 3 MCSE of the continuous law at a
+ *    quarter of the steps (the same gradient count); leapfrog 1 gives the
+ *    Langevin step's bits; leapfrog > 1 without metropolis is refused.
  * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
  * quartic), and the MCSE small enough that a bias of ULA's size (+11 % on
  * K1) would fail by far. */
 #include <check.h>
+#define SIVE_EXPERIMENTAL /* SIVE_OPT_LEAPFROG */
 #include <sive/sive.h>
 
 #include "check_run.h"
@@ -285,6 +292,95 @@ START_TEST(position_dependent_step_exact)
 }
 END_TEST
 
+/* Pairs of runs that must give the same bits, without (k = 0, 1) and with
+ * (k = 2, 3) the preconditioner: 1 and 2 threads, or (leapfrog1) the
+ * leapfrog option unset and set to 1; the preconditioner changes them. */
+static void same_bits_pairs(sive_model *m, const double *th, int64_t steps, int64_t chains,
+                            int leapfrog1)
+{
+    double lam[4];
+    for (int k = 0; k < 4; k++) {
+        sive_probe *p = k1_probe(steps, chains, 8, leapfrog1 ? 1 : k % 2 + 1);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, k / 2), SIVE_OK);
+        if (leapfrog1 && k % 2)
+            ck_assert_int_eq(sive_probe_set_text(p, "leapfrog", "1"), SIVE_OK);
+        sive_result *r = NULL;
+        ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+        lam[k] = sive_result_lambda(r);
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+    ck_assert(memcmp(&lam[2], &lam[3], sizeof lam[0]) == 0);
+    ck_assert(lam[0] != lam[2]);
+}
+
+/* Hamiltonian steps: lambda-hat of model m at th with leapfrog K (steps
+ * chain steps, 16 chains, every other setting of k1_probe), within 3 MCSE
+ * of want; the health line names the leapfrog moves and beta stays 0. */
+static void hmc_check(sive_model *m, const double *th, double h, int64_t steps, int64_t K,
+                      int precond, double want, const char *what)
+{
+    sive_probe *p = k1_probe(steps, 16, 4, 2);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, K), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r), z = (lam - want) / se;
+    const char *hl = sive_result_health(r);
+    printf("%s, Hamiltonian steps (leapfrog %d): %.5f +- %.5f (continuous law %.5f): "
+           "%+.2f %% (z %+.2f)\n  %s", what, (int)K, lam, se, want,
+           100.0 * (lam / want - 1.0), z, strstr(hl, "metropolis: tail acceptance"));
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.04 * want, "MCSE %.4g", se);
+    ck_assert_ptr_nonnull(strstr(hl, "leapfrog moves"));
+    ck_assert_ptr_nonnull(strstr(hl, "median beta 0 (0 .. 0)"));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+
+START_TEST(hmc_exact)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
+    sive_model k1 = quad_fixture_model(&q, 1);
+    double th1 = 0.2;
+    hmc_check(&k1, &th1, 2.0, 10000, 4, 0, k1_continuous(2.0), "K1");
+    static quad_fixture unused;
+    sive_model an = quad_fixture_model(&unused, AD);
+    an.grad = aniso_grad;
+    an.group_loss = aniso_group;
+    double tha[AD] = {0.2, -0.1, 0.05, 0.02}, want = 0.0;
+    for (int i = 0; i < AD; i++) {
+        double prec = T * aniso_k[i] + 1.0 / 4.0, s2 = 1.0 / prec, mu = tha[i] / 4.0 / prec;
+        want += T * T * aniso_k[i] * aniso_k[i] * (mu * mu * s2 + 0.5 * s2 * s2);
+    }
+    hmc_check(&an, tha, 2.0, 5000, 4, 1, want, "anisotropic quadratic, preconditioned");
+    enum { QD = 4 };
+    static quad_fixture qq;
+    sive_model qm = quad_fixture_model(&qq, QD);
+    qm.grad = quartic_grad;
+    qm.group_loss = quartic_group;
+    double thq[QD] = {0};
+    hmc_check(&qm, thq, 0.3, 5000, 4, 0, QD * quartic_continuous(T, 0.3), "quartic x4");
+}
+END_TEST
+
+/* leapfrog > 1 without metropolis is refused; 0 is out of bounds. */
+static void leapfrog_refusal(sive_model *m, const double *th)
+{
+    sive_probe *p = k1_probe(3000, 2, 8, 1);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "0"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 2), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "leapfrog"));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 0), SIVE_E_INVALID_ARG);
+    sive_probe_free(p);
+}
+
 static int grad_no_loss(const void *theta, size_t d, const sive_batch *b, void *grad,
                         double *loss, void *user)
 {
@@ -333,19 +429,10 @@ START_TEST(threads_same_bits)
     static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
     sive_model m = quad_fixture_model(&q, 3);
     double th[3] = {0.2, -0.1, 0.05};
-    double lam[4];
-    for (int k = 0; k < 4; k++) {
-        sive_probe *p = k1_probe(4000, 4, 8, k % 2 + 1);
-        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, k / 2), SIVE_OK);
-        sive_result *r = NULL;
-        ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
-        lam[k] = sive_result_lambda(r);
-        sive_result_free(r);
-        sive_probe_free(p);
-    }
-    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
-    ck_assert(memcmp(&lam[2], &lam[3], sizeof lam[0]) == 0);
-    ck_assert(lam[0] != lam[2]);
+    same_bits_pairs(&m, th, 4000, 4, 0);
+    /* leapfrog 1 is the Langevin proposal bit for bit */
+    same_bits_pairs(&m, th, 3000, 2, 1);
+    leapfrog_refusal(&m, th);
 }
 END_TEST
 
@@ -363,6 +450,7 @@ int main(void)
     tcase_add_test(tc, position_dependent_step_exact);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, threads_same_bits);
+    tcase_add_test(tc, hmc_exact);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -22,7 +22,7 @@
  * result files that used it keep working).  A new experimental option's
  * default must be the behaviour without it, like every option's.
  *
- * The tier holds no option yet.
+ * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -39,6 +39,29 @@ extern "C" {
 
 /** The first option id of the experimental tier. */
 #define SIVE_OPT_EXPERIMENTAL_FIRST 1000
+
+/**
+ * "leapfrog" (int, 1 .. 1024, default 1): with metropolis = 1, K >= 2 makes
+ * every chain step a Hamiltonian Monte Carlo step of K leapfrog moves (K
+ * gradient calls; the step size adapted in the burn-in, then frozen;
+ * docs/theory.md, "Hamiltonian steps").  1: the Metropolis-adjusted
+ * Langevin step, bit for bit.  Refused above 1 without metropolis.
+ */
+#define SIVE_OPT_LEAPFROG ((sive_option)1070)
+
+/**
+ * "anneal" (double, default 1): annealed burn-in (hot start), kappa >= 1 (1: off, the
+ * chain of earlier releases, bit for bit).  With kappa > 1 the even
+ * chains (0, 2, ...) run the first quarter of the burn-in at t/kappa,
+ * then t rises geometrically to t over its second quarter; the rest of
+ * the burn-in and the tail run at t, so the tail's law is the tethered
+ * law at t, and the cost is unchanged (same steps).  The odd chains start
+ * cold (at t from theta*, as without the option), and the two groups'
+ * lambda-hat are compared (SIVE_STAT_START_Z, SIVE_FLAG_START_DEPENDENT).
+ * The radius search's pilots (c_h = 0) run every chain hot.  Not with
+ * SIVE_OPT_GRAD_NOISE_COMPENSATION.  docs/theory.md, "Annealed burn-in".
+ */
+#define SIVE_OPT_ANNEAL ((sive_option)1075)
 
 /**
  * One option as a result file records it (experimental: the shape may

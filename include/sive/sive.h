@@ -762,7 +762,15 @@ typedef enum sive_stat {
      *  over the tail steps; 0 when nothing clipped, NaN without
      *  compensation (and after sive_result_load() or sive_result_merge()).
      *  Above 0.05 the health text says so. */
-    SIVE_STAT_GRAD_NOISE_CLIPPED = 28
+    SIVE_STAT_GRAD_NOISE_CLIPPED = 28,
+    /** With the experimental option anneal > 1 (sive/experimental.h) and
+     *  at least one chain of each kind: the signed z of the start test,
+     *  (mean unclipped SIVE of the hot-started chains - that of the
+     *  cold-started ones) over sqrt(se_hot^2 + se_cold^2), each group's se
+     *  its MCSEs in quadrature, sqrt(sum mcse_c^2)/K; ~ N(0, 1) when the
+     *  two starts reach the same law.  |z| > 3 raises
+     *  SIVE_FLAG_START_DEPENDENT.  Summary only; NaN otherwise. */
+    SIVE_STAT_START_Z = 29
 } sive_stat;
 
 /** Stable machine name of a statistic ("sive", "mcse", ...), used as the
@@ -982,7 +990,7 @@ enum {
                                              grows without bound (lower
                                              base_lr, raise grad_batch, or
                                              SIVE_OPT_STEP_EXTRAPOLATE)       */
-    SIVE_FLAG_UNSTABLE = 1u << 12       /**< a few spikes make the variance:
+    SIVE_FLAG_UNSTABLE = 1u << 12,      /**< a few spikes make the variance:
                                              on some chain the largest 0.1 %
                                              of the tail's squared loss
                                              deviations carry > 20 % of it
@@ -991,6 +999,15 @@ enum {
                                              a climb: t (mean tail loss -
                                              loss at theta*) > 1.5 (1 + step
                                              share) d/2 on some chain        */
+    SIVE_FLAG_START_DEPENDENT = 1u << 13 /**< with the experimental option
+                                             anneal > 1: the chains started
+                                             hot (annealed burn-in) and the
+                                             odd chains started cold at
+                                             theta* disagree, |z| > 3
+                                             (SIVE_STAT_START_Z): a slow
+                                             mode the cold chains have not
+                                             relaxed (raise steps, or
+                                             anneal)                        */
 };
 
 /** The health flags raised for this result (0 = nothing to report). */
@@ -1000,7 +1017,7 @@ SIVE_API const char *sive_flag_string(uint32_t flag);
 /** Stable machine name of one flag bit ("diverged", "negative_sive",
  *  "nonstationary", "low_ess", "high_rhat", "noisy_correction", "aborted",
  *  "dominant_correction", "chart", "imprecise", "radius_bound",
- *  "step_bias", "unstable"); NULL if unknown. */
+ *  "step_bias", "unstable", "start_dependent"); NULL if unknown. */
 SIVE_API const char *sive_flag_name(uint32_t flag);
 /** All raised flags explained, one line each with the numbers behind them
  *  ("" when healthy).  Owned by r. */

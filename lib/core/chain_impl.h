@@ -116,6 +116,8 @@ void CAT(sivei_chain_run_, SFX)(sivei_run *run, sivei_work *w, int32_t c)
         if (CAT(measure_, SFX)(run, w, rng, c, m) ||
             CAT(gradient_, SFX)(run, w, rng, c, m, &out->trace[SIVE_TRACE_GRAD_LOSS][m]))
             break;
+        w->t_step = sivei_anneal_t(&run->opt, c, m);
+        w->eta_step = sivei_anneal_eta(&run->opt, run->eta, w->t_step);
         if (sivei_samplers_step(run, w, &rng[SIVEI_STREAM_NOISE], m,
                                 &out->trace[SIVE_TRACE_GRAD_NORM][m],
                                 &out->trace[SIVE_TRACE_DISP][m])) {

@@ -95,7 +95,9 @@ int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *th
         return SIVE_OK; /* a radius set: the 0.2 path; no model: refused later */
     d->resolved = 1;
     char why[SIVE_ERRMSG_LEN] = "";
-    if (sivei_mala_refuse(o, m, why) != SIVE_OK) {
+    sivei_options as_exact = *o; /* what the sampler would see (leapfrog) */
+    as_exact.metropolis = 1;
+    if (sivei_mala_refuse(&as_exact, m, why) != SIVE_OK) {
         snprintf(d->why, sizeof d->why, "%s", why);
         return SIVE_OK;
     }

@@ -60,6 +60,10 @@
  * catch) */
 #define CLIMB_HALF_D 1.5
 #define CLIMB_Z 4
+/* start_dependent (anneal > 1): the hot-started and the cold-started
+ * chains' lambda-hat more than START_Z combined standard errors apart
+ * (two-sided; 0.27 % of stationary runs with a calibrated MCSE) */
+#define START_Z 3
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -116,6 +120,13 @@ static const flag_desc flags[] = {
      STR(CLIMB_HALF_D) " (1 + the step's share) d/2 (a stationary chain near a minimum: "
      "about lambda <= d/2), so the chain climbed to a loss level far above theta*'s and "
      "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h)"},
+    {SIVE_FLAG_START_DEPENDENT, "start_dependent",
+     "the estimate depends on where the chains started: with anneal > 1 the chains started "
+     "hot (annealed burn-in) and those started cold at theta* have lambda-hat more than "
+     STR(START_Z) " combined standard errors apart, so some direction relaxes more slowly "
+     "than the run is long (typically a flat, singular one the cold chains never reach) and "
+     "lambda-hat averages two different answers (raise steps until they agree; a larger "
+     "anneal spreads the hot chains further)"},
 };
 
 static const flag_desc *find(uint32_t bit)
@@ -390,6 +401,28 @@ static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
     return f;
 }
 
+/* The start test (anneal > 1): SIVE_STAT_START_Z is set by
+ * sivei_result_health before the flags. */
+static uint32_t start_flag(const sive_result *r, text *t)
+{
+    double mean[2];
+    const double z = sivei_start_z(r, mean);
+    if (!(fabs(z) > START_Z)) {
+        if (isfinite(z))
+            add(t, "anneal %g: the chains started hot read lambda-hat %.4g, those started "
+                "cold at theta* %.4g: z = %+.2f (start_dependent above |z| = %d)\n",
+                r->opt.anneal, mean[0], mean[1], z, START_Z);
+        return 0;
+    }
+    add(t, "start_dependent: the chains started hot (anneal %g) read lambda-hat %.4g, those "
+        "started cold at theta* %.4g: z = %+.1f (|z| > %d): the two starts have not reached "
+        "the same law, so some direction relaxes more slowly than the run is long (a flat "
+        "or singular direction the cold chains have not reached, or a well the hot ones "
+        "froze into); raise steps until the two agree, or anneal to spread the hot chains "
+        "further\n", r->opt.anneal, mean[0], mean[1], z, START_Z);
+    return SIVE_FLAG_START_DEPENDENT;
+}
+
 static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t worst_chain,
                               text *t)
 {
@@ -420,6 +453,7 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
+    f |= start_flag(r, t);
     f |= chart_flags(r, t);
     /* spikes: the slope would be the excursions' covariance with the
      * displacement, not the radius's cut (their line says what to change) */
@@ -442,6 +476,8 @@ int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
     text t = {.buf = calloc(1, 1)};
     if (!t.buf)
         return SIVE_E_NOMEM;
+    double mean[2];
+    r->summary[SIVE_STAT_START_Z] = sivei_start_z(r, mean);
     uint32_t f = chain_flags(r, &t);
     f |= summary_flags(r, worst_z, worst_chain, &t);
     if (t.rc) {

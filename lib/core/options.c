@@ -11,6 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#define SIVE_EXPERIMENTAL
+#include "sive/experimental.h"
+
 #define I(id_, name_, lo_, hi_, def_, doc_)                                  \
     {.id = id_, .name = name_, .type = SIVE_TYPE_INT, .int_lo = lo_,         \
      .int_hi = hi_, .int_default = def_, .doc = doc_}
@@ -18,6 +21,12 @@
     {.id = id_, .name = name_, .type = SIVE_TYPE_DOUBLE, .double_lo = lo_,   \
      .double_hi = hi_, .lo_open = lo_open_, .hi_open = hi_open_,            \
      .double_default = def_, .doc = doc_}
+
+/* A double row of the experimental tier (ids from 1000 up). */
+#define DX(id_, name_, lo_, hi_, lo_open_, hi_open_, def_, doc_)             \
+    {.id = id_, .name = name_, .type = SIVE_TYPE_DOUBLE, .double_lo = lo_,   \
+     .double_hi = hi_, .lo_open = lo_open_, .hi_open = hi_open_,            \
+     .double_default = def_, .doc = doc_, .tier = SIVE_TIER_EXPERIMENTAL}
 
 /* Defaults: the paper's deep-network operating point (docs/guide.md §3).
  * Rows in ascending id (result files write them in this order).  An
@@ -83,9 +92,19 @@ static const sive_option_info table[] = {
     I(SIVE_OPT_GRAD_EXTRAPOLATE, "grad_extrapolate", 0, 1, 0,
       "1: also run every chain at 2 grad_batch and report lambda-hat extrapolated to the "
       "full batch (sive_full_batch; more than twice the gradient work)"),
+    /* experimental tier (docs/abi.md) */
+    {.id = SIVE_OPT_LEAPFROG, .name = "leapfrog", .type = SIVE_TYPE_INT, .int_lo = 1,
+     .int_hi = 1024, .int_default = 1, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "K >= 2: with metropolis, Hamiltonian Monte Carlo steps of K leapfrog moves "
+            "(K gradients per step, step adapted in the burn-in; 1: the Langevin proposal)"},
+    DX(SIVE_OPT_ANNEAL, "anneal", 1.0, 1e12, 0, 0, 1.0,
+       "kappa > 1: the even chains start hot, at t/kappa for the burn-in's first quarter, "
+       "t rising back over its second; the odd chains start cold, and the two are compared "
+       "(start_dependent flag; 1: off)"),
 };
 #undef I
 #undef D
+#undef DX
 
 #define N_OPTS (sizeof table / sizeof table[0])
 
@@ -124,7 +143,7 @@ void sivei_options_default(sivei_options *o)
         const sive_option_info *in = &table[i];
         if (in->type == SIVE_TYPE_INT) {
             int64_t v = in->int_default;
-            switch (in->id) {
+            switch ((int)in->id) {
             case SIVE_OPT_STEPS: o->steps = v; break;
             case SIVE_OPT_GROUPS: o->groups = v; break;
             case SIVE_OPT_EVAL_BATCH: o->eval_batch = v; break;
@@ -144,15 +163,17 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_GRAD_NOISE_COMPENSATION: o->grad_noise_compensation = v; break;
             case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
             case SIVE_OPT_GRAD_EXTRAPOLATE: o->grad_extrapolate = v; break;
+            case SIVE_OPT_LEAPFROG: o->leapfrog = v; break;
             default: break;
             }
         } else {
             double v = in->double_default;
-            switch (in->id) {
+            switch ((int)in->id) {
             case SIVE_OPT_T: o->t = v; break;
             case SIVE_OPT_BASE_LR: o->base_lr = v; break;
             case SIVE_OPT_C_H: o->c_h = v; break;
             case SIVE_OPT_BURN_IN: o->burn_in = v; break;
+            case SIVE_OPT_ANNEAL: o->anneal = v; break;
             default: break; /* h, anchor: no default (NaN) */
             }
         }
@@ -180,7 +201,7 @@ static const sive_option_info *lookup(sive_option opt, sive_option_type type,
 
 static void *field(sivei_options *o, sive_option opt)
 {
-    switch (opt) {
+    switch ((int)opt) {
     case SIVE_OPT_T: return &o->t;
     case SIVE_OPT_BASE_LR: return &o->base_lr;
     case SIVE_OPT_H: return &o->h;
@@ -206,6 +227,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_GRAD_NOISE_COMPENSATION: return &o->grad_noise_compensation;
     case SIVE_OPT_GRAD_NOISE_FULL: return &o->grad_noise_full;
     case SIVE_OPT_GRAD_EXTRAPOLATE: return &o->grad_extrapolate;
+    case SIVE_OPT_LEAPFROG: return &o->leapfrog;
+    case SIVE_OPT_ANNEAL: return &o->anneal;
     }
     return NULL;
 }

@@ -42,11 +42,17 @@ typedef struct sivei_options {
     int64_t grad_noise_compensation; /* K sub-batches, 0: off */
     int64_t grad_noise_full;         /* 1: the covariance, not its diagonal */
     int64_t grad_extrapolate;        /* 1: also at 2 B_grad, Richardson      */
+    int64_t leapfrog;                /* K >= 2: HMC with K leapfrog moves    */
     uint64_t seed;
     /* internal, not an option (never saved): metropolis with this step for
      * every chain and no adaptation when > 0 (the radius search's pilots
      * share one step so their levels share proposals; radius_auto.c) */
     double mala_step;
+    /* anneal (experimental option 1075): kappa >= 1 (anneal.c) */
+    double anneal;
+    /* internal, not an option (never saved): 1 runs every chain hot (the
+     * radius search's pilots), 0 starts the odd chains cold */
+    int anneal_all;
 } sivei_options;
 
 SIVE_HIDDEN void sivei_options_default(sivei_options *o);
@@ -228,6 +234,17 @@ SIVE_HIDDEN int sivei_radius_auto(sive_probe *p, const sivei_options *o,
 SIVE_HIDDEN int sivei_auto_flatter(double ea, double sea, double eb, double seb);
 /* Append the choice to r's health text (SIVE_OK or SIVE_E_NOMEM). */
 SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
+/* anneal.c (the experimental option anneal; docs/theory.md, "Annealed
+ * burn-in"): whether chain c starts cold (at t from theta*) under o, the
+ * inverse temperature of chain c at step m (o->t exactly when the option
+ * is off, the chain cold, or m past the ramp), and the start test over
+ * r's finished chains: its z (SIVE_STAT_START_Z; NaN without the option
+ * or a finished chain of each kind) and the two groups' mean lambda-hat
+ * (hot, cold). */
+SIVE_HIDDEN int sivei_anneal_cold(const sivei_options *o, int32_t c);
+SIVE_HIDDEN double sivei_anneal_t(const sivei_options *o, int32_t c, int64_t m);
+SIVE_HIDDEN double sivei_anneal_eta(const sivei_options *o, double run_eta, double t_step);
+SIVE_HIDDEN double sivei_start_z(const sive_result *r, double mean[2]);
 /* health.c: flags and their text from the summaries. */
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);
@@ -325,6 +342,9 @@ typedef struct sivei_work {
     sivei_dedup dedup;          /* per-example models only         */
     void *evaluator_state[SIVEI_MAX_EVALUATORS]; /* each module's scratch */
     void *sampler_state[SIVEI_MAX_SAMPLERS]; /* each module's scratch */
+    /* the chain's inverse temperature at the current step and its eta =
+     * base_lr / t_step (set by the chain before each step: anneal.c) */
+    double t_step, eta_step;
 } sivei_work;
 
 SIVE_HIDDEN int sivei_work_init(sivei_work *w, sivei_run *run, int32_t worker);

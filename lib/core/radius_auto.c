@@ -39,7 +39,9 @@
 #define AUTO_ACCEPT_LOW 0.3
 /* metropolis, past a flat chord: one pilot AUTO_GROW^j times further
  * (AUTO_JUMP_MIN <= j <= AUTO_JUMP_MAX), at most where the full-length run
- * relaxes the directions the tether alone holds (h^2 t / a <= steps) */
+ * relaxes the directions the tether alone holds (h^2 t / a <= steps), or,
+ * with anneal > 1, where its hot chains' free diffusion reaches
+ * (h^2 <= 2 a kappa q / t, q the steps at t/kappa) */
 #define AUTO_JUMP_MIN 2
 #define AUTO_JUMP_MAX 5
 /* pilots: this fraction of the steps (at least AUTO_MIN_STEPS), at most
@@ -48,9 +50,18 @@
 #define AUTO_MIN_STEPS 5000
 #define AUTO_CHAINS 4
 
+/* The full-length run's hot steps at t/kappa (anneal.c: the burn-in's
+ * first quarter). */
+static double anneal_hot_steps(const sivei_options *o)
+{
+    return (double)((int64_t)floor(o->burn_in * (double)o->steps) / 4);
+}
+
 /* The pilot options: absolute radius h, chains 0 .. K-1 whatever the
  * caller's range (every part of a split run then chooses the same h), no
- * anchor, no extrapolation. */
+ * anchor, no extrapolation; with anneal > 1 every pilot chain starts hot
+ * (they choose h from lambda-hat(h), which cold chains that have not
+ * reached the flat directions read too low). */
 static sivei_options pilot_options(const sivei_options *o, double h)
 {
     sivei_options po = *o;
@@ -66,6 +77,7 @@ static sivei_options pilot_options(const sivei_options *o, double h)
     po.chains = o->chains < AUTO_CHAINS ? o->chains : AUTO_CHAINS;
     po.chain_begin = 0;
     po.chain_end = 0;
+    po.anneal_all = 1;
     return po;
 }
 
@@ -229,7 +241,9 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE) {
             /* metropolis: before keeping it, one pilot further out */
             int j = 0;
-            const double reach = ran > 0.0 ? sqrt(ran * (double)o->steps / o->t) : 0.0;
+            double reach = ran > 0.0 ? sqrt(ran * (double)o->steps / o->t) : 0.0;
+            if (o->anneal > 1.0 && ran > 0.0) /* the hot chains' free diffusion */
+                reach = fmax(reach, sqrt(2.0 * ran * o->anneal * anneal_hot_steps(o) / o->t));
             while (j < AUTO_JUMP_MAX && prev.h * pow(AUTO_GROW, j + 1) <= reach)
                 j++;
             if (exact && j >= AUTO_JUMP_MIN && i + 1 < AUTO_LEVELS) {

@@ -55,6 +55,9 @@ static int noise_prepare(sivei_run *run, void **state, char *err)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "grad_noise_compensation needs grad_control_variate 1 and "
                          "precondition 0");
+    if (o->anneal > 1.0) /* its noise budget is 2 eta at t */
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "grad_noise_compensation: not with anneal > 1");
     if (K < 2 || K > B || B % K)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "grad_noise_compensation %lld: needs 2 <= K <= grad_batch (%lld) "

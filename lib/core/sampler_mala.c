@@ -25,7 +25,11 @@
  * the gradients at the chain's states while it runs with P = I for
  * m < precond_end (the first half of the burn-in), then frozen, so the
  * step's frozen values (its means over the burn-in's last quarter) are
- * adapted to the frozen P; both are fixed before the tail. */
+ * adapted to the frozen P; both are fixed before the tail.
+ * With the experimental leapfrog = K > 1 each step is a Hamiltonian Monte
+ * Carlo step instead (hmc_move(): momentum N(0, P^-1), 1 .. 2K-1 leapfrog
+ * moves, the same adaptation toward HMC_TARGET with beta = 0; docs/theory.md
+ * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above. */
 #include "sampler.h"
 
 #include <math.h>
@@ -37,6 +41,8 @@
 #define STEP_RANGE 1e4      /* the step stays in [base_lr, base_lr] * RANGE^(-1, 1) */
 #define BETA_MIN (-4.0)     /* the exponent of the step's position dependence */
 #define BETA_MAX 0.0
+#define HMC_TARGET 0.70     /* leapfrog > 1: Hamiltonian steps' acceptance target */
+#define HMC_JITTER 0.2      /* and their step size, uniform in eps (1 -+ JITTER) */
 
 typedef struct mala_run {
     double *accept, *step; /* per chain of the run's range: tail rate, frozen a */
@@ -47,6 +53,7 @@ typedef struct mala_run {
 
 typedef struct mala_work {
     void *prop, *gprop; /* the proposal and its gradient (dim, model dtype) */
+    double *mom;        /* leapfrog > 1: the momentum (dim), else NULL       */
     double loss;        /* the exact loss at w->theta, when have           */
     int have;           /* w->grad and loss belong to w->theta             */
     int32_t chain;
@@ -60,7 +67,14 @@ typedef struct mala_work {
     double beta_sum, zbar_sum;
 } mala_work;
 
-static int mala_active(const sivei_options *o) { return o->metropolis != 0; }
+/* leapfrog > 1 without metropolis comes here to be refused */
+static int mala_active(const sivei_options *o)
+{
+    return o->metropolis != 0 || o->leapfrog > 1;
+}
+
+/* Hamiltonian steps (leapfrog > 1): a fixed step, no position dependence */
+static int hamiltonian(const sivei_options *o) { return o->leapfrog > 1; }
 
 static int64_t burn_end(const sivei_options *o)
 {
@@ -94,6 +108,11 @@ static int exact_grad(const sivei_run *run, const mala_run *s, const void *theta
  * default SIVE_OPT_METROPOLIS = -1 checks (defaults.c). */
 int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err)
 {
+    if (o->leapfrog > 1 && !o->metropolis)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "leapfrog %lld: Hamiltonian steps are Metropolis-adjusted: set "
+                         "metropolis 1",
+                         (long long)o->leapfrog);
     if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis steps with the exact gradient: not with "
@@ -181,6 +200,7 @@ static void mala_work_release(void *state)
     if (s) {
         free(s->prop);
         free(s->gprop);
+        free(s->mom);
     }
     free(s);
 }
@@ -193,9 +213,12 @@ static int mala_work_init(sivei_work *w, void **state)
     if (s) {
         s->prop = malloc(run->model.dim * el);
         s->gprop = calloc(run->model.dim, el);
+        if (hamiltonian(&run->opt))
+            s->mom = malloc(run->model.dim * sizeof *s->mom);
     }
     *state = s;
-    return s && s->prop && s->gprop ? SIVE_OK : SIVE_E_NOMEM;
+    return s && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) ? SIVE_OK
+                                                                           : SIVE_E_NOMEM;
 }
 
 /* w->theta is theta* here: the proposal buffer starts as its copy, so the
@@ -267,12 +290,14 @@ static const sivei_precond *precond_at(const sivei_run *run, const sivei_work *w
 }
 
 /* theta' = mu(theta) + sqrt(2 eta) sqrt(P) xi into s->prop, with eta = a/t
- * (a the step at theta, step_at()). */
+ * (a the step at theta, step_at(); t the chain's at this step, w->t_step:
+ * below run->opt.t only in an annealed burn-in, where the proposal and its
+ * acceptance target the law at that t). */
 static sums propose(const sivei_run *run, sivei_work *w, mala_work *s,
                     const sivei_precond *pc, sivei_pcg32 *noise, double a)
 {
     const int f32 = run->model.dtype == SIVE_F32;
-    const double eta = a / run->opt.t, kt = eta / (run->h * run->h);
+    const double eta = a / w->t_step, kt = eta / (run->h * run->h);
     const double kn = sqrt(2.0 * eta);
     sums q = {0.0, 0.0, 0.0, 0.0};
     for (size_t k = 0; k < sivei_range_count(run); k++) {
@@ -313,7 +338,7 @@ static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_wo
                         const sivei_precond *pc, const sums *q, double lp, double a,
                         double ab)
 {
-    const double t = run->opt.t, eta = ab / t, kt = eta / (run->h * run->h);
+    const double t = w->t_step, eta = ab / t, kt = eta / (run->h * run->h);
     double r2p = 0.0, bwd = 0.0;
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
@@ -390,14 +415,18 @@ static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, doub
     if (m >= end || run->opt.mala_step > 0.0) /* a step given: not adapted */
         return;
     const double p = la >= 0.0 ? 1.0 : exp(la), lo = log(run->opt.base_lr);
-    const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6), e = p - TARGET_ACCEPT;
+    const int ham = hamiltonian(&run->opt);
+    const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6),
+                 e = p - (ham ? HMC_TARGET : TARGET_ACCEPT);
     const double rho = fmax(1.0 / (double)(m + 1), 1e-3), dz = z - s->zbar;
     s->log_a += gain * e;
     s->log_a = fmin(fmax(s->log_a, lo - log(STEP_RANGE)), lo + log(STEP_RANGE));
     s->zbar += rho * dz;
     s->vz += rho * (dz * dz - s->vz);
-    s->beta += gain * e * dz / fmax(s->vz, 1e-2);
-    s->beta = fmin(fmax(s->beta, BETA_MIN), BETA_MAX);
+    if (!ham) { /* a Hamiltonian step must not depend on the state: beta 0 */
+        s->beta += gain * e * dz / fmax(s->vz, 1e-2);
+        s->beta = fmin(fmax(s->beta, BETA_MIN), BETA_MAX);
+    }
     if (m >= end - (end + 3) / 4) {
         s->log_a_sum += s->log_a;
         s->beta_sum += s->beta;
@@ -409,6 +438,123 @@ static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, doub
         s->beta = s->beta_sum / (double)s->n_sum;
         s->zbar = s->zbar_sum / (double)s->n_sum;
     }
+}
+
+static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, double la,
+                      double z, int acc);
+
+/* The gradient call at a proposal, its failure recorded as the run's. */
+static int call_at(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
+                   sivei_chain_out *out, sivei_pcg32 *noise, int64_t m, double *lp)
+{
+    int rc = exact_grad(run, r, s->prop, s->gprop, lp, s->chain, w->worker, m,
+                        sivei_pcg32_next64(noise));
+    if (rc) {
+        out->status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "gradient callback returned %d at chain %d step %lld (proposal)", rc,
+                       (int)s->chain, (long long)m);
+    }
+    return rc;
+}
+
+static inline void store(const sivei_run *run, void *x, size_t i, double v)
+{
+    if (run->model.dtype == SIVE_F32)
+        ((float *)x)[i] = (float)v;
+    else
+        ((double *)x)[i] = v;
+}
+
+static double uniform(sivei_pcg32 *noise)
+{
+    return (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
+}
+
+/* One Hamiltonian step (leapfrog = K > 1; docs/theory.md "Hamiltonian
+ * steps"): momentum p ~ N(0, P^-1) (P the frozen preconditioner, or I),
+ * K leapfrog moves of size eps = sqrt(2 a/t) (1 + JITTER u), u uniform in
+ * [-1, 1], K uniform in 1 .. 2 leapfrog - 1 (a trajectory of fixed length
+ * returns to its start in a direction whose period it matches: random
+ * lengths break that), on H = U(theta) + p'Pp/2,
+ *   p -= eps/2 grad U;  theta += eps P p;  p -= eps/2 grad U,
+ * then the end point accepted with probability min(1, exp(H - H')).  K = 1
+ * is the Langevin proposal (eps^2/2 = eta); each move costs one gradient
+ * call, the state's own gradient is reused.  A trajectory through a point
+ * whose loss is not finite is rejected there (U = +inf), which is the same
+ * event for the trajectory and its reverse.  U and eps use the chain's t at
+ * this step, w->t_step (below run->opt.t only in an annealed burn-in: the
+ * hot chains' trajectories run on U at t/kappa, while a adapts as in any
+ * burn-in and freezes over its last quarter, at t).  *la is log alpha,
+ * *acc 1 when accepted; returns 1 when the chain must stop. */
+static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
+                    const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double a,
+                    double *gnorm, double *disp, double *la, int *acc)
+{
+    sivei_chain_out *out = sivei_chain(run->r, s->chain);
+    const double t = w->t_step, ih2 = 1.0 / (run->h * run->h);
+    const double eps = sqrt(2.0 * a / t) * (1.0 + HMC_JITTER * (2.0 * uniform(noise) - 1.0));
+    /* the number of moves, uniform in 1 .. 2 leapfrog - 1 (mean leapfrog) */
+    const int64_t K = 1 + (int64_t)(uniform(noise) * (double)(2 * run->opt.leapfrog - 1));
+    double g2 = 0.0, r2 = 0.0, kin0 = 0.0, kin1 = 0.0, r2p = 0.0, lp = NAN;
+    sivei_chunks it = sivei_chunks_start(run);
+    while (sivei_chunks_next(&it, noise, w->noise))
+        for (size_t j = 0; j < it.nb; j++) {
+            const size_t i = it.i0 + j;
+            const double th = sivei_sampler_val(run, w->theta, i);
+            const double x = th - sivei_sampler_val(run, run->theta_star, i);
+            const double g = sivei_sampler_val(run, w->grad, i);
+            const double P = metric(pc, i);
+            double p = sivei_sampler_val(run, w->noise, j) / noise_factor(pc, i);
+            kin0 += 0.5 * P * p * p;
+            g2 += g * g;
+            r2 += x * x;
+            p -= 0.5 * eps * (t * g + x * ih2);
+            s->mom[i] = p;
+            store(run, s->prop, i, th + eps * P * p);
+        }
+    *gnorm = sqrt(g2);
+    *disp = sqrt(r2 * (1.0 / (double)run->moved));
+    *la = -INFINITY;
+    *acc = 0;
+    if (!isfinite(s->loss) || !isfinite(g2))
+        return 1;
+    for (int64_t k = 1; k <= K; k++) {
+        if (call_at(run, w, r, s, out, noise, m, &lp))
+            return 1;
+        if (!isfinite(lp))
+            break; /* U = +inf on the trajectory: rejected */
+        const double f = k < K ? eps : 0.5 * eps; /* two half kicks, or the last */
+        for (size_t q = 0; q < sivei_range_count(run); q++) {
+            size_t b, e;
+            sivei_range_at(run, q, &b, &e);
+            for (size_t i = b; i < e; i++) {
+                const double th = sivei_sampler_val(run, s->prop, i);
+                const double x = th - sivei_sampler_val(run, run->theta_star, i);
+                const double P = metric(pc, i);
+                double p = s->mom[i] - f * (t * sivei_sampler_val(run, s->gprop, i) + x * ih2);
+                s->mom[i] = p;
+                if (k < K)
+                    store(run, s->prop, i, th + eps * P * p);
+                else {
+                    kin1 += 0.5 * P * p * p;
+                    r2p += x * x;
+                }
+            }
+        }
+        if (k == K) {
+            const double l = -t * (lp - s->loss) - (r2p - r2) * (0.5 * ih2) - (kin1 - kin0);
+            *la = isfinite(l) ? l : -INFINITY;
+        }
+    }
+    *acc = log(uniform(noise)) < *la;
+    if (*acc) {
+        swap(&w->theta, &s->prop);
+        swap(&w->grad, &s->gprop);
+        s->loss = lp;
+        s->r2 = r2p;
+    }
+    return 0;
 }
 
 static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
@@ -424,30 +570,37 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     }
     const sivei_precond *pc = precond_at(run, w, s, m);
     const double a = step_at(run, s, s->r2), z = disp_z(run, s->r2);
+    double la;
+    int acc;
+    if (hamiltonian(&run->opt)) {
+        if (hmc_move(run, w, r, s, pc, noise, m, a, gnorm, disp, &la, &acc))
+            return 1;
+        return mala_tally(run, r, s, m, la, z, acc);
+    }
     sums q = propose(run, w, s, pc, noise, a);
     *gnorm = sqrt(q.g2);
     *disp = sqrt(q.r2 * (1.0 / (double)run->moved));
     if (!isfinite(s->loss) || !isfinite(q.g2))
         return 1;
     double lp;
-    int rc = exact_grad(run, r, s->prop, s->gprop, &lp, s->chain, w->worker, m,
-                        sivei_pcg32_next64(noise));
-    if (rc) {
-        out->status = SIVE_CHAIN_CALLBACK;
-        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
-                       "gradient callback returned %d at chain %d step %lld (proposal)", rc,
-                       (int)s->chain, (long long)m);
+    if (call_at(run, w, r, s, out, noise, m, &lp))
         return 1;
-    }
-    const double la = log_alpha(run, w, s, pc, &q, lp, a, step_at(run, s, q.r2p));
-    const double u = (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
-    const int acc = log(u) < la;
+    la = log_alpha(run, w, s, pc, &q, lp, a, step_at(run, s, q.r2p));
+    acc = log(uniform(noise)) < la;
     if (acc) {
         swap(&w->theta, &s->prop);
         swap(&w->grad, &s->gprop);
         s->loss = lp;
         s->r2 = q.r2p;
     }
+    return mala_tally(run, r, s, m, la, z, acc);
+}
+
+/* After a move: the adaptation, the tail's acceptance count, and the
+ * chain's frozen values at its last step. */
+static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, double la,
+                      double z, int acc)
+{
     adapt(run, s, m, la, z);
     if (m >= burn_end(&run->opt)) {
         s->tries++;
@@ -486,7 +639,7 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
     qsort(s->beta, (size_t)k, sizeof *s->beta, cmp);
     res->mala_step = s->step[k / 2];
     res->mala_accept = acc / k;
-    char line[480];
+    char line[640];
     int len = snprintf(line, sizeof line,
                        "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted "
                        "in the burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)",
@@ -500,6 +653,12 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         len += snprintf(line + len, sizeof line - (size_t)len,
                         "; preconditioned (each chain's P learnt in steps < %lld)",
                         (long long)precond_end(&run->opt));
+    if (hamiltonian(&run->opt))
+        len += snprintf(line + len, sizeof line - (size_t)len,
+                        "; Hamiltonian steps: 1 .. %lld leapfrog moves (gradients) per step, "
+                        "mean %lld, size sqrt(2a/t) jittered by +-%.0f %%, acceptance target "
+                        "%.2f",
+                        (long long)(2 * run->opt.leapfrog - 1), (long long)run->opt.leapfrog, 100.0 * HMC_JITTER, HMC_TARGET);
     snprintf(line + len, sizeof line - (size_t)len, "\n");
     return sivei_health_append(res, line);
 }

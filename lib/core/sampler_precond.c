@@ -117,8 +117,8 @@ static int precond_update(sivei_run *run, sivei_work *w, const precond_work *s,
                           sivei_pcg32 *noise, double *gnorm, double *disp)
 {
     const int f32 = run->model.dtype == SIVE_F32;
-    const double a = run->opt.base_lr, kt = run->eta / (run->h * run->h);
-    const double kn = sqrt(2.0 * run->eta);
+    const double a = run->opt.base_lr, kt = w->eta_step / (run->h * run->h);
+    const double kn = sqrt(2.0 * w->eta_step);
     double gsum = 0.0, dsum = 0.0;
     int bad = 0;
     sivei_chunks it = sivei_chunks_start(run);

@@ -185,8 +185,8 @@ int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *noise,
     int (*update)(void *, const void *, const void *, const void *, size_t, double,
                   double, double, double *, double *) = f32 ? update_f32 : update_f64;
     const double a = run->opt.base_lr;
-    const double k_tether = run->eta / (run->h * run->h);
-    const double k_noise = sqrt(2.0 * run->eta);
+    const double k_tether = w->eta_step / (run->h * run->h); /* run->eta at t */
+    const double k_noise = sqrt(2.0 * w->eta_step);
     unsigned char *theta = w->theta;
     const unsigned char *star = run->theta_star, *g = w->grad;
     double gsum = 0.0, dsum = 0.0;

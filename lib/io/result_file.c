@@ -444,9 +444,13 @@ static int get_sections(rbuf *b, sive_result *r)
     return rc;
 }
 
-/* Version 1-3 options, by position. */
+/* Version 1-3 options, by position; the options those versions did not
+ * have take their defaults (the behaviour without them: leapfrog 1,
+ * anneal 1). */
 static void get_options_fixed(rbuf *b, sivei_options *o)
 {
+    sivei_options_default(o);
+    o->metropolis = 0; /* those versions ran ULA (the default -1 is resolved) */
     double *d[] = {&o->t, &o->base_lr, &o->h, &o->c_h, &o->burn_in, &o->anchor};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = get_f64(b);

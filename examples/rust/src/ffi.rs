@@ -108,6 +108,10 @@ pub const SIVE_OPT_METROPOLIS: sive_option = 23;
 pub const SIVE_OPT_GRAD_NOISE_COMPENSATION: sive_option = 24;
 pub const SIVE_OPT_GRAD_NOISE_FULL: sive_option = 25;
 pub const SIVE_OPT_GRAD_EXTRAPOLATE: sive_option = 26;
+/// Experimental tier (docs/abi.md): may change or go in any release.
+pub const SIVE_OPT_LEAPFROG: sive_option = 1070;
+/// Experimental tier (sive/experimental.h): may change or go in any release.
+pub const SIVE_OPT_ANNEAL: sive_option = 1075;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
@@ -195,6 +199,7 @@ pub const SIVE_FLAG_IMPRECISE: u32 = 1 << 9;
 pub const SIVE_FLAG_RADIUS_BOUND: u32 = 1 << 10;
 pub const SIVE_FLAG_STEP_BIAS: u32 = 1 << 11;
 pub const SIVE_FLAG_UNSTABLE: u32 = 1 << 12;
+pub const SIVE_FLAG_START_DEPENDENT: u32 = 1 << 13;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]

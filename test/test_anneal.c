@@ -1,0 +1,247 @@
+/* The annealed burn-in (experimental option anneal; docs/theory.md,
+ * "Annealed burn-in") and its start test (SIVE_STAT_START_Z,
+ * SIVE_FLAG_START_DEPENDENT):
+ *  - the odd chains, started cold, are the chains of a run without the
+ *    option bit for bit (ULA and metropolis), the even ones differ;
+ *    anneal 1 is the run without the option; the start test is NaN and
+ *    the flag down without the option or with one chain;
+ *  - the tail's law is the law at t: K1 (K = 1 + x^2, theta* = 0.2,
+ *    t = 10^4, h = 2) with metropolis and anneal 1000 within 4 MCSE of the
+ *    continuous law, and the flag down on K1 and on an isotropic
+ *    quadratic (d = 10) under ULA over several seeds (stationary by
+ *    construction: a raised flag there is a false alarm);
+ *  - the flag fires on a slow mode: coordinates with two wells behind a
+ *    barrier that chains started at theta* never cross at t, and hot
+ *    chains cross at t/kappa;
+ *  - with Hamiltonian steps (leapfrog 4) too: the hot chains' trajectories
+ *    run on U at t/kappa (they cross the wells' barrier), the step frozen
+ *    for the tail is adapted at t (the tail's acceptance near the 0.70 it
+ *    was adapted to, and K1's law at t within 4 MCSE at anneal 1000). */
+#define SIVE_EXPERIMENTAL
+#include <check.h>
+#include <sive/sive.h>
+
+#include "check_run.h"
+#include "quad.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sive_probe *probe(double t, double h, int64_t steps, int64_t chains, int64_t seed,
+                         int metropolis, double anneal)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, t), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, seed), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_METROPOLIS, metropolis), SIVE_OK);
+    if (anneal > 0.0)
+        ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_ANNEAL, anneal), SIVE_OK);
+    return p;
+}
+
+static sive_result *run(sive_probe *p, sive_model *m, const double *th)
+{
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    sive_probe_free(p);
+    return r;
+}
+
+static double chain_lam(const sive_result *r, int c)
+{
+    return sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, c);
+}
+
+START_TEST(cold_chains_are_the_plain_chains)
+{
+    /* weakly curved: a chain forgets its start slowly, so the hot
+     * chains' tails differ in the last bits too */
+    static quad_fixture q = {.k = 0.002, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    const double th[3] = {0.2, -0.1, 0.05};
+    for (int metro = 0; metro <= 1; metro++) {
+        sive_result *plain = run(probe(1e4, 0.5, 3000, 4, 7, metro, 0.0), &m, th);
+        sive_result *one = run(probe(1e4, 0.5, 3000, 4, 7, metro, 1.0), &m, th);
+        sive_result *hot = run(probe(1e4, 0.5, 3000, 4, 7, metro, 100.0), &m, th);
+        for (int c = 0; c < 4; c++) {
+            ck_assert(chain_lam(one, c) == chain_lam(plain, c));
+            if (c & 1) /* cold: today's chain */
+                ck_assert(chain_lam(hot, c) == chain_lam(plain, c));
+            else
+                ck_assert(chain_lam(hot, c) != chain_lam(plain, c));
+        }
+        ck_assert(isnan(sive_result_stat(plain, SIVE_STAT_START_Z, SIVE_SUMMARY)));
+        ck_assert(isnan(sive_result_stat(one, SIVE_STAT_START_Z, SIVE_SUMMARY)));
+        ck_assert(isfinite(sive_result_stat(hot, SIVE_STAT_START_Z, SIVE_SUMMARY)));
+        ck_assert(!(sive_result_flags(plain) & SIVE_FLAG_START_DEPENDENT));
+        ck_assert_ptr_nonnull(strstr(sive_result_health(hot), "anneal 100: the chains started hot"));
+        sive_result_free(plain);
+        sive_result_free(one);
+        sive_result_free(hot);
+    }
+    /* one chain: nothing to compare */
+    sive_result *r = run(probe(1e4, 0.5, 3000, 1, 7, 1, 100.0), &m, th);
+    ck_assert(isnan(sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY)));
+    sive_result_free(r);
+}
+END_TEST
+
+/* t^2 Var[L] for L = 1 + x^2 under exp(-t L - (x - 0.2)^2/(2 h^2)). */
+static double k1_continuous(double t, double h)
+{
+    double prec = 2.0 * t + 1.0 / (h * h), s2 = 1.0 / prec, mu = 0.2 / (h * h) / prec;
+    return t * t * (4.0 * mu * mu * s2 + 2.0 * s2 * s2);
+}
+
+START_TEST(tail_law_unchanged_and_quiet)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0};
+    sive_model m = quad_fixture_model(&q, 1);
+    const double th = 0.2, want = k1_continuous(1e4, 2.0);
+    sive_result *r = run(probe(1e4, 2.0, 40000, 16, 18023, 1, 1000.0), &m, &th);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    double z = sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY);
+    printf("K1 metropolis, anneal 1000: %.5f +- %.5f (continuous law %.5f), start z %+.2f\n",
+           lam, se, want, z);
+    ck_assert_msg(fabs(lam - want) < 4.0 * se, "%.5f +- %.5f", lam, se);
+    ck_assert_msg(se < 0.02 * want, "MCSE %.4g", se);
+    ck_assert(!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT));
+    sive_result_free(r);
+    /* ULA on an isotropic quadratic (d = 10, stationary from any start):
+     * no false alarm over several seeds */
+    static quad_fixture q10 = {.k = 1.0, .l0 = 0.0, .sigma = 1e-5};
+    sive_model m10 = quad_fixture_model(&q10, 10);
+    const double th10[10] = {0};
+    for (int seed = 1; seed <= 6; seed++) {
+        r = run(probe(1e4, 1.0, 4000, 6, seed, seed & 1, 100.0), &m10, th10);
+        z = sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY);
+        printf("quadratic d = 10, %s, seed %d: start z %+.2f\n", seed & 1 ? "metropolis" : "ULA",
+               seed, z);
+        ck_assert(isfinite(z));
+        ck_assert_msg(!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT), "seed %d z %.2f",
+                      seed, z);
+        sive_result_free(r);
+    }
+}
+END_TEST
+
+/* A slow mode by construction: K = sum_i x_i^2 (x_i - 1)^4, theta* = 0.
+ * Each coordinate has a quadratic well at 0 (lambda 1/2) and a quartic one
+ * at 1 (lambda 1/4) that holds most of the law's mass at t = 10^4 (mass
+ * ~ t^(-1/4) against t^(-1/2); the tether h = 1 about 0 costs e^(-1/2)),
+ * behind a barrier t max K = 10^4 * 0.022 = 220 that a chain started at
+ * theta* never crosses.  At t/1000 the barrier is 0.2: the hot chains
+ * cross, and freeze into either well as t rises.  So the cold chains read
+ * d/2 = 20 and the hot ones less: the start test must see it. */
+enum { WD = 40 };
+
+static int wells_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                      double *loss, void *user)
+{
+    const double *x = theta;
+    double *g = grad, s = 0.0;
+    (void)b, (void)user;
+    for (size_t i = 0; i < d; i++) {
+        const double u = x[i] - 1.0, u3 = u * u * u;
+        g[i] = 2.0 * x[i] * u3 * (3.0 * x[i] - 1.0);
+        s += x[i] * x[i] * u3 * u;
+    }
+    *loss = s;
+    return 0;
+}
+
+static int wells_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                       void *user)
+{
+    double l;
+    wells_grad(theta, d, b, (double[WD]){0}, &l, user);
+    quad_noisy_groups(b, l, 1e-7, gl);
+    return 0;
+}
+
+/* Runs p on the two wells and checks the start test fires; returns z. */
+static double slow_mode(sive_probe *p, const char *what)
+{
+    static quad_fixture unused;
+    sive_model m = quad_fixture_model(&unused, WD);
+    m.grad = wells_grad;
+    m.group_loss = wells_group;
+    const double th[WD] = {0};
+    sive_result *r = run(p, &m, th);
+    const double z = sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY);
+    printf("two wells x^2 (x - 1)^4 (d = %d), t = 1e4, %s, anneal 1000: lambda-hat %.4f, "
+           "start z %+.2f\n%s", WD, what, sive_result_lambda(r), z, sive_result_health(r));
+    for (int c = 0; c < 8; c++)
+        printf("  chain %d (%s): %.4f +- %.4f\n", c, c & 1 ? "cold" : "hot", chain_lam(r, c),
+               sive_result_stat(r, SIVE_STAT_MCSE, c));
+    fflush(stdout);
+    ck_assert_msg(z < -3.0, "%s: z %.2f", what, z);
+    ck_assert(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT);
+    ck_assert_ptr_nonnull(strstr(sive_result_health(r), "start_dependent: "));
+    sive_result_free(r);
+    return z;
+}
+
+START_TEST(fires_on_a_slow_mode)
+{
+    slow_mode(probe(1e4, 1.0, 40000, 8, 5, 0, 1000.0), "ULA, 8 chains x 40000 steps");
+}
+END_TEST
+
+/* The tail's acceptance, from the health line "metropolis: tail
+ * acceptance X". */
+static double tail_acceptance(const sive_result *r)
+{
+    const char *p = strstr(sive_result_health(r), "metropolis: tail acceptance ");
+    double acc = NAN;
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(sscanf(p, "metropolis: tail acceptance %lf", &acc), 1);
+    return acc;
+}
+
+START_TEST(hamiltonian_steps_run_hot)
+{
+    /* the slow mode: the hot chains' leapfrog trajectories must follow U at
+     * t/kappa to cross the barrier; run at t they stay with the cold ones */
+    sive_probe *p = probe(1e4, 1.0, 10000, 8, 5, 1, 1000.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    slow_mode(p, "metropolis + leapfrog 4, 8 chains x 10000 steps");
+    /* K1: the tail's law and acceptance at t, after a burn-in at t/1000 */
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0};
+    sive_model m = quad_fixture_model(&q, 1);
+    const double th1 = 0.2, want = k1_continuous(1e4, 2.0);
+    p = probe(1e4, 2.0, 20000, 16, 18023, 1, 1000.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    sive_result *r = run(p, &m, &th1);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    const double z = sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY);
+    const double acc = tail_acceptance(r);
+    printf("K1 leapfrog 4, anneal 1000: %.5f +- %.5f (continuous law %.5f), start z %+.2f, "
+           "tail acceptance %.3f\n", lam, se, want, z, acc);
+    ck_assert_msg(fabs(lam - want) < 4.0 * se, "%.5f +- %.5f", lam, se);
+    ck_assert_msg(fabs(acc - 0.70) < 0.08, "tail acceptance %.3f", acc);
+    ck_assert(!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT));
+    sive_result_free(r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("anneal");
+    TCase *tc = tcase_create("anneal");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, cold_chains_are_the_plain_chains);
+    tcase_add_test(tc, tail_law_unchanged_and_quiet);
+    tcase_add_test(tc, fires_on_a_slow_mode);
+    tcase_add_test(tc, hamiltonian_steps_run_hot);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
