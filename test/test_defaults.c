@@ -110,6 +110,21 @@ static double res_double(const sive_result *r, sive_option o)
 #define REF_LSQ_MINI_LAMBDA 0x1.40f20615cd04p+0
 #define REF_LSQ_MINI_CHAIN0 -0x1.b48ce43fe8b2p+1
 
+/* The run took 0.2's path (ULA, c_h = 1) and says nothing of defaults. */
+static void expect_02_path(const sive_result *r)
+{
+    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
+    ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
+    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
+}
+
+/* The defaults chose the exact sampler with the radius from the loss. */
+static void expect_resolved(const sive_result *r)
+{
+    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 1);
+    ck_assert(res_double(r, SIVE_OPT_C_H) == 0.0);
+}
+
 static const char *const CH1[] = {"c_h", "1", NULL};
 static const char *const H03[] = {"h", "0.3", NULL};
 static const char *const EXPLICIT[] = {"metropolis", "1", "c_h", "auto", NULL};
@@ -119,8 +134,7 @@ static const char *const EXPLICIT[] = {"metropolis", "1", "c_h", "auto", NULL};
 START_TEST(exact_defaults_resolve)
 {
     sive_result *r = quad_run(2000, NULL);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 1);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 0.0);
+    expect_resolved(r);
     ck_assert(isnan(res_double(r, SIVE_OPT_H)));
     const char *health = sive_result_health(r);
     ck_assert_msg(strstr(health, "defaults: metropolis 1 and c_h = auto") != NULL, "%s",
@@ -170,9 +184,7 @@ END_TEST
 START_TEST(radius_set_is_02_path)
 {
     sive_result *r = quad_run(2000, CH1);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
-    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
+    expect_02_path(r);
     expect_bits("lambda-hat at c_h = 1 against main", sive_result_lambda(r),
                 REF_QUAD_CH1_LAMBDA);
     expect_bits("chain 0 at c_h = 1 against main",
@@ -202,9 +214,7 @@ END_TEST
 START_TEST(minibatch_unchanged)
 {
     sive_result *r = lsq_defaults_run(1);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
-    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
+    expect_02_path(r);
     expect_bits("lambda-hat, mini-batch defaults against main", sive_result_lambda(r),
                 REF_LSQ_MINI_LAMBDA);
     expect_bits("chain 0, mini-batch defaults against main",
@@ -217,8 +227,7 @@ END_TEST
 START_TEST(full_batch_resolves)
 {
     sive_result *r = lsq_defaults_run(0);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 1);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 0.0);
+    expect_resolved(r);
     ck_assert_msg(strstr(sive_result_health(r), "full batch without replacement") != NULL,
                   "%s", sive_result_health(r));
     sive_result_free(r);
@@ -239,9 +248,7 @@ START_TEST(no_loss_unchanged)
     m.grad = grad_no_loss;
     sive_probe *p = base_probe(1000);
     sive_result *r = run_ok(p, &m, QSTAR);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
-    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
+    expect_02_path(r);
     sive_result_free(r);
     /* step_extrapolate (refused by metropolis) on the exact model: ULA */
     m.grad = quad_fixture_grad;
@@ -270,9 +277,7 @@ START_TEST(seeded_gradient_unchanged)
     m.grad = grad_seeded;
     sive_probe *p = base_probe(1000);
     sive_result *r = run_ok(p, &m, QSTAR);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
-    ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
+    expect_02_path(r);
     sive_result_free(r);
     sive_probe_free(p);
 }
@@ -284,8 +289,7 @@ START_TEST(leapfrog_alone_resolves)
 {
     static const char *const LF[] = {"leapfrog", "4", NULL};
     sive_result *r = quad_run(1000, LF);
-    ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 1);
-    ck_assert(res_double(r, SIVE_OPT_C_H) == 0.0);
+    expect_resolved(r);
     sive_result_free(r);
 }
 END_TEST
