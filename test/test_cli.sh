@@ -80,6 +80,18 @@ while read -r flag type lo hi; do
 done < <(optlist True)
 [ -z "$missing" ] && ok "probe/trajectory --help list exactly their options" ||
     bad "--help:$missing"
+
+# docs/cli.md's usage block for `sive probe` is the program's own: the
+# lines from "usage: sive probe" up to the first line without a "[" option
+sed -n '/^usage: sive probe /,/^[^ u]/p' "$TMP/probe_help" | sed '$d' >"$TMP/probe_usage"
+sed -n '/^usage: sive probe /,/^```/p' "$(dirname "$0")/../docs/cli.md" | sed '$d' \
+    >"$TMP/probe_usage_doc"
+if [ -s "$TMP/probe_usage" ] && cmp -s "$TMP/probe_usage" "$TMP/probe_usage_doc"; then
+    ok "docs/cli.md's probe usage block is sive probe --help's"
+else
+    bad "docs/cli.md's probe usage block differs from sive probe --help"
+    diff "$TMP/probe_usage" "$TMP/probe_usage_doc" | head -10 | sed 's/^/  /'
+fi
 run "trajectory refuses --chain-begin" 2 "$SIVE" trajectory --epochs 1 --chain-begin 1 &&
     expect_err "trajectory --chain-begin" "unknown option '--chain-begin'"
 # long options are matched in full (glibc would take --step for --steps),
