@@ -29,11 +29,17 @@
  *    dependence: beta 0), each within 3 MCSE of the continuous law at a
  *    quarter of the steps (the same gradient count); leapfrog 1 gives the
  *    Langevin step's bits; leapfrog > 1 without metropolis is refused.
+ *  - delayed-rejection Hamiltonian steps (the experimental
+ *    delayed_rejection = k; docs/theory.md "Delayed rejection"): K1, the
+ *    anisotropic quadratic (preconditioned), the quartic, and the funnel
+ *    L = u^2 v^2 (against its law by quadrature), each within 3 MCSE with
+ *    the second stage exercised; the option at 0 and 1 gives the bits of
+ *    the sampler without it; without leapfrog >= 2 it is refused.
  * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
  * quartic), and the MCSE small enough that a bias of ULA's size (+11 % on
  * K1) would fail by far. */
 #include <check.h>
-#define SIVE_EXPERIMENTAL /* SIVE_OPT_LEAPFROG */
+#define SIVE_EXPERIMENTAL /* SIVE_OPT_LEAPFROG, SIVE_OPT_DELAYED_REJECTION */
 #include <sive/sive.h>
 
 #include "check_run.h"
@@ -367,6 +373,143 @@ START_TEST(hmc_exact)
 }
 END_TEST
 
+/* Delayed rejection (factor k) on Hamiltonian steps (leapfrog K): as
+ * hmc_check, and the second stage ran and accepted some proposals (the
+ * health line's counts). */
+static void drhmc_check(sive_model *m, const double *th, double h, int64_t steps, int64_t K,
+                        int64_t k, int precond, double want, const char *what)
+{
+    sive_probe *p = k1_probe(steps, 16, 4, 2);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, K), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, k), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r), z = (lam - want) / se;
+    const char *hl = sive_result_health(r), *dr = strstr(hl, "delayed rejection");
+    printf("%s, delayed rejection %d (leapfrog %d): %.5f +- %.5f (law %.5f): %+.2f %% "
+           "(z %+.2f)\n  %s", what, (int)k, (int)K, lam, se, want,
+           100.0 * (lam / want - 1.0), z, dr ? dr : hl);
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.05 * want, "MCSE %.4g", se);
+    ck_assert_ptr_nonnull(dr);
+    const char *a2 = strstr(dr, "accepted ");
+    a2 = a2 ? strstr(a2 + 9, "accepted ") : NULL; /* the second stage's */
+    ck_assert_msg(a2 && atof(a2 + 9) > 0.0, "%s", dr);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+
+/* The funnel L = u^2 v^2 around theta* = 0: where |u| is large v is stiff
+ * (curvature 2 t u^2) and the other way round, so no one leapfrog step
+ * fits the whole law (the geometry of a null sub-network). */
+static int funnel_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                       double *loss, void *user)
+{
+    (void)d;
+    (void)b;
+    (void)user;
+    const double *th = theta;
+    double *g = grad;
+    g[0] = 2.0 * th[0] * th[1] * th[1];
+    g[1] = 2.0 * th[0] * th[0] * th[1];
+    *loss = th[0] * th[0] * th[1] * th[1];
+    return 0;
+}
+
+static int funnel_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                        void *user)
+{
+    double l;
+    funnel_grad(theta, d, b, (double[2]){0}, &l, user);
+    quad_noisy_groups(b, l, 1e-7, gl);
+    return 0;
+}
+
+/* t^2 Var[u^2 v^2] under exp(-t u^2 v^2 - (u^2 + v^2)/(2 h^2)): given u, v
+ * is Gaussian with precision q = 2 t u^2 + 1/h^2 (E v^2 = 1/q, E v^4 =
+ * 3/q^2), u's marginal exp(-u^2/(2h^2))/sqrt(q); Simpson's rule in u. */
+static double funnel_continuous(double t, double h)
+{
+    const int n = 400000;
+    const double X = 9.0 * h, dx = 2.0 * X / n;
+    double z = 0.0, m1 = 0.0, m2 = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double u = -X + i * dx, u2 = u * u, q = 2.0 * t * u2 + 1.0 / (h * h);
+        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
+                         exp(-u2 / (2.0 * h * h)) / sqrt(q);
+        z += w;
+        m1 += w * u2 / q;
+        m2 += w * 3.0 * u2 * u2 / (q * q);
+    }
+    m1 /= z;
+    return t * t * (m2 / z - m1 * m1);
+}
+
+START_TEST(drhmc_exact)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
+    sive_model k1 = quad_fixture_model(&q, 1);
+    double th1 = 0.2;
+    drhmc_check(&k1, &th1, 2.0, 8000, 4, 3, 0, k1_continuous(2.0), "K1");
+    static quad_fixture unused;
+    sive_model an = quad_fixture_model(&unused, AD);
+    an.grad = aniso_grad;
+    an.group_loss = aniso_group;
+    double tha[AD] = {0.2, -0.1, 0.05, 0.02}, want = 0.0;
+    for (int i = 0; i < AD; i++) {
+        double prec = T * aniso_k[i] + 1.0 / 4.0, s2 = 1.0 / prec, mu = tha[i] / 4.0 / prec;
+        want += T * T * aniso_k[i] * aniso_k[i] * (mu * mu * s2 + 0.5 * s2 * s2);
+    }
+    drhmc_check(&an, tha, 2.0, 4000, 4, 2, 1, want, "anisotropic quadratic, preconditioned");
+    enum { QD = 4 };
+    static quad_fixture qq;
+    sive_model qm = quad_fixture_model(&qq, QD);
+    qm.grad = quartic_grad;
+    qm.group_loss = quartic_group;
+    double thq[QD] = {0};
+    drhmc_check(&qm, thq, 0.3, 4000, 4, 4, 0, QD * quartic_continuous(T, 0.3), "quartic x4");
+    static quad_fixture fq;
+    sive_model fm = quad_fixture_model(&fq, 2);
+    fm.grad = funnel_grad;
+    fm.group_loss = funnel_group;
+    double thf[2] = {0};
+    drhmc_check(&fm, thf, 1.0, 8000, 4, 4, 0, funnel_continuous(T, 1.0), "funnel u^2 v^2");
+}
+END_TEST
+
+/* delayed_rejection 0 and 1 are the sampler without it, bit for bit (with
+ * leapfrog 4); above 1 without leapfrog >= 2 it is refused. */
+static void drhmc_off_bits(sive_model *m, const double *th)
+{
+    double lam[3];
+    for (int k = 0; k < 3; k++) {
+        sive_probe *p = k1_probe(2000, 2, 8, 1);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+        if (k)
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, k - 1),
+                             SIVE_OK);
+        sive_result *r = NULL;
+        ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+        lam[k] = sive_result_lambda(r);
+        ck_assert_ptr_null(strstr(sive_result_health(r), "delayed rejection"));
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+    ck_assert(memcmp(&lam[0], &lam[2], sizeof lam[0]) == 0);
+    sive_probe *p = k1_probe(2000, 2, 8, 1);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, 2), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "delayed_rejection"));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, 65), SIVE_E_INVALID_ARG);
+    sive_probe_free(p);
+}
+
 /* leapfrog > 1 without metropolis is refused; 0 is out of bounds. */
 static void leapfrog_refusal(sive_model *m, const double *th)
 {
@@ -433,6 +576,7 @@ START_TEST(threads_same_bits)
     /* leapfrog 1 is the Langevin proposal bit for bit */
     same_bits_pairs(&m, th, 3000, 2, 1);
     leapfrog_refusal(&m, th);
+    drhmc_off_bits(&m, th);
 }
 END_TEST
 
@@ -451,6 +595,7 @@ int main(void)
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, threads_same_bits);
     tcase_add_test(tc, hmc_exact);
+    tcase_add_test(tc, drhmc_exact);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

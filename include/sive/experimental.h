@@ -22,7 +22,8 @@
  * result files that used it keep working).  A new experimental option's
  * default must be the behaviour without it, like every option's.
  *
- * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075).
+ * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075),
+ * SIVE_OPT_DELAYED_REJECTION (1080).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -62,6 +63,20 @@ extern "C" {
  * SIVE_OPT_GRAD_NOISE_COMPENSATION.  docs/theory.md, "Annealed burn-in".
  */
 #define SIVE_OPT_ANNEAL ((sive_option)1075)
+
+/**
+ * "delayed_rejection" (int, 0 .. 64, default 0): k >= 2 gives the Hamiltonian
+ * steps (leapfrog >= 2) a second stage: when a trajectory is rejected,
+ * another one runs from the same state and momentum with step eps/k and k
+ * times the leapfrog moves, accepted with the delayed-rejection
+ * (Tierney-Mira) probability, which runs the first stage's "ghost"
+ * trajectory from its end point when the uniform does not already reject
+ * (up to (k + 1) K more gradient calls on a rejected step; the health text
+ * reports the calls per step).  0 and 1: off, bit for bit the sampler
+ * without it.  Refused without leapfrog >= 2.  Composes with anneal and
+ * precondition.  docs/theory.md, "Delayed rejection".
+ */
+#define SIVE_OPT_DELAYED_REJECTION ((sive_option)1080)
 
 /**
  * One option as a result file records it (experimental: the shape may

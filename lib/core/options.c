@@ -101,6 +101,11 @@ static const sive_option_info table[] = {
        "kappa > 1: the even chains start hot, at t/kappa for the burn-in's first quarter, "
        "t rising back over its second; the odd chains start cold, and the two are compared "
        "(start_dependent flag; 1: off)"),
+    {.id = SIVE_OPT_DELAYED_REJECTION, .name = "delayed_rejection", .type = SIVE_TYPE_INT,
+     .int_lo = 0, .int_hi = 64, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "k >= 2: with leapfrog >= 2, a rejected Hamiltonian step tries again from the "
+            "same state and momentum with step eps/k and k times the moves, accepted with "
+            "the delayed-rejection ratio (0, 1: off)"},
 };
 #undef I
 #undef D
@@ -164,6 +169,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
             case SIVE_OPT_GRAD_EXTRAPOLATE: o->grad_extrapolate = v; break;
             case SIVE_OPT_LEAPFROG: o->leapfrog = v; break;
+            case SIVE_OPT_DELAYED_REJECTION: o->delayed_rejection = v; break;
             default: break;
             }
         } else {
@@ -228,6 +234,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_GRAD_NOISE_FULL: return &o->grad_noise_full;
     case SIVE_OPT_GRAD_EXTRAPOLATE: return &o->grad_extrapolate;
     case SIVE_OPT_LEAPFROG: return &o->leapfrog;
+    case SIVE_OPT_DELAYED_REJECTION: return &o->delayed_rejection;
     case SIVE_OPT_ANNEAL: return &o->anneal;
     }
     return NULL;

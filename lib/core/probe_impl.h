@@ -43,6 +43,7 @@ typedef struct sivei_options {
     int64_t grad_noise_full;         /* 1: the covariance, not its diagonal */
     int64_t grad_extrapolate;        /* 1: also at 2 B_grad, Richardson      */
     int64_t leapfrog;                /* K >= 2: HMC with K leapfrog moves    */
+    int64_t delayed_rejection;       /* k >= 2: HMC's second stage, eps/k    */
     uint64_t seed;
     /* internal, not an option (never saved): metropolis with this step for
      * every chain and no adaptation when > 0 (the radius search's pilots

@@ -30,6 +30,7 @@
  * Carlo step instead (hmc_move(): momentum N(0, P^-1), 1 .. 2K-1 leapfrog
  * moves, the same adaptation toward HMC_TARGET with beta = 0; docs/theory.md
  * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above. */
+#include "drhmc.h"
 #include "sampler.h"
 
 #include <math.h>
@@ -49,6 +50,7 @@ typedef struct mala_run {
     double *beta;          /* per chain: the frozen exponent of a(theta)         */
     int32_t begin, count;
     uint64_t *all;         /* 0 .. n-1: the whole data set (data models) */
+    sivei_drhmc_run *dr;   /* delayed_rejection: per-chain counts, else NULL */
 } mala_run;
 
 typedef struct mala_work {
@@ -65,12 +67,13 @@ typedef struct mala_work {
     double r2;               /* |theta - theta*|^2 of the state, when have */
     double beta, zbar, vz;   /* the exponent, z's running mean and variance */
     double beta_sum, zbar_sum;
+    sivei_drhmc *dr; /* delayed_rejection (sampler_drhmc.c), else NULL */
 } mala_work;
 
 /* leapfrog > 1 without metropolis comes here to be refused */
 static int mala_active(const sivei_options *o)
 {
-    return o->metropolis != 0 || o->leapfrog > 1;
+    return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o);
 }
 
 /* Hamiltonian steps (leapfrog > 1): a fixed step, no position dependence */
@@ -113,6 +116,8 @@ int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err
                          "leapfrog %lld: Hamiltonian steps are Metropolis-adjusted: set "
                          "metropolis 1",
                          (long long)o->leapfrog);
+    if (sivei_drhmc_refuse(o, err))
+        return SIVE_E_INVALID_ARG;
     if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis steps with the exact gradient: not with "
@@ -147,6 +152,7 @@ static void mala_release(sivei_run *run, void *state)
         free(s->step);
         free(s->beta);
         free(s->all);
+        sivei_drhmc_run_free(s->dr);
     }
     free(s);
 }
@@ -169,8 +175,10 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
         s->step = malloc((size_t)s->count * sizeof *s->step);
         s->beta = malloc((size_t)s->count * sizeof *s->beta);
         s->all = n ? malloc((size_t)n * sizeof *s->all) : NULL;
+        s->dr = sivei_drhmc_on(&run->opt) ? sivei_drhmc_run_new(s->count) : NULL;
     }
-    if (!s || !g || !s->accept || !s->step || !s->beta || (n && !s->all)) {
+    if (!s || !g || !s->accept || !s->step || !s->beta || (n && !s->all) ||
+        (sivei_drhmc_on(&run->opt) && !s->dr)) {
         free(g);
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the metropolis sampler");
     }
@@ -201,6 +209,7 @@ static void mala_work_release(void *state)
         free(s->prop);
         free(s->gprop);
         free(s->mom);
+        sivei_drhmc_free(s->dr);
     }
     free(s);
 }
@@ -215,10 +224,14 @@ static int mala_work_init(sivei_work *w, void **state)
         s->gprop = calloc(run->model.dim, el);
         if (hamiltonian(&run->opt))
             s->mom = malloc(run->model.dim * sizeof *s->mom);
+        if (sivei_drhmc_on(&run->opt))
+            s->dr = sivei_drhmc_new(run);
     }
     *state = s;
-    return s && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) ? SIVE_OK
-                                                                           : SIVE_E_NOMEM;
+    return s && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
+                   (s->dr || !sivei_drhmc_on(&run->opt))
+               ? SIVE_OK
+               : SIVE_E_NOMEM;
 }
 
 /* w->theta is theta* here: the proposal buffer starts as its copy, so the
@@ -237,6 +250,8 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
     s->log_a_sum = 0.0;
     s->n_sum = s->tries = s->accepted = 0;
     s->r2 = s->beta = s->zbar = s->vz = s->beta_sum = s->zbar_sum = 0.0;
+    if (s->dr)
+        sivei_drhmc_chain_start(s->dr, run, w->theta);
 }
 
 static int mala_cached(sivei_work *w, void *ws, double *loss)
@@ -458,6 +473,29 @@ static int call_at(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     return rc;
 }
 
+/* delayed_rejection's gradient calls (sampler_drhmc.c): call_at at x. */
+typedef struct dr_ctx {
+    sivei_run *run;
+    sivei_work *w;
+    mala_run *r;
+    mala_work *s;
+    sivei_chain_out *out;
+    sivei_pcg32 *noise;
+    int64_t m;
+} dr_ctx;
+
+static int dr_grad(void *ctx, const void *x, void *g, double *lp)
+{
+    dr_ctx *c = ctx;
+    void *prop = c->s->prop, *gprop = c->s->gprop;
+    c->s->prop = (void *)x;
+    c->s->gprop = g;
+    int rc = call_at(c->run, c->w, c->r, c->s, c->out, c->noise, c->m, lp);
+    c->s->prop = prop;
+    c->s->gprop = gprop;
+    return rc;
+}
+
 static inline void store(const sivei_run *run, void *x, size_t i, double v)
 {
     if (run->model.dtype == SIVE_F32)
@@ -497,6 +535,7 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     /* the number of moves, uniform in 1 .. 2 leapfrog - 1 (mean leapfrog) */
     const int64_t K = 1 + (int64_t)(uniform(noise) * (double)(2 * run->opt.leapfrog - 1));
     double g2 = 0.0, r2 = 0.0, kin0 = 0.0, kin1 = 0.0, r2p = 0.0, lp = NAN;
+    double *p0 = s->dr ? sivei_drhmc_p0(s->dr) : NULL; /* delayed_rejection */
     sivei_chunks it = sivei_chunks_start(run);
     while (sivei_chunks_next(&it, noise, w->noise))
         for (size_t j = 0; j < it.nb; j++) {
@@ -507,6 +546,8 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
             const double P = metric(pc, i);
             double p = sivei_sampler_val(run, w->noise, j) / noise_factor(pc, i);
             kin0 += 0.5 * P * p * p;
+            if (p0)
+                p0[i] = p;
             g2 += g * g;
             r2 += x * x;
             p -= 0.5 * eps * (t * g + x * ih2);
@@ -548,6 +589,14 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
         }
     }
     *acc = log(uniform(noise)) < *la;
+    if (s->dr) { /* a rejected trajectory: the second stage (sampler_drhmc.c) */
+        const sivei_drhmc_step st = {pc, eps, K, s->loss, r2, *la, *acc,
+                                     m >= burn_end(&run->opt), K};
+        dr_ctx c = {run, w, r, s, out, noise, m};
+        if (sivei_drhmc_retry(run, w, s->dr, &st, dr_grad, &c, noise, s->prop, s->gprop,
+                              s->mom, &lp, &r2p, acc))
+            return 1;
+    }
     if (*acc) {
         swap(&w->theta, &s->prop);
         swap(&w->grad, &s->gprop);
@@ -610,6 +659,8 @@ static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, doub
         r->accept[s->chain - r->begin] = (double)s->accepted / (double)s->tries;
         r->step[s->chain - r->begin] = exp(s->log_a);
         r->beta[s->chain - r->begin] = s->beta;
+        if (s->dr)
+            sivei_drhmc_chain_end(r->dr, s->chain - r->begin, s->dr);
     }
     return 0;
 }
@@ -660,7 +711,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
                         "%.2f",
                         (long long)(2 * run->opt.leapfrog - 1), (long long)run->opt.leapfrog, 100.0 * HMC_JITTER, HMC_TARGET);
     snprintf(line + len, sizeof line - (size_t)len, "\n");
-    return sivei_health_append(res, line);
+    int rc = sivei_health_append(res, line);
+    return rc || !s->dr ? rc : sivei_drhmc_note(run, s->dr, res);
 }
 
 const sivei_sampler sivei_sampler_mala = {
