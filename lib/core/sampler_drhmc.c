@@ -37,11 +37,12 @@ struct sivei_drhmc {
     double *p0, *pg;   /* the first stage's initial momentum; the ghost's */
     void *xg, *gg;     /* the ghost's position and gradient (model dtype) */
     int64_t steps, acc1, tries2, acc2, ghosts, grads; /* over the tail */
+    int64_t run_steps, run_grads; /* over the whole chain, burn-in included */
 };
 
 struct sivei_drhmc_run {
     int32_t count;
-    int64_t (*n)[6]; /* per chain: the worker's counts at its last step */
+    int64_t (*n)[8]; /* per chain: the worker's counts at its last step */
 };
 
 int sivei_drhmc_on(const sivei_options *o) { return o->delayed_rejection > 1; }
@@ -110,6 +111,7 @@ void sivei_drhmc_chain_start(sivei_drhmc *d, const sivei_run *run, const void *t
     /* the ghost's buffer holds theta's values where the chain does not move */
     memcpy(d->xg, theta, run->model.dim * sivei_model_el(&run->model));
     d->steps = d->acc1 = d->tries2 = d->acc2 = d->ghosts = d->grads = 0;
+    d->run_steps = d->run_grads = 0;
 }
 
 double *sivei_drhmc_p0(sivei_drhmc *d) { return d->p0; }
@@ -231,6 +233,8 @@ int sivei_drhmc_retry(const sivei_run *run, sivei_work *w, sivei_drhmc *d,
             d->acc2 += st->tail;
         }
     }
+    d->run_steps++;
+    d->run_grads += calls;
     if (st->tail) {
         d->steps++;
         d->acc1 += st->acc1;
@@ -250,27 +254,30 @@ void sivei_drhmc_chain_end(sivei_drhmc_run *r, int32_t slot, const sivei_drhmc *
     n[3] = d->acc2;
     n[4] = d->ghosts;
     n[5] = d->grads;
+    n[6] = d->run_steps;
+    n[7] = d->run_grads;
 }
 
 int sivei_drhmc_note(const sivei_run *run, sivei_drhmc_run *r, sive_result *res)
 {
-    int64_t s[6] = {0};
+    int64_t s[8] = {0};
     for (int32_t c = 0; c < r->count; c++)
-        for (int j = 0; j < 6; j++)
+        for (int j = 0; j < 8; j++)
             s[j] += r->n[c][j];
     if (s[0] == 0)
         return SIVE_OK;
-    char line[400];
+    char line[512];
     snprintf(line, sizeof line,
              "delayed rejection %lld: over the tail's %lld steps, first stage accepted %.3f; "
              "second stage (step eps/%lld, %lld x the moves) tried on %.3f of the steps, "
              "accepted %.3f of those (ghost trajectories on %.3f of them); overall "
-             "acceptance %.3f; %.2f gradient calls per step\n",
+             "acceptance %.3f; %.2f gradient calls per step (%.2f over the whole run, "
+             "burn-in included: %lld calls)\n",
              (long long)run->opt.delayed_rejection, (long long)s[0],
              (double)s[1] / (double)s[0], (long long)run->opt.delayed_rejection,
              (long long)run->opt.delayed_rejection, (double)s[2] / (double)s[0],
              s[2] ? (double)s[3] / (double)s[2] : 0.0,
              s[2] ? (double)s[4] / (double)s[2] : 0.0, (double)(s[1] + s[3]) / (double)s[0],
-             (double)s[5] / (double)s[0]);
+             (double)s[5] / (double)s[0], (double)s[7] / (double)s[6], (long long)s[7]);
     return sivei_health_append(res, line);
 }
