@@ -29,7 +29,9 @@
  * With the experimental leapfrog = K > 1 each step is a Hamiltonian Monte
  * Carlo step instead (hmc_move(): momentum N(0, P^-1), 1 .. 2K-1 leapfrog
  * moves, the same adaptation toward HMC_TARGET with beta = 0; docs/theory.md
- * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above. */
+ * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above.  With
+ * the experimental delayed_rejection = k >= 2 a rejected trajectory gets a
+ * second, finer stage (sampler_drhmc.c; hooks marked delayed_rejection). */
 #include "drhmc.h"
 #include "sampler.h"
 
