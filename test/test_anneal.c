@@ -16,7 +16,10 @@
  *  - with Hamiltonian steps (leapfrog 4) too: the hot chains' trajectories
  *    run on U at t/kappa (they cross the wells' barrier), the step frozen
  *    for the tail is adapted at t (the tail's acceptance near the 0.70 it
- *    was adapted to, and K1's law at t within 4 MCSE at anneal 1000). */
+ *    was adapted to, and K1's law at t within 4 MCSE at anneal 1000);
+ *  - and with delayed rejection (delayed_rejection 2) on those steps: its
+ *    second stage and ghost run at the chain's t too (the hot chains cross
+ *    the barrier; K1's law at t within 4 MCSE at anneal 1000). */
 #define SIVE_EXPERIMENTAL
 #include <check.h>
 #include <sive/sive.h>
@@ -233,6 +236,28 @@ START_TEST(hamiltonian_steps_run_hot)
 }
 END_TEST
 
+START_TEST(delayed_rejection_runs_hot)
+{
+    sive_probe *p = probe(1e4, 1.0, 10000, 8, 5, 1, 1000.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, 2), SIVE_OK);
+    slow_mode(p, "metropolis + leapfrog 4 + delayed_rejection 2, 8 chains x 10000 steps");
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0};
+    sive_model m = quad_fixture_model(&q, 1);
+    const double th1 = 0.2, want = k1_continuous(1e4, 2.0);
+    p = probe(1e4, 2.0, 12000, 16, 18023, 1, 1000.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, 2), SIVE_OK);
+    sive_result *r = run(p, &m, &th1);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    printf("K1 leapfrog 4, delayed_rejection 2, anneal 1000: %.5f +- %.5f (continuous law "
+           "%.5f)\n  %s", lam, se, want, strstr(sive_result_health(r), "delayed rejection"));
+    ck_assert_msg(fabs(lam - want) < 4.0 * se, "%.5f +- %.5f", lam, se);
+    ck_assert(!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT));
+    sive_result_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("anneal");
@@ -242,6 +267,7 @@ int main(void)
     tcase_add_test(tc, tail_law_unchanged_and_quiet);
     tcase_add_test(tc, fires_on_a_slow_mode);
     tcase_add_test(tc, hamiltonian_steps_run_hot);
+    tcase_add_test(tc, delayed_rejection_runs_hot);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
