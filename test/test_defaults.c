@@ -294,6 +294,38 @@ START_TEST(leapfrog_alone_resolves)
 }
 END_TEST
 
+/* The gradient calls at theta* (chain -1, step -1): counted. */
+static int star_calls;
+static int grad_counted(const void *theta, size_t d, const sive_batch *b, void *grad,
+                        double *loss, void *user)
+{
+    star_calls += b->chain == -1 && b->step == -1;
+    return quad_fixture_grad(theta, d, b, grad, loss, user);
+}
+
+/* The defaults' two exact calls at theta* are the only ones of the run:
+ * the sampler's check (the same call) is not repeated by its pilots or
+ * its chains' run; with metropolis set the sampler checks each run. */
+START_TEST(star_calls_once)
+{
+    sive_model m = quad_fixture_model(&qf, 3);
+    m.grad = grad_counted;
+    sive_probe *p = base_probe(1000);
+    star_calls = 0;
+    sive_result *r = run_ok(p, &m, QSTAR);
+    expect_resolved(r);
+    ck_assert_int_eq(star_calls, 2);
+    sive_result_free(r);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_METROPOLIS, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 0.3), SIVE_OK);
+    star_calls = 0;
+    r = run_ok(p, &m, QSTAR);
+    ck_assert_int_eq(star_calls, 1);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* What the queries say about the default. */
 START_TEST(queries)
 {
@@ -361,6 +393,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, no_loss_unchanged);
     tcase_add_test(tc, seeded_gradient_unchanged);
     tcase_add_test(tc, leapfrog_alone_resolves);
+    tcase_add_test(tc, star_calls_once);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
