@@ -317,6 +317,22 @@ run "probe csv" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --format csv --a
     [ "$(wc -l <"$TMP/out")" -eq 2 ] && ok "csv: header + one row"
 run "probe table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --traces "$TMP/tr.csv" --quiet &&
     grep -q "lambda-hat (SIVE)" "$TMP/out" && ok "table has lambda-hat"
+grep -q "start test z" "$TMP/out" && bad "table: start_z without --anneal" ||
+    ok "table: no start_z without --anneal"
+# --anneal: the table's start test z is the JSON's start_z
+run "probe --anneal json" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --anneal 4 \
+    --format json --quiet && cp "$TMP/out" "$TMP/anneal.json"
+run "probe --anneal table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --anneal 4 --quiet &&
+    python3 - "$TMP/out" "$TMP/anneal.json" <<'PY' && ok "table: start_z with --anneal" ||
+import json, math, re, sys
+text, d = open(sys.argv[1], encoding="utf-8").read(), json.load(open(sys.argv[2]))
+z = d["start_z"]
+z = z["mean"] if isinstance(z, dict) else z
+assert math.isfinite(z), z
+m = re.search(r"^  start test z \(start_z\) +(-?[0-9.]+) \(chains started hot - cold\)$", text, re.M)
+assert m and m.group(1) == "%.2f" % z, (m, z)
+PY
+    bad "table: start_z with --anneal"
 # a tiny budget raises low_ess: the summary row carries the mark and names
 # the flag, the flags are explained below the table, the numbers are rounded
 run "probe table, tiny budget" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --steps 40 --quiet &&

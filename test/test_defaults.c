@@ -294,6 +294,74 @@ START_TEST(leapfrog_alone_resolves)
 }
 END_TEST
 
+/* The gradient calls at theta* (chain -1, step -1): counted. */
+static int star_calls;
+static int grad_counted(const void *theta, size_t d, const sive_batch *b, void *grad,
+                        double *loss, void *user)
+{
+    star_calls += b->chain == -1 && b->step == -1;
+    return quad_fixture_grad(theta, d, b, grad, loss, user);
+}
+
+/* The defaults' two exact calls at theta* are the only ones of the run:
+ * the sampler's check (the same call) is not repeated by its pilots or
+ * its chains' run; with metropolis set the sampler checks each run. */
+START_TEST(star_calls_once)
+{
+    sive_model m = quad_fixture_model(&qf, 3);
+    m.grad = grad_counted;
+    sive_probe *p = base_probe(1000);
+    star_calls = 0;
+    sive_result *r = run_ok(p, &m, QSTAR);
+    expect_resolved(r);
+    ck_assert_int_eq(star_calls, 2);
+    sive_result_free(r);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_METROPOLIS, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 0.3), SIVE_OK);
+    star_calls = 0;
+    r = run_ok(p, &m, QSTAR);
+    ck_assert_int_eq(star_calls, 1);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* A split run on the exact-loss model with the defaults: every part
+ * resolves the defaults and searches the radius itself (the pilots and
+ * the full-length continuation run all chains whatever the part's range),
+ * so each part has the whole run's h, and the merged parts are the whole
+ * run bit for bit (docs/scale.md). */
+START_TEST(exact_defaults_split)
+{
+    sive_model m = quad_fixture_model(&qf, 3);
+    sive_probe *p = base_probe(2000);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 3), SIVE_OK);
+    sive_result *whole = run_ok(p, &m, QSTAR), *part[2];
+    expect_resolved(whole);
+    const double h = sive_result_stat(whole, SIVE_STAT_H, 0);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, k), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_END, k ? 3 : 1), SIVE_OK);
+        part[k] = run_ok(p, &m, QSTAR);
+        /* per chain: the summary is a mean over the part's chains */
+        expect_bits("a part's h", sive_result_stat(part[k], SIVE_STAT_H, k), h);
+    }
+    sive_result *merged = NULL;
+    ck_assert_int_eq(sive_result_merge(&merged, (const sive_result *const *)part, 2), SIVE_OK);
+    expect_bits("merged lambda-hat", sive_result_lambda(merged), sive_result_lambda(whole));
+    expect_bits("merged h", sive_result_stat(merged, SIVE_STAT_H, SIVE_SUMMARY),
+                sive_result_stat(whole, SIVE_STAT_H, SIVE_SUMMARY));
+    for (int32_t c = 0; c < 3; c++)
+        expect_bits("a chain's SIVE", sive_result_stat(merged, SIVE_STAT_SIVE_UNCLIPPED, c),
+                    sive_result_stat(whole, SIVE_STAT_SIVE_UNCLIPPED, c));
+    sive_result_free(merged);
+    sive_result_free(part[0]);
+    sive_result_free(part[1]);
+    sive_result_free(whole);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* What the queries say about the default. */
 START_TEST(queries)
 {
@@ -361,6 +429,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, no_loss_unchanged);
     tcase_add_test(tc, seeded_gradient_unchanged);
     tcase_add_test(tc, leapfrog_alone_resolves);
+    tcase_add_test(tc, star_calls_once);
+    tcase_add_test(tc, exact_defaults_split);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -122,6 +122,27 @@ START_TEST(product_multiplicity_exact)
 }
 END_TEST
 
+/* theta* = 0 falls back to h_zero only on the refusal of the relative
+ * radius: a setting the library refuses for another reason is reported
+ * as it is (here the exact sampler with step_extrapolate, refused after
+ * the radius search chose h), without a second run at h_zero. */
+START_TEST(zero_theta_other_refusal_reported)
+{
+    truth_settings s;
+    truth_settings_default(&s);
+    const char *sets[] = {"steps=2000", "chains=2", "metropolis=1", "c_h=0",
+                          "step_extrapolate=1"};
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        s.sets[s.nsets++] = sets[i];
+    truth_row row;
+    char err[600] = "";
+    int rc = truth_run(truth_case_find("mono k1 x10"), &s, &row, err, sizeof err);
+    ck_assert_int_eq(rc, SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(err, "step_extrapolate") && !row.h_fallback, "%s (fallback %d)", err,
+                  row.h_fallback);
+}
+END_TEST
+
 START_TEST(quadrature_and_smoke)
 {
     /* A wide tether leaves t^2 Var[w^(2k)] = 1/(2k) at any t. */
@@ -172,6 +193,7 @@ int main(void)
     tcase_add_test(tc, regular_dln_exact);
     tcase_add_test(tc, monomials_exact);
     tcase_add_test(tc, product_multiplicity_exact);
+    tcase_add_test(tc, zero_theta_other_refusal_reported);
     tcase_add_test(tc, quadrature_and_smoke);
     tcase_add_test(tc, unstable_on_spikes);
     suite_add_tcase(s, tc);

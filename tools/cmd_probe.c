@@ -388,6 +388,12 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     double clipped = summ(r, SIVE_STAT_GRAD_NOISE_CLIPPED);
     if (!isnan(clipped))
         fprintf(f, "  %-26s%.3g\n", "grad noise clipped", clipped);
+    /* the start test of --anneal (NaN without it, or without a chain of
+     * each start: SIVE_STAT_START_Z) */
+    double z = summ(r, SIVE_STAT_START_Z);
+    if (!isnan(z))
+        fprintf(f, "  %-26s%.2f (chains started hot - cold)\n",
+                "start test z (start_z)", z);
 }
 
 /* 1 when view v's losses were control variates (lib/core/eval_views.c). */

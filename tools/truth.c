@@ -335,6 +335,17 @@ static double target(const truth_case *c, const truth_row *row)
     return NAN;
 }
 
+/* 1 when the run was refused because the relative radius is not positive:
+ * the message of lib/core/probe.c's radius(), "adaptive radius h =
+ * c_h*||theta*||/sqrt(d) = 0 is not positive (theta* is zero?)" (the
+ * public API has no finer status; test_truth's fallback cases break if
+ * the message changes). */
+static int radius_refused(const sive_probe *p)
+{
+    const char *msg = sive_probe_errmsg(p);
+    return strstr(msg, "adaptive radius h = c_h*") && strstr(msg, "is not positive (theta*");
+}
+
 int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
               char *err, size_t errlen)
 {
@@ -358,9 +369,10 @@ int truth_run(const truth_case *c, const truth_settings *s, truth_row *row,
         /* The adaptive radius c_h*||theta*||/sqrt(d) refuses theta* = 0:
          * a run so refused falls back to h_zero (the radius from the loss,
          * c_h = 0 set or chosen by the defaults on an exact loss, needs no
-         * fallback; the probe says which only by running). */
+         * fallback; the probe says which only by running).  Only that
+         * refusal: any other setting the library refuses is reported. */
         rc = sive_probe_run(p, &m, theta, &r);
-        if (rc == SIVE_E_INVALID_ARG && norm == 0.0 && !h_set) {
+        if (rc == SIVE_E_INVALID_ARG && norm == 0.0 && !h_set && radius_refused(p)) {
             sive_probe_set_double(p, SIVE_OPT_H, s->h_zero);
             row->h_fallback = 1;
             rc = sive_probe_run(p, &m, theta, &r);

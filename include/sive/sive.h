@@ -56,7 +56,7 @@ extern "C" {
 
 /** Version of the library actually linked: MAJOR*10000 + MINOR*100 + PATCH. */
 SIVE_API uint32_t sive_version_number(void);
-/** Version of the library actually linked, e.g. "0.2.0" (static storage). */
+/** Version of the library actually linked, e.g. "0.3.0" (static storage). */
 SIVE_API const char *sive_version_string(void);
 
 /* ------------------------------------------------------------------ */

@@ -35,12 +35,23 @@ static int finite_theta(const sive_model *m, const void *theta)
     return 1;
 }
 
-/* The gradient callback at theta* on the whole data set (chain -1, step
- * -1, worker 0), as the Metropolis sampler makes its check, once with
- * seed 0 and once with another: 1 when both store the same finite loss and
- * the same gradient bits (a callback that draws its own noise from
- * batch->seed is a stochastic gradient, not an exact loss), 0 (why
- * filled) when not, SIVE_E_NOMEM. */
+int sivei_grad_at_star(const sive_model *m, int64_t grad_batch, const uint64_t *all,
+                       const void *theta, uint64_t seed, void *grad, double *loss)
+{
+    const uint64_t n = m->n_examples;
+    sive_batch gb = {.index = n ? all : NULL, .n_groups = 1,
+                     .group_size = n ? (size_t)n : (size_t)grad_batch,
+                     .seed = seed, .chain = -1, .worker = 0, .step = -1};
+    *loss = NAN;
+    sivei_clear_error();
+    return m->grad(theta, m->dim, &gb, grad, loss, m->user);
+}
+
+/* The exact call at theta* (sivei_grad_at_star), as the Metropolis
+ * sampler makes its check, once with seed 0 and once with another: 1 when
+ * both store the same finite loss and the same gradient bits (a callback
+ * that draws its own noise from batch->seed is a stochastic gradient, not
+ * an exact loss), 0 (why filled) when not, SIVE_E_NOMEM. */
 static int exact_at_star(const sive_model *m, const sivei_options *o, const void *theta,
                          char *why, size_t len)
 {
@@ -59,13 +70,8 @@ static int exact_at_star(const sive_model *m, const sivei_options *o, const void
     static const uint64_t seeds[2] = {0, 0x9e3779b97f4a7c15u};
     double loss[2] = {NAN, NAN};
     int rc = 0;
-    for (int k = 0; k < 2 && !rc; k++) {
-        sive_batch gb = {.index = all, .n_groups = 1,
-                         .group_size = n ? (size_t)n : (size_t)o->grad_batch,
-                         .seed = seeds[k], .chain = -1, .worker = 0, .step = -1};
-        sivei_clear_error();
-        rc = m->grad(theta, m->dim, &gb, g[k], &loss[k], m->user);
-    }
+    for (int k = 0; k < 2 && !rc; k++)
+        rc = sivei_grad_at_star(m, o->grad_batch, all, theta, seeds[k], g[k], &loss[k]);
     const int same = !rc && memcmp(&loss[0], &loss[1], sizeof loss[0]) == 0 &&
                      memcmp(g[0], g[1], m->dim * el) == 0;
     free(all);

@@ -276,6 +276,7 @@ static int prepare(sive_probe *p, const sivei_options *o, const sive_model *m,
     run->progress = p->progress;
     run->progress_user = p->progress_user;
     run->theta_star = theta_star;
+    run->star_exact = p->star_exact;
     if ((rc = sivei_params_prepare(p, run->model.dim, &run->ranges,
                                    &run->n_ranges, &run->moved, p->errmsg)) ||
         (rc = radius(run, theta_star, &run->h, p->errmsg)) ||
@@ -459,6 +460,7 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     int rc = sivei_defaults_resolve(&o, model_ok ? &mc : NULL, theta_star, &dflt);
     if (rc)
         return sivei_fail(p->errmsg, rc, "out of memory while choosing the defaults");
+    p->star_exact = dflt.exact;
     int chosen = !o.h_absolute && o.c_h == 0.0;
     if (chosen) {
         const size_t views = p->n_views; /* the pilots choose h: no views */

@@ -87,6 +87,11 @@ struct sive_probe {
     size_t n_ranges;
     sive_progress_fn progress;
     void *progress_user;
+    /* within one sive_probe_run(): the defaults found the loss exact, so
+     * their exact call at theta* (sivei_grad_at_star) stored a finite loss
+     * and the Metropolis sampler's check of it is not repeated in the
+     * run's sivei_run_once() calls (prepare() copies it to the run) */
+    int star_exact;
     char errmsg[SIVE_ERRMSG_LEN];
 };
 
@@ -275,6 +280,7 @@ typedef struct sivei_run {
     const sivei_view *views;
     size_t n_views;
     double h, eta;
+    int star_exact; /* the probe's: the exact call at theta* passed */
     /* evaluators (evaluator.c): which modules the options select (bit k
      * for registry entry k), the one that evaluates, each one's run state */
     unsigned evaluator_on;

@@ -80,6 +80,17 @@ SIVE_HIDDEN int sivei_sgld_step_ex(sivei_run *run, sivei_work *w, sivei_pcg32 *n
  * at theta* is checked by the sampler's prepare (and by defaults.c). */
 SIVE_HIDDEN int sivei_mala_refuse(const sivei_options *o, const sive_model *model,
                                   char *err);
+/* The exact call at theta* (defaults.c): model m's gradient callback at
+ * theta on the whole data set (all = 0 .. n-1; NULL for an analytic model,
+ * whose group size is grad_batch), chain -1, worker 0, step -1, batch seed
+ * seed, into grad (dim, model dtype) and *loss (NaN unless the callback
+ * stores one); the callback's return value.  The defaults' exactness check
+ * makes it twice (seeds 0 and another), the Metropolis sampler's check
+ * once (seed 0) unless the defaults made it in the same sive_probe_run()
+ * (sivei_run.star_exact). */
+SIVE_HIDDEN int sivei_grad_at_star(const sive_model *m, int64_t grad_batch,
+                                   const uint64_t *all, const void *theta, uint64_t seed,
+                                   void *grad, double *loss);
 /* grad L_n(theta*) of the gradient control variates (model dtype, dim
  * values), NULL when they are off (sampler_gcv.c). */
 SIVE_HIDDEN const void *sivei_gcv_full_gradient(const sivei_run *run);

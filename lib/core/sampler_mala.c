@@ -189,8 +189,10 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
     for (int32_t i = 0; i < s->count; i++)
         s->accept[i] = s->step[i] = s->beta[i] = NAN;
     memset(g, 0, run->model.dim * el);
-    double loss;
-    rc = exact_grad(run, s, run->theta_star, g, &loss, -1, 0, -1, 0);
+    double loss = 0.0; /* star_exact: the defaults' calls stored a finite one */
+    if (!run->star_exact)
+        rc = sivei_grad_at_star(&run->model, run->opt.grad_batch, s->all, run->theta_star, 0, g,
+                                &loss);
     free(g);
     if (rc) {
         sivei_run_fail(run, SIVE_E_CALLBACK, rc,

@@ -1,4 +1,4 @@
-"""libsive 0.2 from Python: the `sive` package (ctypes + numpy; docs/python.md).
+"""libsive 0.3 from Python: the `sive` package (ctypes + numpy; docs/python.md).
 
 Covers the whole public API: models, probes and results
 (include/sive/sive.h), data sets (sive/data.h), the reference MLP, its probe
@@ -82,7 +82,7 @@ import numpy as np
 
 # The version these declarations were written for.  Before 1.0 every minor
 # release may break the ABI, so major and minor must both match.
-ABI_VERSION = (0, 2)
+ABI_VERSION = (0, 3)
 
 
 def _configured():

@@ -43,7 +43,7 @@ class Package(unittest.TestCase):
         with self.assertRaises(sive.SiveError) as e:
             sive.Mlp(4, 3, 2, 1)
         self.assertIn("sive_mlp_new", str(e.exception))
-        self.assertEqual(sive.version_number() // 100, 2)  # 0.2.x
+        self.assertEqual(sive.version_number() // 100, 3)  # 0.3.x
 
     def test_options_from_library(self):
         names = [o.name for o in sive.options()]

@@ -72,7 +72,7 @@ pub fn strerror(status: i32) -> String {
     text(unsafe { ffi::sive_strerror(status) })
 }
 
-/// Version of the library actually linked, e.g. "0.2.0".
+/// Version of the library actually linked, e.g. "0.3.0".
 pub fn version() -> String {
     text(unsafe { ffi::sive_version_string() })
 }
