@@ -101,6 +101,10 @@ static const sive_option_info table[] = {
        "kappa > 1: the even chains start hot, at t/kappa for the burn-in's first quarter, "
        "t rising back over its second; the odd chains start cold, and the two are compared "
        "(start_dependent flag; 1: off)"),
+    {.id = SIVE_OPT_AUTO_STEP, .name = "auto_step", .type = SIVE_TYPE_INT, .int_lo = 0,
+     .int_hi = 30, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "S >= 1: with metropolis, each move's step chosen locally and reversibly among "
+            "the adapted step times 2^j, |j| <= S (autoMALA/AutoStep; 0: off)"},
 };
 #undef I
 #undef D
@@ -164,6 +168,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_GRAD_NOISE_FULL: o->grad_noise_full = v; break;
             case SIVE_OPT_GRAD_EXTRAPOLATE: o->grad_extrapolate = v; break;
             case SIVE_OPT_LEAPFROG: o->leapfrog = v; break;
+            case SIVE_OPT_AUTO_STEP: o->auto_step = v; break;
             default: break;
             }
         } else {
@@ -229,6 +234,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_GRAD_EXTRAPOLATE: return &o->grad_extrapolate;
     case SIVE_OPT_LEAPFROG: return &o->leapfrog;
     case SIVE_OPT_ANNEAL: return &o->anneal;
+    case SIVE_OPT_AUTO_STEP: return &o->auto_step;
     }
     return NULL;
 }

@@ -112,6 +112,8 @@ pub const SIVE_OPT_GRAD_EXTRAPOLATE: sive_option = 26;
 pub const SIVE_OPT_LEAPFROG: sive_option = 1070;
 /// Experimental tier (sive/experimental.h): may change or go in any release.
 pub const SIVE_OPT_ANNEAL: sive_option = 1075;
+/// Experimental tier (sive/experimental.h): may change or go in any release.
+pub const SIVE_OPT_AUTO_STEP: sive_option = 1076;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
