@@ -36,6 +36,7 @@
 /* One chain's tail. */
 typedef struct tally {
     int64_t moves, grads, accepted, rev_fail, nonfinite;
+    int64_t steps_all, grads_all; /* the whole chain, burn-in included */
     int64_t hist[2 * SMAX + 1];
 } tally;
 
@@ -343,6 +344,8 @@ int sivei_autostep_move(const sivei_run *run, sivei_work *w, sivei_autostep *s,
         out->loss = s->floss;
         out->r2 = s->fr2;
     }
+    s->tail.steps_all++;
+    s->tail.grads_all += s->calls;
     if (m >= (int64_t)floor(run->opt.burn_in * (double)run->opt.steps)) {
         tally *tl = &s->tail;
         tl->moves++;
@@ -376,6 +379,8 @@ int sivei_autostep_note(const sivei_run *run, const sivei_autostep_run *r, sive_
         all.accepted += x->accepted;
         all.rev_fail += x->rev_fail;
         all.nonfinite += x->nonfinite;
+        all.steps_all += x->steps_all;
+        all.grads_all += x->grads_all;
         for (int k = 0; k < 2 * SMAX + 1; k++)
             all.hist[k] += x->hist[k];
     }
@@ -385,10 +390,11 @@ int sivei_autostep_note(const sivei_run *run, const sivei_autostep_run *r, sive_
     const double mv = (double)all.moves;
     char line[1024];
     int len = snprintf(line, sizeof line,
-                       "auto_step %d: tail gradient calls per step %.3g (mean over %d chains), "
-                       "acceptance %.3f, reverse check rejected %.3f, non-finite %.3f; chosen "
-                       "step eps0*2^j, j:",
-                       S, (double)all.grads / mv, chains, (double)all.accepted / mv,
+                       "auto_step %d: tail gradient calls per step %.3g (mean over %d chains; "
+                       "%.3g over the whole chain), acceptance %.3f, reverse check rejected "
+                       "%.3f, non-finite %.3f; chosen step eps0*2^j, j:",
+                       S, (double)all.grads / mv, chains,
+                       (double)all.grads_all / (double)all.steps_all, (double)all.accepted / mv,
                        (double)all.rev_fail / mv, (double)all.nonfinite / mv);
     for (int k = -S; k <= S && len < (int)sizeof line - 32; k++)
         if (all.hist[k + SMAX])
