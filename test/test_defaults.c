@@ -283,14 +283,18 @@ START_TEST(seeded_gradient_unchanged)
 }
 END_TEST
 
-/* An experimental sampler option of the exact sampler (leapfrog) set
- * alone leaves the defaults to choose it: metropolis 1, c_h auto. */
+/* An experimental sampler option of the exact sampler (leapfrog,
+ * auto_step) set alone leaves the defaults to choose it: metropolis 1,
+ * c_h auto. */
 START_TEST(leapfrog_alone_resolves)
 {
-    static const char *const LF[] = {"leapfrog", "4", NULL};
-    sive_result *r = quad_run(1000, LF);
-    expect_resolved(r);
-    sive_result_free(r);
+    static const char *const LF[] = {"leapfrog", "4", NULL}, *const AS[] = {"auto_step", "2",
+                                                                            NULL};
+    for (int k = 0; k < 2; k++) {
+        sive_result *r = quad_run(1000, k ? AS : LF);
+        expect_resolved(r);
+        sive_result_free(r);
+    }
 }
 END_TEST
 

@@ -35,11 +35,16 @@
  *    L = u^2 v^2 (against its law by quadrature), each within 3 MCSE with
  *    the second stage exercised; the option at 0 and 1 gives the bits of
  *    the sampler without it; without leapfrog >= 2 it is refused.
+ *  - the locally adaptive step (the experimental auto_step = S; docs/theory.md
+ *    "Locally adaptive step"): K1, the anisotropic quadratic (with P and
+ *    leapfrog 4, and as autoMALA, leapfrog 1), the quartic, and the funnel
+ *    u^2 v^2 against its continuous law by quadrature, each within 3 MCSE;
+ *    auto_step 0 gives the sampler's bits; refused without metropolis.
  * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
  * quartic), and the MCSE small enough that a bias of ULA's size (+11 % on
  * K1) would fail by far. */
 #include <check.h>
-#define SIVE_EXPERIMENTAL /* SIVE_OPT_LEAPFROG, SIVE_OPT_DELAYED_REJECTION */
+#define SIVE_EXPERIMENTAL /* SIVE_OPT_LEAPFROG, SIVE_OPT_AUTO_STEP, SIVE_OPT_DELAYED_REJECTION */
 #include <sive/sive.h>
 
 #include "check_run.h"
@@ -192,19 +197,29 @@ static int aniso_group(const void *theta, size_t d, const sive_batch *b, double 
     return 0;
 }
 
-START_TEST(aniso_exact_precond)
+/* The anisotropic quadratic's model, its theta* into th (AD values) and
+ * t^2 Var[L] under the continuous law at radius h into *want. */
+static sive_model aniso_model(double *th, double h, double *want)
 {
     static quad_fixture unused;
+    static const double star[AD] = {0.2, -0.1, 0.05, 0.02};
     sive_model m = quad_fixture_model(&unused, AD);
     m.grad = aniso_grad;
     m.group_loss = aniso_group;
-    double th[AD] = {0.2, -0.1, 0.05, 0.02}, want = 0.0;
-    const double h = 2.0;
+    *want = 0.0;
     for (int i = 0; i < AD; i++) {
         double prec = T * aniso_k[i] + 1.0 / (h * h), s2 = 1.0 / prec;
-        double mu = th[i] / (h * h) / prec;
-        want += T * T * aniso_k[i] * aniso_k[i] * (mu * mu * s2 + 0.5 * s2 * s2);
+        double mu = star[i] / (h * h) / prec;
+        th[i] = star[i];
+        *want += T * T * aniso_k[i] * aniso_k[i] * (mu * mu * s2 + 0.5 * s2 * s2);
     }
+    return m;
+}
+
+START_TEST(aniso_exact_precond)
+{
+    double th[AD], want;
+    sive_model m = aniso_model(th, 2.0, &want);
     sive_probe *p = k1_probe(20000, 16, 8, 2);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
     sive_result *r = NULL;
@@ -268,13 +283,20 @@ static double quartic_continuous(double t, double h)
     return t * t * (m8 / z - m4 * m4);
 }
 
+/* The quartic's model in d <= 8 dimensions. */
+static sive_model quartic_model(size_t d)
+{
+    static quad_fixture q; /* the model's frame: its callbacks replaced */
+    sive_model m = quad_fixture_model(&q, d);
+    m.grad = quartic_grad;
+    m.group_loss = quartic_group;
+    return m;
+}
+
 START_TEST(position_dependent_step_exact)
 {
     enum { QD = 4 };
-    static quad_fixture q; /* the model's frame: its callbacks replaced */
-    sive_model m = quad_fixture_model(&q, QD);
-    m.grad = quartic_grad;
-    m.group_loss = quartic_group;
+    sive_model m = quartic_model(QD);
     sive_probe *p = k1_probe(20000, 16, 4, 2);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 0.3), SIVE_OK);
     sive_result *r = NULL;
@@ -294,6 +316,164 @@ START_TEST(position_dependent_step_exact)
     /* the mechanism is exercised: the step shrinks away from theta* */
     ck_assert_msg(beta < -0.2, "beta %.3f", beta);
     sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* Hamiltonian steps (leapfrog K) and, with S > 0, the locally adaptive
+ * step (experimental auto_step; docs/theory.md "Locally adaptive step"):
+ * lambda-hat of model m at th (steps chain steps, 16 chains, every other
+ * setting of k1_probe) within 3 MCSE of want, the MCSE below se_max of
+ * it; the health line names the leapfrog moves (and the auto step's
+ * gradient calls per step) and beta stays 0. */
+static void ham_check(sive_model *m, const double *th, double h, int64_t steps, int64_t S,
+                      int64_t K, int precond, double want, double se_max, const char *what)
+{
+    sive_probe *p = k1_probe(steps, 16, 4, 2);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    if (S)
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_AUTO_STEP, S), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, K), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r), z = (lam - want) / se;
+    const char *hl = sive_result_health(r), *as = strstr(hl, "auto_step ");
+    ck_assert(!as == !S);
+    printf("%s, %s %d, leapfrog %d%s: %.5f +- %.5f (continuous law %.5f): %+.2f %% "
+           "(z %+.2f)\n  %s", what, S ? "auto_step" : "Hamiltonian steps, auto_step", (int)S,
+           (int)K, precond ? ", preconditioned" : "", lam, se, want,
+           100.0 * (lam / want - 1.0), z, S ? as : strstr(hl, "metropolis: tail acceptance"));
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < se_max * want, "MCSE %.4g", se);
+    ck_assert_ptr_nonnull(strstr(hl, "leapfrog moves"));
+    ck_assert_ptr_nonnull(strstr(hl, "median beta 0 (0 .. 0)"));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+
+/* The locally adaptive step: 16 chains, 3 MCSE (ham_check). */
+static void auto_check(sive_model *m, const double *th, double h, int64_t steps, int64_t S,
+                       int64_t K, int precond, double want, const char *what)
+{
+    ham_check(m, th, h, steps, S, K, precond, want, 0.05, what);
+}
+
+/* L = u^2 v^2 (d = 2, theta* = 0): a funnel along each axis (at |u| the
+ * curvature in v is 2 t u^2), no step fits everywhere. */
+static int u2v2_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                     double *loss, void *user)
+{
+    const double *x = theta;
+    double *g = grad;
+    (void)d;
+    (void)b;
+    (void)user;
+    g[0] = 2.0 * x[0] * x[1] * x[1];
+    g[1] = 2.0 * x[1] * x[0] * x[0];
+    *loss = x[0] * x[0] * x[1] * x[1];
+    return 0;
+}
+
+static int u2v2_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                      void *user)
+{
+    double l, g[2];
+    u2v2_grad(theta, d, b, g, &l, user);
+    quad_noisy_groups(b, l, 1e-7, gl);
+    return 0;
+}
+
+/* t^2 Var[u^2 v^2] under exp(-t u^2 v^2 - (u^2 + v^2)/(2 h^2)): given u,
+ * v is N(0, s^2), 1/s^2 = 2 t u^2 + 1/h^2, and u's marginal density is
+ * proportional to exp(-u^2/(2h^2)) s(u); Simpson's rule in u on |u| <= 12 h. */
+static double u2v2_continuous(double t, double h)
+{
+    const int n = 200000;
+    const double U = 12.0 * h, du = 2.0 * U / n;
+    double z = 0.0, m1 = 0.0, m2 = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double u = -U + i * du, s2 = 1.0 / (2.0 * t * u * u + 1.0 / (h * h));
+        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
+                         exp(-u * u / (2.0 * h * h)) * sqrt(s2);
+        z += w;
+        m1 += w * u * u * s2;
+        m2 += w * 3.0 * u * u * u * u * s2 * s2;
+    }
+    m1 /= z;
+    return t * t * (m2 / z - m1 * m1);
+}
+
+START_TEST(auto_step_exact)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
+    sive_model k1 = quad_fixture_model(&q, 1);
+    double th1 = 0.2;
+    auto_check(&k1, &th1, 2.0, 10000, 4, 1, 0, k1_continuous(2.0), "K1");
+    double tha[AD], want;
+    sive_model an = aniso_model(tha, 2.0, &want);
+    auto_check(&an, tha, 2.0, 4000, 4, 4, 1, want, "anisotropic quadratic");
+    auto_check(&an, tha, 2.0, 10000, 4, 1, 0, want, "anisotropic quadratic");
+    enum { QD = 4 };
+    sive_model qm = quartic_model(QD);
+    double thq[QD] = {0};
+    const double wq = QD * quartic_continuous(T, 0.3);
+    auto_check(&qm, thq, 0.3, 10000, 4, 1, 0, wq, "quartic x4");
+    auto_check(&qm, thq, 0.3, 4000, 4, 4, 0, wq, "quartic x4");
+}
+END_TEST
+
+START_TEST(auto_step_funnel)
+{
+    static quad_fixture q;
+    sive_model m = quad_fixture_model(&q, 2);
+    m.grad = u2v2_grad;
+    m.group_loss = u2v2_group;
+    double th[2] = {0.0, 0.0};
+    const double want = u2v2_continuous(T, 1.0);
+    auto_check(&m, th, 1.0, 10000, 6, 1, 0, want, "u^2 v^2");
+    auto_check(&m, th, 1.0, 4000, 6, 4, 0, want, "u^2 v^2");
+}
+END_TEST
+
+/* auto_step 0 set is the sampler without it, bit for bit; without
+ * metropolis it is refused. */
+START_TEST(auto_step_off_same_bits)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    double th[3] = {0.2, -0.1, 0.05}, lam[4];
+    for (int k = 0; k < 4; k++) {
+        sive_probe *p = k1_probe(3000, 2, 8, 1);
+        if (k / 2)
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+        if (k % 2)
+            ck_assert_int_eq(sive_probe_set_text(p, "auto_step", "0"), SIVE_OK);
+        sive_result *r = NULL;
+        ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+        lam[k] = sive_result_lambda(r);
+        ck_assert_ptr_null(strstr(sive_result_health(r), "auto_step"));
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+    ck_assert(memcmp(&lam[2], &lam[3], sizeof lam[0]) == 0);
+    sive_probe *p = k1_probe(3000, 2, 8, 1);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "0"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_AUTO_STEP, 3), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "auto_step"));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_AUTO_STEP, 31), SIVE_E_INVALID_ARG);
+    /* with delayed_rejection too: two step controls, refused by name */
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "delayed_rejection"));
     sive_probe_free(p);
 }
 END_TEST
@@ -327,24 +507,7 @@ static void same_bits_pairs(sive_model *m, const double *th, int64_t steps, int6
 static void hmc_check(sive_model *m, const double *th, double h, int64_t steps, int64_t K,
                       int precond, double want, const char *what)
 {
-    sive_probe *p = k1_probe(steps, 16, 4, 2);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, K), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
-    sive_result *r = NULL;
-    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
-    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
-    const double lam = sive_result_lambda(r), se = sive_result_mcse(r), z = (lam - want) / se;
-    const char *hl = sive_result_health(r);
-    printf("%s, Hamiltonian steps (leapfrog %d): %.5f +- %.5f (continuous law %.5f): "
-           "%+.2f %% (z %+.2f)\n  %s", what, (int)K, lam, se, want,
-           100.0 * (lam / want - 1.0), z, strstr(hl, "metropolis: tail acceptance"));
-    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
-    ck_assert_msg(se < 0.04 * want, "MCSE %.4g", se);
-    ck_assert_ptr_nonnull(strstr(hl, "leapfrog moves"));
-    ck_assert_ptr_nonnull(strstr(hl, "median beta 0 (0 .. 0)"));
-    sive_result_free(r);
-    sive_probe_free(p);
+    ham_check(m, th, h, steps, 0, K, precond, want, 0.04, what);
 }
 
 START_TEST(hmc_exact)
@@ -353,21 +516,11 @@ START_TEST(hmc_exact)
     sive_model k1 = quad_fixture_model(&q, 1);
     double th1 = 0.2;
     hmc_check(&k1, &th1, 2.0, 10000, 4, 0, k1_continuous(2.0), "K1");
-    static quad_fixture unused;
-    sive_model an = quad_fixture_model(&unused, AD);
-    an.grad = aniso_grad;
-    an.group_loss = aniso_group;
-    double tha[AD] = {0.2, -0.1, 0.05, 0.02}, want = 0.0;
-    for (int i = 0; i < AD; i++) {
-        double prec = T * aniso_k[i] + 1.0 / 4.0, s2 = 1.0 / prec, mu = tha[i] / 4.0 / prec;
-        want += T * T * aniso_k[i] * aniso_k[i] * (mu * mu * s2 + 0.5 * s2 * s2);
-    }
-    hmc_check(&an, tha, 2.0, 5000, 4, 1, want, "anisotropic quadratic, preconditioned");
+    double tha[AD], want;
+    sive_model an = aniso_model(tha, 2.0, &want);
+    hmc_check(&an, tha, 2.0, 5000, 4, 1, want, "anisotropic quadratic");
     enum { QD = 4 };
-    static quad_fixture qq;
-    sive_model qm = quad_fixture_model(&qq, QD);
-    qm.grad = quartic_grad;
-    qm.group_loss = quartic_group;
+    sive_model qm = quartic_model(QD);
     double thq[QD] = {0};
     hmc_check(&qm, thq, 0.3, 5000, 4, 0, QD * quartic_continuous(T, 0.3), "quartic x4");
 }
@@ -592,6 +745,9 @@ int main(void)
     tcase_add_test(tc, aniso_exact_precond);
     tcase_add_test(tc, lsq_full_batch_exact_precond);
     tcase_add_test(tc, position_dependent_step_exact);
+    tcase_add_test(tc, auto_step_exact);
+    tcase_add_test(tc, auto_step_funnel);
+    tcase_add_test(tc, auto_step_off_same_bits);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, threads_same_bits);
     tcase_add_test(tc, hmc_exact);

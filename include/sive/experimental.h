@@ -23,7 +23,7 @@
  * default must be the behaviour without it, like every option's.
  *
  * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075),
- * SIVE_OPT_DELAYED_REJECTION (1080).
+ * SIVE_OPT_AUTO_STEP (1076), SIVE_OPT_DELAYED_REJECTION (1080).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -63,6 +63,22 @@ extern "C" {
  * SIVE_OPT_GRAD_NOISE_COMPENSATION.  docs/theory.md, "Annealed burn-in".
  */
 #define SIVE_OPT_ANNEAL ((sive_option)1075)
+
+/**
+ * "auto_step" (int, 0 .. 30, default 0): with metropolis = 1, S >= 1 makes
+ * every move a Hamiltonian trajectory (leapfrog K: 1 .. 2K-1 moves; K = 1:
+ * the Langevin proposal) whose step is chosen per move among the adapted
+ * base step times 2^j, |j| <= S: halved while the trajectory's energy
+ * error is above a random bracket, doubled while below it, and the move
+ * rejected unless the same selection from its end (momentum negated)
+ * chooses the same j, so the chain keeps the tethered law exactly (after
+ * autoMALA and AutoStep).  Each trial step costs a trajectory's gradient
+ * calls; the health text gives the tail's calls per step and the chosen
+ * j.  The base step adapts in the burn-in toward the chosen steps, then
+ * is frozen.  0: off (the sampler without it, bit for bit).  Refused
+ * without metropolis.  docs/theory.md, "Locally adaptive step".
+ */
+#define SIVE_OPT_AUTO_STEP ((sive_option)1076)
 
 /**
  * "delayed_rejection" (int, 0 .. 64, default 0): k >= 2 gives the Hamiltonian

@@ -101,6 +101,10 @@ static const sive_option_info table[] = {
        "kappa > 1: the even chains start hot, at t/kappa for the burn-in's first quarter, "
        "t rising back over its second; the odd chains start cold, and the two are compared "
        "(start_dependent flag; 1: off)"),
+    {.id = SIVE_OPT_AUTO_STEP, .name = "auto_step", .type = SIVE_TYPE_INT, .int_lo = 0,
+     .int_hi = 30, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "S >= 1: with metropolis, each move's step chosen locally and reversibly among "
+            "the adapted step times 2^j, |j| <= S (autoMALA/AutoStep; 0: off)"},
     {.id = SIVE_OPT_DELAYED_REJECTION, .name = "delayed_rejection", .type = SIVE_TYPE_INT,
      .int_lo = 0, .int_hi = 64, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
      .doc = "k >= 2: with leapfrog >= 2, a rejected Hamiltonian step tries again from the "
@@ -170,6 +174,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_GRAD_EXTRAPOLATE: o->grad_extrapolate = v; break;
             case SIVE_OPT_LEAPFROG: o->leapfrog = v; break;
             case SIVE_OPT_DELAYED_REJECTION: o->delayed_rejection = v; break;
+            case SIVE_OPT_AUTO_STEP: o->auto_step = v; break;
             default: break;
             }
         } else {
@@ -236,6 +241,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_LEAPFROG: return &o->leapfrog;
     case SIVE_OPT_DELAYED_REJECTION: return &o->delayed_rejection;
     case SIVE_OPT_ANNEAL: return &o->anneal;
+    case SIVE_OPT_AUTO_STEP: return &o->auto_step;
     }
     return NULL;
 }

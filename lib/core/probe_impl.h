@@ -45,6 +45,10 @@ typedef struct sivei_options {
     int64_t leapfrog;                /* K >= 2: HMC with K leapfrog moves    */
     int64_t delayed_rejection;       /* k >= 2: HMC's second stage, eps/k    */
     uint64_t seed;
+    /* auto_step (experimental option 1076): S >= 1, the locally adaptive
+     * step of the metropolis moves, |j| <= S halvings or doublings
+     * (sampler_autostep.c); 0: off */
+    int64_t auto_step;
     /* internal, not an option (never saved): metropolis with this step for
      * every chain and no adaptation when > 0 (the radius search's pilots
      * share one step so their levels share proposals; radius_auto.c) */

@@ -29,11 +29,17 @@
  * With the experimental leapfrog = K > 1 each step is a Hamiltonian Monte
  * Carlo step instead (hmc_move(): momentum N(0, P^-1), 1 .. 2K-1 leapfrog
  * moves, the same adaptation toward HMC_TARGET with beta = 0; docs/theory.md
- * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above.  With
- * the experimental delayed_rejection = k >= 2 a rejected trajectory gets a
- * second, finer stage (sampler_drhmc.c; hooks marked delayed_rejection). */
+ * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above.
+ * With the experimental auto_step = S >= 1 the size of each move is
+ * chosen per move among the base step times 2^j, |j| <= S, reversibly
+ * (sampler_autostep.c; docs/theory.md "Locally adaptive step"); the base
+ * adapts toward the chosen steps, beta = 0.  With the experimental
+ * delayed_rejection = k >= 2 a rejected trajectory gets a second, finer
+ * stage instead (sampler_drhmc.c; hooks marked delayed_rejection); the two
+ * are not combined. */
 #include "drhmc.h"
 #include "sampler.h"
+#include "sampler_autostep.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +59,7 @@ typedef struct mala_run {
     int32_t begin, count;
     uint64_t *all;         /* 0 .. n-1: the whole data set (data models) */
     sivei_drhmc_run *dr;   /* delayed_rejection: per-chain counts, else NULL */
+    sivei_autostep_run *autostep; /* auto_step: the chains' tallies, else NULL */
 } mala_run;
 
 typedef struct mala_work {
@@ -70,16 +77,19 @@ typedef struct mala_work {
     double beta, zbar, vz;   /* the exponent, z's running mean and variance */
     double beta_sum, zbar_sum;
     sivei_drhmc *dr; /* delayed_rejection (sampler_drhmc.c), else NULL */
+    sivei_autostep *as; /* auto_step: its buffers, else NULL */
+    double as_err;      /* auto_step: the last move's log(a_chosen/a) */
 } mala_work;
 
 /* leapfrog > 1 without metropolis comes here to be refused */
 static int mala_active(const sivei_options *o)
 {
-    return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o);
+    return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o) || o->auto_step > 0;
 }
 
-/* Hamiltonian steps (leapfrog > 1): a fixed step, no position dependence */
-static int hamiltonian(const sivei_options *o) { return o->leapfrog > 1; }
+/* Hamiltonian steps (leapfrog > 1, or the auto step's trajectories): no
+ * position dependence */
+static int hamiltonian(const sivei_options *o) { return o->leapfrog > 1 || o->auto_step > 0; }
 
 static int64_t burn_end(const sivei_options *o)
 {
@@ -120,6 +130,16 @@ int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err
                          (long long)o->leapfrog);
     if (sivei_drhmc_refuse(o, err))
         return SIVE_E_INVALID_ARG;
+    if (o->auto_step > 0 && !o->metropolis)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "auto_step %lld: the locally adaptive step is a Metropolis move: set "
+                         "metropolis 1",
+                         (long long)o->auto_step);
+    if (o->auto_step > 0 && sivei_drhmc_on(o))
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "auto_step %lld with delayed_rejection %lld: two different ways of "
+                         "shrinking a rejected step; set one of them",
+                         (long long)o->auto_step, (long long)o->delayed_rejection);
     if (o->grad_control_variate)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis steps with the exact gradient: not with "
@@ -155,6 +175,7 @@ static void mala_release(sivei_run *run, void *state)
         free(s->beta);
         free(s->all);
         sivei_drhmc_run_free(s->dr);
+        sivei_autostep_run_free(s->autostep);
     }
     free(s);
 }
@@ -178,9 +199,11 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
         s->beta = malloc((size_t)s->count * sizeof *s->beta);
         s->all = n ? malloc((size_t)n * sizeof *s->all) : NULL;
         s->dr = sivei_drhmc_on(&run->opt) ? sivei_drhmc_run_new(s->count) : NULL;
+        if (run->opt.auto_step > 0)
+            s->autostep = sivei_autostep_run_new(s->count);
     }
     if (!s || !g || !s->accept || !s->step || !s->beta || (n && !s->all) ||
-        (sivei_drhmc_on(&run->opt) && !s->dr)) {
+        (sivei_drhmc_on(&run->opt) && !s->dr) || (run->opt.auto_step > 0 && !s->autostep)) {
         free(g);
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the metropolis sampler");
     }
@@ -214,6 +237,7 @@ static void mala_work_release(void *state)
         free(s->gprop);
         free(s->mom);
         sivei_drhmc_free(s->dr);
+        sivei_autostep_free(s->as);
     }
     free(s);
 }
@@ -230,10 +254,12 @@ static int mala_work_init(sivei_work *w, void **state)
             s->mom = malloc(run->model.dim * sizeof *s->mom);
         if (sivei_drhmc_on(&run->opt))
             s->dr = sivei_drhmc_new(run);
+        if (run->opt.auto_step > 0)
+            s->as = sivei_autostep_new(run);
     }
     *state = s;
     return s && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
-                   (s->dr || !sivei_drhmc_on(&run->opt))
+                   (s->dr || !sivei_drhmc_on(&run->opt)) && (s->as || !run->opt.auto_step)
                ? SIVE_OK
                : SIVE_E_NOMEM;
 }
@@ -256,6 +282,8 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
     s->r2 = s->beta = s->zbar = s->vz = s->beta_sum = s->zbar_sum = 0.0;
     if (s->dr)
         sivei_drhmc_chain_start(s->dr, run, w->theta);
+    if (s->as)
+        sivei_autostep_chain_start(s->as, w);
 }
 
 static int mala_cached(sivei_work *w, void *ws, double *loss)
@@ -435,8 +463,9 @@ static void adapt(const sivei_run *run, mala_work *s, int64_t m, double la, doub
         return;
     const double p = la >= 0.0 ? 1.0 : exp(la), lo = log(run->opt.base_lr);
     const int ham = hamiltonian(&run->opt);
+    /* the auto step: toward the steps its moves choose */
     const double gain = 0.5 * pow(1.0 + (double)m / 20.0, -0.6),
-                 e = p - (ham ? HMC_TARGET : TARGET_ACCEPT);
+                 e = s->as ? s->as_err : p - (ham ? HMC_TARGET : TARGET_ACCEPT);
     const double rho = fmax(1.0 / (double)(m + 1), 1e-3), dz = z - s->zbar;
     s->log_a += gain * e;
     s->log_a = fmin(fmax(s->log_a, lo - log(STEP_RANGE)), lo + log(STEP_RANGE));
@@ -610,6 +639,52 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     return 0;
 }
 
+/* The auto step's gradient calls (sampler_autostep.c), their failure
+ * recorded as the run's. */
+typedef struct auto_ctx {
+    sivei_run *run;
+    sivei_work *w;
+    mala_run *r;
+    mala_work *s;
+    sivei_pcg32 *noise;
+    int64_t m;
+} auto_ctx;
+
+static int auto_grad(void *ctx, const void *x, void *g, double *lp)
+{
+    auto_ctx *c = ctx;
+    int rc = exact_grad(c->run, c->r, x, g, lp, c->s->chain, c->w->worker, c->m,
+                        sivei_pcg32_next64(c->noise));
+    if (rc) {
+        sivei_chain(c->run->r, c->s->chain)->status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(c->run, SIVE_E_CALLBACK, rc,
+                       "gradient callback returned %d at chain %d step %lld (auto_step "
+                       "trajectory)",
+                       rc, (int)c->s->chain, (long long)c->m);
+    }
+    return rc;
+}
+
+/* One move with the locally chosen step (auto_step > 0). */
+static int auto_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
+                     const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double a,
+                     double *gnorm, double *disp, double *la, int *acc)
+{
+    auto_ctx ctx = {run, w, r, s, noise, m};
+    sivei_autostep_call c = {auto_grad, &ctx, pc, a, s->loss, r->autostep, s->chain - r->begin};
+    sivei_autostep_out o;
+    if (sivei_autostep_move(run, w, s->as, noise, &c, m, gnorm, disp, &o))
+        return 1;
+    *la = o.la;
+    *acc = o.acc;
+    s->as_err = o.err;
+    if (o.acc) {
+        s->loss = o.loss;
+        s->r2 = o.r2;
+    }
+    return 0;
+}
+
 static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
                      int64_t m, double *gnorm, double *disp)
 {
@@ -625,6 +700,11 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     const double a = step_at(run, s, s->r2), z = disp_z(run, s->r2);
     double la;
     int acc;
+    if (s->as) {
+        if (auto_move(run, w, r, s, pc, noise, m, a, gnorm, disp, &la, &acc))
+            return 1;
+        return mala_tally(run, r, s, m, la, z, acc);
+    }
     if (hamiltonian(&run->opt)) {
         if (hmc_move(run, w, r, s, pc, noise, m, a, gnorm, disp, &la, &acc))
             return 1;
@@ -716,7 +796,9 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
                         (long long)(2 * run->opt.leapfrog - 1), (long long)run->opt.leapfrog, 100.0 * HMC_JITTER, HMC_TARGET);
     snprintf(line + len, sizeof line - (size_t)len, "\n");
     int rc = sivei_health_append(res, line);
-    return rc || !s->dr ? rc : sivei_drhmc_note(run, s->dr, res);
+    if (!rc && s->dr)
+        rc = sivei_drhmc_note(run, s->dr, res);
+    return rc ? rc : sivei_autostep_note(run, s->autostep, res);
 }
 
 const sivei_sampler sivei_sampler_mala = {

@@ -113,6 +113,7 @@ pub const SIVE_OPT_LEAPFROG: sive_option = 1070;
 /// Experimental tier (sive/experimental.h): may change or go in any release.
 pub const SIVE_OPT_ANNEAL: sive_option = 1075;
 /// Experimental tier (sive/experimental.h): may change or go in any release.
+pub const SIVE_OPT_AUTO_STEP: sive_option = 1076;
 pub const SIVE_OPT_DELAYED_REJECTION: sive_option = 1080;
 
 pub type sive_option_type = c_int;
