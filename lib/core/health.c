@@ -421,7 +421,7 @@ static uint32_t start_flag(const sive_result *r, const sivei_start *st, text *t)
             parts, st->zmin, START_Z);
         return 0;
     }
-    add(t, "start_dependent: anneal %g: %s: start z %+.1f (|z| > %d): the two starts have "
+    add(t, "start_dependent: anneal %g: %s: start z %+.2f (|z| > %d): the two starts have "
         "not reached the same law, so some direction relaxes more slowly than the run is long "
         "(a flat or singular direction the cold chains have not reached, or a well the hot "
         "ones froze into); raise steps until the two agree, or anneal to spread the hot "
