@@ -72,6 +72,10 @@ static int one_file(const char *path)
     printf(" | welch lam %+6.2f (%4.0f dof) loss %+6.2f (%4.0f dof) start_z %+6.2f%s",
            st.z[0], st.dof[0], st.z[1], st.dof[1], st.zmin,
            sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT ? " FLAG" : "");
+    printf(" | flags");
+    for (uint32_t bit = 1; bit; bit <<= 1)
+        if ((sive_result_flags(r) & bit) && sive_flag_name(bit))
+            printf(" %s", sive_flag_name(bit));
     printf(" | n %lld tauL %.0f %.0f tauY %.0f %.0f\n", (long long)sivei_tail_count(&r->opt),
            tl[0], tl[1], ty[0], ty[1]);
     sive_free(note);
