@@ -92,7 +92,8 @@ int sivei_start_test(const sive_result *r, sivei_start *s)
     if (isfinite(s->z[0]) || isfinite(s->z[1])) {
         const int k = !isfinite(s->z[0]) || fabs(s->z[1]) > fabs(s->z[0]);
         const double q = 0.5 * erfc(fabs(s->z[k]) / sqrt(2.0)); /* one tail */
-        s->zmin = copysign(sivei_normal_upper(2.0 * q), s->z[k]);
+        const double u = sivei_normal_upper(2.0 * q);
+        s->zmin = u > 0.0 ? copysign(u, s->z[k]) : 0.0;
     }
     free(ids);
     free(v);
