@@ -29,7 +29,9 @@
  * --reflag DIR prints the same table from the saved results, whose
  * statistics and flags sive_result_load() recomputes with this build's
  * library: a change of the flags measured without running the chains
- * again (the chains, hence lambda-hat, are the saved ones). */
+ * again (the chains, hence lambda-hat, are the saved ones).  Without
+ * --bad, --save DIR saves each run as DIR/<case>__given.sive
+ * (bench_start reads them). */
 #include "bench_common.h"
 #include "truth.h"
 
@@ -495,12 +497,18 @@ int main(int argc, char **argv)
            "z", "sec", "flags");
     size_t n;
     const truth_case *cs = truth_cases(&n);
+    bad_diag diag = {.save_dir = save_dir, .label = "given"};
+    if (save_dir) { /* each run into DIR/<case>__given.sive */
+        s.inspect = bad_inspect;
+        s.inspect_ctx = &diag;
+    }
     truth_row rows[64];
     int ran[64] = {0}, failures = 0;
     for (size_t i = 0; i < n && i < 64; i++) {
         if (!selected(&cs[i], quick, only, skip, nskip))
             continue;
         char err[600] = "", fl[256];
+        diag.name = cs[i].name;
         if (truth_run(&cs[i], &s, &rows[i], err, sizeof err)) {
             printf("%-28s  failed: %s\n", cs[i].name, err);
             failures++;
@@ -517,5 +525,5 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     summary(cs, rows, ran, n);
-    return failures ? 1 : 0;
+    return failures || diag.save_failed ? 1 : 0;
 }

@@ -19,13 +19,22 @@
  *    was adapted to, and K1's law at t within 4 MCSE at anneal 1000);
  *  - and with delayed rejection (delayed_rejection 2) on those steps: its
  *    second stage and ghost run at the chain's t too (the hot chains cross
- *    the barrier; K1's law at t within 4 MCSE at anneal 1000). */
+ *    the barrier; K1's law at t within 4 MCSE at anneal 1000);
+ *  - the test's null distribution: on an isotropic quadratic its two Welch
+ *    z (lambda-hat, t times the mean tail loss; sivei_start_test) have mean
+ *    ~ 0 and standard deviation ~ 1 over 400 runs, and start_dependent is
+ *    raised in no more runs than a binomial tolerance about the nominal
+ *    0.27 % allows; sivei_t_as_z against Student's t quantiles.
+ * Linked with the internal archive for sivei_start_test.  The test's power
+ * on the deep networks: docs/validation.md, "The start test's power". */
 #define SIVE_EXPERIMENTAL
 #include <check.h>
 #include <sive/sive.h>
 
 #include "check_run.h"
+#include "probe_impl.h"
 #include "quad.h"
+#include "stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -255,6 +264,63 @@ START_TEST(delayed_rejection_runs_hot)
 }
 END_TEST
 
+START_TEST(t_as_z_quantiles)
+{
+    /* (t, nu, z): z with the upper tail of t_nu at t */
+    static const double c[][3] = {
+        {3.0, 1.0, 1.2679},     /* Cauchy: 1/2 - atan(3)/pi = 0.10242 */
+        {2.228139, 10.0, 1.95996}, /* t_10's 97.5 % quantile */
+        {4.032143, 5.0, 2.575829}, /* t_5's 99.5 % quantile */
+        {-2.5, 1e9, -2.5}, {0.0, 3.0, 0.0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const double z = sivei_t_as_z(c[i][0], c[i][1]);
+        ck_assert_msg(fabs(z - c[i][2]) < 2e-4, "t %g nu %g: %.6f, want %.6f", c[i][0], c[i][1],
+                      z, c[i][2]);
+    }
+    ck_assert(sivei_t_as_z(3.0, INFINITY) == 3.0);
+    ck_assert(sivei_t_as_z(1e200, 2.0) == 37.0);
+    ck_assert(fabs(sivei_normal_upper(0.0013498980) - 3.0) < 1e-6);
+}
+END_TEST
+
+enum { NULL_RUNS = 400 };
+
+START_TEST(null_distribution)
+{
+    static quad_fixture q = {.k = 1.0, .l0 = 0.0, .sigma = 1e-5};
+    sive_model m = quad_fixture_model(&q, 10);
+    const double th[10] = {0};
+    double s1[2] = {0, 0}, s2[2] = {0, 0};
+    int over = 0;
+    for (int k = 0; k < NULL_RUNS; k++) {
+        sive_result *r = run(probe(1e4, 1.0, 4000, 5, 1 + k, 1, 100.0), &m, th);
+        sivei_start st;
+        ck_assert_int_eq(sivei_start_test(r, &st), SIVE_OK);
+        for (int i = 0; i < 2; i++) {
+            ck_assert(isfinite(st.z[i]));
+            s1[i] += st.z[i];
+            s2[i] += st.z[i] * st.z[i];
+        }
+        ck_assert(sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY) == st.zmin);
+        const int flag = !!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT);
+        ck_assert_int_eq(flag, fabs(st.zmin) > 3.0);
+        over += flag;
+        sive_result_free(r);
+    }
+    for (int i = 0; i < 2; i++) {
+        const double mu = s1[i] / NULL_RUNS, sd = sqrt(s2[i] / NULL_RUNS - mu * mu);
+        printf("quadratic d = 10, %d runs: Welch z of %s: mean %+.3f, sd %.3f\n", NULL_RUNS,
+               i ? "t mean tail loss" : "lambda-hat", mu, sd);
+        /* the mean's standard error is 0.05 */
+        ck_assert_msg(fabs(mu) < 0.2 && sd > 0.85 && sd < 1.15, "mean %.3f sd %.3f", mu, sd);
+    }
+    /* nominal at most 0.27 %: 1.1 of 400; P(>= 5) = 0.6 % */
+    printf("start_dependent in %d of %d runs\n", over, NULL_RUNS);
+    ck_assert_int_le(over, 4);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("anneal");
@@ -265,6 +331,8 @@ int main(void)
     tcase_add_test(tc, fires_on_a_slow_mode);
     tcase_add_test(tc, hamiltonian_steps_run_hot);
     tcase_add_test(tc, delayed_rejection_runs_hot);
+    tcase_add_test(tc, t_as_z_quantiles);
+    tcase_add_test(tc, null_distribution);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

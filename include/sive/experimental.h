@@ -58,7 +58,8 @@ extern "C" {
  * the burn-in and the tail run at t, so the tail's law is the tethered
  * law at t, and the cost is unchanged (same steps).  The odd chains start
  * cold (at t from theta*, as without the option), and the two groups'
- * lambda-hat are compared (SIVE_STAT_START_Z, SIVE_FLAG_START_DEPENDENT).
+ * lambda-hat and mean tail loss are compared (SIVE_STAT_START_Z,
+ * SIVE_FLAG_START_DEPENDENT).
  * The radius search's pilots (c_h = 0) run every chain hot.  Not with
  * SIVE_OPT_GRAD_NOISE_COMPENSATION.  docs/theory.md, "Annealed burn-in".
  */

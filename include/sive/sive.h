@@ -764,12 +764,17 @@ typedef enum sive_stat {
      *  Above 0.05 the health text says so. */
     SIVE_STAT_GRAD_NOISE_CLIPPED = 28,
     /** With the experimental option anneal > 1 (sive/experimental.h) and
-     *  at least one chain of each kind: the signed z of the start test,
-     *  (mean unclipped SIVE of the hot-started chains - that of the
-     *  cold-started ones) over sqrt(se_hot^2 + se_cold^2), each group's se
-     *  its MCSEs in quadrature, sqrt(sum mcse_c^2)/K; ~ N(0, 1) when the
-     *  two starts reach the same law.  |z| > 3 raises
-     *  SIVE_FLAG_START_DEPENDENT.  Summary only; NaN otherwise. */
+     *  at least one chain of each kind: the signed z of the start test.
+     *  Two Welch tests of hot- minus cold-started chains, of the unclipped
+     *  SIVE and of t times the tail mean loss, each group's standard error
+     *  from its own chains (autocorrelation pooled over the group), t
+     *  mapped to the normal deviate of its tail probability at the
+     *  Welch-Satterthwaite degrees of freedom; the two combined by
+     *  Bonferroni (the smaller tail probability doubled, as a normal
+     *  deviate with that test's sign).  |z| > 3 raises
+     *  SIVE_FLAG_START_DEPENDENT, in at most 0.27 % of runs whose chains
+     *  sample one law (docs/theory.md, "Annealed burn-in").  Summary only;
+     *  NaN otherwise. */
     SIVE_STAT_START_Z = 29
 } sive_stat;
 
@@ -1003,7 +1008,8 @@ enum {
                                              anneal > 1: the chains started
                                              hot (annealed burn-in) and the
                                              odd chains started cold at
-                                             theta* disagree, |z| > 3
+                                             theta* disagree in lambda-hat
+                                             or mean tail loss, |z| > 3
                                              (SIVE_STAT_START_Z): a slow
                                              mode the cold chains have not
                                              relaxed (raise steps, or

@@ -67,6 +67,38 @@ static int influence_mcse(const sive_result *r, const int32_t *ids, size_t k)
     return rc;
 }
 
+/* The Lbar tails of chains ids[] of r, one at a time. */
+static const double *lbar_of(void *ctx, size_t k)
+{
+    influence_src *s = ctx;
+    const sivei_chain_out *ch = sivei_chain(s->r, s->ids[k]);
+    size_t n = 0;
+    double *x = sivei_tail_copy(s->r, ch, SIVE_TRACE_LBAR, &n);
+    if (!x)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        s->y[i] = x[i];
+    free(x);
+    return s->y;
+}
+
+/* The variance of the tail mean of series `lbar` (0: SIVE's influence
+ * series, 1: Lbar) of each of chains ids[0..k-1] of r, its
+ * autocorrelation pooled over those k chains alone (v[c]), the pooled tau
+ * and the estimate's degrees of freedom (each may be NULL). */
+int sivei_group_var(const sive_result *r, const int32_t *ids, size_t k, int lbar, double *v,
+                    double *tau, double *dof)
+{
+    const size_t n = (size_t)sivei_tail_count(&r->opt);
+    influence_src src = {r, ids, malloc(n * sizeof(double))};
+    int rc = src.y ? SIVE_OK : SIVE_E_NOMEM;
+    if (rc == SIVE_OK)
+        rc = sivei_var_of_mean_pooled_dof(lbar ? lbar_of : influence_of, &src, k, n, v, tau,
+                                          dof);
+    free(src.y);
+    return rc;
+}
+
 /* A chain stopped by a callback error or a cancel keeps estimates from the
  * steps it ran (its tail: the last 1 - alpha of them), outside the
  * summaries: the estimators see a view of the result with fewer steps. */

@@ -61,8 +61,10 @@
 #define CLIMB_HALF_D 1.5
 #define CLIMB_Z 4
 /* start_dependent (anneal > 1): the hot-started and the cold-started
- * chains' lambda-hat more than START_Z combined standard errors apart
- * (two-sided; 0.27 % of stationary runs with a calibrated MCSE) */
+ * chains' lambda-hat or t times their mean tail loss apart by a Welch
+ * test whose two-sided tail probability, doubled for the two (Bonferroni),
+ * is that of |z| > START_Z under N(0, 1): at most 0.27 % of stationary
+ * runs */
 #define START_Z 3
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -122,8 +124,9 @@ static const flag_desc flags[] = {
      "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h)"},
     {SIVE_FLAG_START_DEPENDENT, "start_dependent",
      "the estimate depends on where the chains started: with anneal > 1 the chains started "
-     "hot (annealed burn-in) and those started cold at theta* have lambda-hat more than "
-     STR(START_Z) " combined standard errors apart, so some direction relaxes more slowly "
+     "hot (annealed burn-in) and those started cold at theta* differ in lambda-hat or in "
+     "their mean tail loss by a Welch test beyond |z| = " STR(START_Z) " (the smaller "
+     "of the two tail probabilities, doubled), so some direction relaxes more slowly "
      "than the run is long (typically a flat, singular one the cold chains never reach) and "
      "lambda-hat averages two different answers (raise steps until they agree; a larger "
      "anneal spreads the hot chains further)"},
@@ -401,30 +404,33 @@ static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
     return f;
 }
 
-/* The start test (anneal > 1): SIVE_STAT_START_Z is set by
- * sivei_result_health before the flags. */
-static uint32_t start_flag(const sive_result *r, text *t)
+/* The start test (anneal > 1; docs/theory.md, "Annealed burn-in"):
+ * SIVE_STAT_START_Z is set by sivei_result_health before the flags. */
+static uint32_t start_flag(const sive_result *r, const sivei_start *st, text *t)
 {
-    double mean[2];
-    const double z = sivei_start_z(r, mean);
-    if (!(fabs(z) > START_Z)) {
-        if (isfinite(z))
-            add(t, "anneal %g: the chains started hot read lambda-hat %.4g, those started "
-                "cold at theta* %.4g: z = %+.2f (start_dependent above |z| = %d)\n",
-                r->opt.anneal, mean[0], mean[1], z, START_Z);
+    if (!isfinite(st->zmin))
+        return 0;
+    char parts[320];
+    snprintf(parts, sizeof parts,
+             "the chains started hot read lambda-hat %.4g, those started cold at theta* %.4g "
+             "(z %+.2f, %.0f dof), t times their mean tail loss differs by %+.4g (z %+.2f, %.0f "
+             "dof)", st->mean[0][0], st->mean[0][1], st->z[0], st->dof[0],
+             st->mean[1][0] - st->mean[1][1], st->z[1], st->dof[1]);
+    if (!(fabs(st->zmin) > START_Z)) {
+        add(t, "anneal %g: %s: start z %+.2f (start_dependent above |z| = %d)\n", r->opt.anneal,
+            parts, st->zmin, START_Z);
         return 0;
     }
-    add(t, "start_dependent: the chains started hot (anneal %g) read lambda-hat %.4g, those "
-        "started cold at theta* %.4g: z = %+.1f (|z| > %d): the two starts have not reached "
-        "the same law, so some direction relaxes more slowly than the run is long (a flat "
-        "or singular direction the cold chains have not reached, or a well the hot ones "
-        "froze into); raise steps until the two agree, or anneal to spread the hot chains "
-        "further\n", r->opt.anneal, mean[0], mean[1], z, START_Z);
+    add(t, "start_dependent: anneal %g: %s: start z %+.2f (|z| > %d): the two starts have "
+        "not reached the same law, so some direction relaxes more slowly than the run is long "
+        "(a flat or singular direction the cold chains have not reached, or a well the hot "
+        "ones froze into); raise steps until the two agree, or anneal to spread the hot "
+        "chains further\n", r->opt.anneal, parts, st->zmin, START_Z);
     return SIVE_FLAG_START_DEPENDENT;
 }
 
 static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t worst_chain,
-                              text *t)
+                              const sivei_start *st, text *t)
 {
     uint32_t f = 0;
     const double *s = r->summary;
@@ -453,7 +459,7 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
             lam > 0.0 ? corr / lam : INFINITY, lam);
     }
-    f |= start_flag(r, t);
+    f |= start_flag(r, st, t);
     f |= chart_flags(r, t);
     /* spikes: the slope would be the excursions' covariance with the
      * displacement, not the radius's cut (their line says what to change) */
@@ -476,10 +482,11 @@ int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
     text t = {.buf = calloc(1, 1)};
     if (!t.buf)
         return SIVE_E_NOMEM;
-    double mean[2];
-    r->summary[SIVE_STAT_START_Z] = sivei_start_z(r, mean);
+    sivei_start st;
+    t.rc = sivei_start_test(r, &st);
+    r->summary[SIVE_STAT_START_Z] = st.zmin;
     uint32_t f = chain_flags(r, &t);
-    f |= summary_flags(r, worst_z, worst_chain, &t);
+    f |= summary_flags(r, worst_z, worst_chain, &st, &t);
     if (t.rc) {
         free(t.buf);
         return t.rc;

@@ -254,7 +254,26 @@ SIVE_HIDDEN int sivei_radius_auto_note(sive_result *r, const sivei_auto *a);
 SIVE_HIDDEN int sivei_anneal_cold(const sivei_options *o, int32_t c);
 SIVE_HIDDEN double sivei_anneal_t(const sivei_options *o, int32_t c, int64_t m);
 SIVE_HIDDEN double sivei_anneal_eta(const sivei_options *o, double run_eta, double t_step);
-SIVE_HIDDEN double sivei_start_z(const sive_result *r, double mean[2]);
+SIVE_HIDDEN int sivei_group_var(const sive_result *r, const int32_t *ids, size_t k, int lbar,
+                                double *v, double *tau, double *dof);
+/* The start test (docs/theory.md, "Annealed burn-in"): hot minus cold
+ * [0] lambda-hat and [1] t times the tail mean loss, each over the
+ * groups' combined standard error (each group's autocorrelation pooled
+ * over its own chains), as a Welch t mapped to the normal deviate of the
+ * same tail probability, and the deviate of the smaller tail
+ * probability doubled (zmin, with its sign); NaN without the option or a
+ * finished chain of each kind. */
+typedef struct sivei_start {
+    double z[2];       /* lambda-hat, t mean Lbar */
+    double mean[2][2]; /* [statistic][0 hot, 1 cold] */
+    double dof[2];     /* Welch-Satterthwaite */
+    double zmin;       /* SIVE_STAT_START_Z: both at once (Bonferroni) */
+} sivei_start;
+SIVE_HIDDEN int sivei_start_test(const sive_result *r, sivei_start *s);
+/* the start test's variants (development; bench_start prints them) */
+enum { SIVEI_START_VARIANTS = 8 };
+SIVE_HIDDEN int sivei_start_variants(const sive_result *r, double z[SIVEI_START_VARIANTS],
+                                     double mean[2][2]);
 /* health.c: flags and their text from the summaries. */
 SIVE_HIDDEN int sivei_result_health(sive_result *r, double worst_z,
                                     int32_t worst_z_chain);

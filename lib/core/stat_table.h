@@ -67,7 +67,8 @@
     X(SIVE_STAT_GRAD_NOISE_CLIPPED, "grad_noise_clipped", MEAN, 0,              \
       "share of the gradient noise a^2 C/(2 eta) the compensation clipped (NaN without it)") \
     X(SIVE_STAT_START_Z, "start_z", SUMMARY_ONLY, 1,                            \
-      "z of hot- minus cold-started chains' lambda-hat (anneal > 1; start_dependent flag)")
+      "z of hot- minus cold-started chains' lambda-hat and mean loss, Welch tests combined "  \
+      "(anneal > 1; start_dependent flag)")
 
 /* The number of statistics, counted from the rows. */
 #define SIVEI_STAT_COUNT_ROW(id, name, pool, scalar, doc) +1

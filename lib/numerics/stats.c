@@ -721,14 +721,16 @@ static void pool_add(pool_ws *p, double zbar, double mu)
 /* The pooled spectral density at 0 of k series from p->acc: Sokal's window
  * on the pooled autocorrelation, and the centring correction for the k m
  * values behind the grand mean (see sivei_var_of_mean_pooled). */
-static double pool_sigma2(const pool_ws *p, size_t k)
+static double pool_sigma2(const pool_ws *p, size_t k, size_t *w_out)
 {
+    *w_out = 0;
     if (!(p->acc[0] > 0.0))
         return 0.0; /* every z constant and equal */
     for (size_t j = 0; j <= p->wmax; j++)
         p->rho[j] = p->acc[j] / p->acc[0];
     size_t w = 0;
     double tau = sokal_tau(p->rho, p->wmax, p->b, &w);
+    *w_out = w;
     double km = (double)k * (double)p->m, c0 = p->acc[0] / km;
     return c0 * tau / (1.0 - (2.0 * (double)w + 1.0) / km);
 }
@@ -754,10 +756,18 @@ static double pool_sigma2(const pool_ws *p, size_t k)
 int sivei_var_of_mean_pooled(sivei_series_fn get, void *ctx, size_t k, size_t n,
                              double *out, double *tau_out)
 {
+    return sivei_var_of_mean_pooled_dof(get, ctx, k, n, out, tau_out, NULL);
+}
+
+int sivei_var_of_mean_pooled_dof(sivei_series_fn get, void *ctx, size_t k, size_t n,
+                                 double *out, double *tau_out, double *dof_out)
+{
     for (size_t c = 0; c < k; c++)
         out[c] = NAN;
     if (tau_out)
         *tau_out = NAN;
+    if (dof_out)
+        *dof_out = NAN;
     if (!get || k == 0 || n < 4)
         return SIVE_OK;
     double *xbar = malloc(2 * k * sizeof *xbar); /* then the means of z */
@@ -796,7 +806,15 @@ int sivei_var_of_mean_pooled(sivei_series_fn get, void *ctx, size_t k, size_t n,
     }
     double tau = NAN;
     if (rc == SIVE_OK)
-        tau = vsum > 0.0 ? pool_sigma2(&p, k) / (vsum / (double)k) : 1.0;
+    {
+        size_t w = 0;
+        tau = vsum > 0.0 ? pool_sigma2(&p, k, &w) / (vsum / (double)k) : 1.0;
+        /* a lag window of 2W + 1 lags over k m values: the spectral
+         * estimate's variance 2 (2W + 1)/(k m) of its square, chi^2 with
+         * k m/(2W + 1) degrees of freedom */
+        if (dof_out)
+            *dof_out = (double)k * (double)p.m / (2.0 * (double)w + 1.0);
+    }
     for (size_t c = 0; c < k; c++)
         out[c] = rc ? NAN : fmax(out[c] * tau, out[c]) / (double)n;
     if (tau_out)
@@ -919,6 +937,57 @@ static double normal_quantile(double p)
     double e = 0.5 * erfc(-x / sqrt2) - p;
     double u = e * sqrt2pi * exp(0.5 * x * x);
     return x - u / (1.0 + 0.5 * x * u);
+}
+
+/* The continued fraction of the regularised incomplete beta function
+ * I_x(a, b) (Lentz's method), for x < (a + 1)/(a + b + 2). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+    d = 1.0 / (fabs(d) < tiny ? tiny : d);
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        for (int odd = 0; odd < 2; odd++) {
+            const double num = odd ? -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+                                   : m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+            d = 1.0 + num * d;
+            d = 1.0 / (fabs(d) < tiny ? tiny : d);
+            c = 1.0 + num / c;
+            c = fabs(c) < tiny ? tiny : c;
+            h *= d * c;
+            if (odd && fabs(d * c - 1.0) < 1e-15)
+                return h;
+        }
+    }
+    return h;
+}
+
+/* I_x(a, b), 0 <= x <= 1. */
+static double beta_inc(double a, double b, double x)
+{
+    if (x <= 0.0 || x >= 1.0)
+        return x <= 0.0 ? 0.0 : 1.0;
+    const double lf = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return exp(lf) * beta_cf(a, b, x) / a;
+    return 1.0 - exp(lf) * beta_cf(b, a, 1.0 - x) / b;
+}
+
+double sivei_normal_upper(double q)
+{
+    if (!(q < 0.5))
+        return 0.0;
+    return q > 1e-300 ? -normal_quantile(q) : 37.0;
+}
+
+double sivei_t_as_z(double t, double nu)
+{
+    if (!isfinite(t) || !(nu > 0.0) || isinf(nu))
+        return t;
+    /* the upper tail P(T > |t|) = I_{nu/(nu + t^2)}(nu/2, 1/2) / 2 */
+    const double q = 0.5 * beta_inc(0.5 * nu, 0.5, nu / (nu + t * t));
+    return copysign(sivei_normal_upper(q), t);
 }
 
 /* Unsigned key with the order of the doubles (-0 and +0 equal). */

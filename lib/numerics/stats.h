@@ -33,6 +33,19 @@ typedef const double *(*sivei_series_fn)(void *ctx, size_t c);
  * finite; SIVE_E_NOMEM when memory or a series is missing. */
 SIVE_HIDDEN int sivei_var_of_mean_pooled(sivei_series_fn get, void *ctx, size_t k, size_t n,
                                          double *out, double *tau_out);
+/* The same, and *dof_out (may be NULL) the degrees of freedom of the
+ * pooled estimate: k m/(2W + 1) for the window W over the k series' m
+ * moving averages (docs/theory.md, "Annealed burn-in"). */
+SIVE_HIDDEN int sivei_var_of_mean_pooled_dof(sivei_series_fn get, void *ctx, size_t k,
+                                             size_t n, double *out, double *tau_out,
+                                             double *dof_out);
+/* The normal deviate with the tail probability of Student's t with nu
+ * degrees of freedom at t (the same sign; t itself for nu = infinity or
+ * NaN). */
+SIVE_HIDDEN double sivei_t_as_z(double t, double nu);
+/* The normal deviate z >= 0 whose upper tail probability is q (0 for
+ * q >= 1/2; 37 below 1e-300). */
+SIVE_HIDDEN double sivei_normal_upper(double q);
 /* Signed z of the halves test of k series of n values (the tails of a
  * run's chains): z[c] = (mean of the first floor(n/2) values - mean of
  * the last floor(n/2)) / sqrt(V1_c + V2_c), each V the variance of a
