@@ -261,6 +261,25 @@ class Helpers(unittest.TestCase):
         with self.assertRaises(ValueError):
             sive.wbic_t(1)
 
+    def test_round_to_error(self):
+        # tools/fmt.h's examples (the sive program's rounding)
+        self.assertEqual(sive.round_to_error(4519.1528, 10.2084), ("4519", "10"))
+        self.assertEqual(sive.round_to_error(11560589.9, 668149.97), ("11560000", "670000"))
+        self.assertEqual(sive.round_to_error(0.5518, 0.0483), ("0.552", "0.048"))
+        self.assertEqual(sive.round_to_error(0.0996, 0.0996), ("0.10", "0.10"))
+        self.assertEqual(sive.round_to_error(-0.0001, 0.5), ("0.00", "0.50"))  # never "-0"
+        self.assertEqual(sive.round_to_error(1.23456, float("nan")), ("1.235", "nan"))
+
+    def test_str_of_a_result_carries_its_uncertainty(self):
+        with sive.Probe(steps=400, h=0.1, chains=2) as p, \
+                p.run(quadratic(), np.array([0.5, 0.5])) as r:
+            lam, mcse = sive.round_to_error(r.lambda_hat, r.mcse)
+            text = str(r)
+            self.assertTrue(text.startswith(f"lambda-hat {lam} (MCSE {mcse}), ESS "), text)
+            self.assertIn("R-hat", text)
+            for name in r.flag_names:
+                self.assertIn(name, text)
+
 
 class BindingIntegers(unittest.TestCase):
     """Every integer crossing the binding is range-checked (issue 23 O2):
