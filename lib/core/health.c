@@ -87,7 +87,7 @@ static const flag_desc flags[] = {
      " on some chain: the estimate is noisy (more steps; a larger base_lr only when step_bias is not raised)"},
     {SIVE_FLAG_HIGH_RHAT, "high_rhat",
      "split-Rhat above " STR(HIGH_RHAT) ": the chains disagree with each other (raise steps "
-     "until they agree; the per-chain lambda-hat shows which chain differs)"},
+     "until they agree)"},
     {SIVE_FLAG_NOISY_CORRECTION, "noisy_correction",
      "the noise correction's uncertainty exceeds the estimate itself (raise N)"},
     {SIVE_FLAG_ABORTED, "aborted",
