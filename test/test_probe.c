@@ -1477,6 +1477,11 @@ START_TEST(flag_names)
     for (; n < 32 && sive_flag_name(UINT32_C(1) << n); n++) {
         names[n] = sive_flag_name(UINT32_C(1) << n);
         ck_assert_int_gt((int)strlen(sive_flag_string(UINT32_C(1) << n)), 0);
+        /* each text tells the user what to do about it, not only what it is */
+        const char *text = sive_flag_string(UINT32_C(1) << n);
+        ck_assert_msg(strstr(text, "raise") || strstr(text, "lower") || strstr(text, "use ") ||
+                          strstr(text, "check") || strstr(text, "see "),
+                      "flag %s: no advice in \"%s\"", names[n], text);
     }
     ck_assert_uint_ge(n, 14);
     check_name_list(names, n);

@@ -611,6 +611,26 @@ static void opt_facts(char *buf, size_t len, const sive_probe *defaults,
     snprintf(buf, len, "default %s%s", def[0] ? def : "none", range);
 }
 
+/* "  --flag X           doc" with doc wrapped at 79 columns under a
+ * 22-column hanging indent; a flag wider than its column gets the text on
+ * the next line (the library's one-line docs are longer than a line). */
+static void opt_doc(FILE *f, const char *flag, const char *doc)
+{
+    int col = strlen(flag) <= 19 ? fprintf(f, "  %-19s ", flag)
+                                 : fprintf(f, "  %s\n%22s", flag, "") - (int)strlen(flag) - 3;
+    for (int first = 1; *doc; first = 0) {
+        const int n = (int)strcspn(doc, " ");
+        if (!first && col + 1 + n > 79)
+            col = fprintf(f, "\n%22s", "") - 1;
+        else if (!first)
+            col += fprintf(f, " ");
+        col += fprintf(f, "%.*s", n, doc);
+        doc += n;
+        doc += strspn(doc, " ");
+    }
+    fputc('\n', f);
+}
+
 void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
                     const cli_opt_note *notes)
 {
@@ -622,7 +642,8 @@ void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
         snprintf(flag, sizeof flag, "--%s %s", cli_opt_flag(in),
                  in->type == SIVE_TYPE_INT ? "INT" : "X");
         opt_facts(facts, sizeof facts, defaults, in, notes);
-        fprintf(f, "  %-19s %s\n  %-19s (%s)\n", flag, in->doc, "", facts);
+        opt_doc(f, flag, in->doc);
+        fprintf(f, "%22s(%s)\n", "", facts);
     }
 }
 

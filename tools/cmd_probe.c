@@ -375,8 +375,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     fprintf(f, "  %-26s%.3f\n", "RMS displacement / h", summ(r, SIVE_STAT_RMS_DISP_REL_H));
     /* the numbers behind radius_bound and step_bias (docs/theory.md) */
     const double lam = summ(r, SIVE_STAT_SIVE_UNCLIPPED);
-    fprintf(f, "  %-26s%.3g ± %.2g\n", "d ln lambda / d ln h",
-            summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam, summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam));
+    row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
+            summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
     fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
             summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);

@@ -76,10 +76,11 @@ typedef struct flag_desc {
 
 static const flag_desc flags[] = {
     {SIVE_FLAG_DIVERGED, "diverged",
-     "a chain diverged (non-finite loss, gradient or parameter); the summary uses the others"},
+     "a chain diverged (non-finite loss, gradient or parameter); the summary uses the others "
+     "(lower base_lr, or check the model for NaN)"},
     {SIVE_FLAG_NEGATIVE_SIVE, "negative_sive",
      "the unclipped SIVE estimate is negative on some chain: the noise correction exceeds the "
-     "measured variance (too few groups N, or too short a chain)"},
+     "measured variance (too few groups N, or too short a chain: raise groups or steps)"},
     {SIVE_FLAG_NONSTATIONARY, "nonstationary",
      "the tail window is not stationary: its two halves have mean losses more than "
      STR(NONSTATIONARY_Z) " standard errors apart (raise the burn-in or the steps, or lower h)"},
@@ -87,10 +88,12 @@ static const flag_desc flags[] = {
      "the tail effective sample size is below " STR(LOW_ESS)
      " on some chain: the estimate is noisy (more steps; a larger base_lr only when step_bias is not raised)"},
     {SIVE_FLAG_HIGH_RHAT, "high_rhat",
-     "split-Rhat above " STR(HIGH_RHAT) ": the chains disagree with each other"},
+     "split-Rhat above " STR(HIGH_RHAT) ": the chains disagree with each other (raise steps "
+     "until they agree)"},
     {SIVE_FLAG_NOISY_CORRECTION, "noisy_correction",
      "the noise correction's uncertainty exceeds the estimate itself (raise N)"},
-    {SIVE_FLAG_ABORTED, "aborted", "the run stopped early (callback error or cancel)"},
+    {SIVE_FLAG_ABORTED, "aborted",
+     "the run stopped early (callback error or cancel; see the run's error message)"},
     {SIVE_FLAG_DOMINANT_CORRECTION, "dominant_correction",
      "the noise correction is more than " STR(DOMINANT_C) " times the estimate: lambda-hat is "
      "a small difference of two large numbers, and a small error in the noise model moves "

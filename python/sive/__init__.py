@@ -707,6 +707,28 @@ def wbic_t(n):
     return n / math.log(n)
 
 
+def round_to_error(value, error):
+    """(value, error) as text the way the sive program prints them: error to
+    2 significant digits and value to the same decimal place,
+    (0.5518, 0.0483) -> ("0.552", "0.048"), (4519.15, 10.2) -> ("4519",
+    "10"); without a usable error (NaN, infinite, 0) value to 4 significant
+    digits and error as "nan", "inf" or "0"."""
+    value, error = float(value), float(error)
+    if not math.isfinite(value) or not math.isfinite(error) or error <= 0:
+        return f"{value:.4g}", f"{error:g}"
+    place = math.floor(math.log10(error)) - 1      # of the error's 2nd digit
+    if round(error / 10.0 ** place) >= 100:        # 0.0996 -> 0.10
+        place += 1
+    if not -12 <= place <= 15:                     # out of fixed-point range
+        return f"{value:.3g}", f"{error:.2g}"
+    if place < 0:
+        v, e = f"{value:.{-place}f}", f"{error:.{-place}f}"
+    else:
+        v = f"{round(value / 10.0 ** place) * 10.0 ** place:.0f}"
+        e = f"{round(error / 10.0 ** place) * 10.0 ** place:.0f}"
+    return ("0" + v[2:] if v.startswith("-0") and not v.strip("-0.") else v), e
+
+
 def stats_ess(x):
     """Geyer effective sample size of a series (NaN if n < 4 or not finite)."""
     a = _array(x, np.float64)
@@ -1409,6 +1431,22 @@ class Result(_Handle):
     def to_json(self, traces=False, **kwargs):
         """to_dict() as JSON text (json.dumps keyword arguments pass on)."""
         return json.dumps(self.to_dict(traces), **kwargs)
+
+    def __str__(self):
+        """One line for people: lambda-hat to the digits its MCSE supports,
+        the MCSE, ESS, split-R-hat, the chains that finished and the raised
+        flags (their advice: Result.health); the status and message first
+        when the run did not end OK."""
+        if self.closed:
+            return "Result(closed)"
+        lam, mcse = round_to_error(self.lambda_hat, self.mcse)
+        text = (f"lambda-hat {lam} (MCSE {mcse}), ESS {self.ess:.0f}, "
+                f"R-hat {self.rhat:.3f}, chains {self.chains_ok}/{self.chains}")
+        if self.flag_names:
+            text += "; flags: " + ", ".join(self.flag_names) + " (see .health)"
+        if self.status != Status.OK:
+            text = f"{self.status.name}: {self.errmsg}; " + text
+        return text
 
     def __repr__(self):
         if self.closed:

@@ -5,10 +5,13 @@ Result.to_dict()/to_json() against `sive probe --format json`.
 
 Usage: test_package.py [SIVE_CLI]   (PYTHONPATH: the directory holding sive/)
 """
+import contextlib
+import io
 import json
 import math
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -260,6 +263,46 @@ class Helpers(unittest.TestCase):
         self.assertAlmostEqual(sive.wbic_t(np.int64(8000)), 890.155, delta=0.001)
         with self.assertRaises(ValueError):
             sive.wbic_t(1)
+
+    def test_round_to_error(self):
+        # tools/fmt.h's examples (the sive program's rounding)
+        self.assertEqual(sive.round_to_error(4519.1528, 10.2084), ("4519", "10"))
+        self.assertEqual(sive.round_to_error(11560589.9, 668149.97), ("11560000", "670000"))
+        self.assertEqual(sive.round_to_error(0.5518, 0.0483), ("0.552", "0.048"))
+        self.assertEqual(sive.round_to_error(0.0996, 0.0996), ("0.10", "0.10"))
+        self.assertEqual(sive.round_to_error(-0.0001, 0.5), ("0.00", "0.50"))  # never "-0"
+        self.assertEqual(sive.round_to_error(1.23456, float("nan")), ("1.235", "nan"))
+
+    def test_python_md_first_example(self):
+        # docs/python.md section 2's first example, verbatim: it runs, and on
+        # its 2-d quadratic (lambda = d/2 = 1) the exact-loss defaults give
+        # a healthy estimate within 4 MCSE of 1, printed as its comment says
+        text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+        code = re.search(r"## 2\. Options, results, errors\n\n```python\n(.*?)```", text,
+                         re.S).group(1)
+        out = io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(out):
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                exec(compile(code, "docs/python.md", "exec"), {})
+            finally:
+                os.chdir(cwd)
+        line = out.getvalue().splitlines()[1]
+        m = re.fullmatch(r"lambda-hat ([0-9.]+) \(MCSE ([0-9.]+)\), ESS [0-9]+, "
+                         r"R-hat [0-9.]+, chains 4/4", line)
+        self.assertIsNotNone(m, line)
+        self.assertLess(abs(float(m.group(1)) - 1.0), 4 * float(m.group(2)), line)
+
+    def test_str_of_a_result_carries_its_uncertainty(self):
+        with sive.Probe(steps=400, h=0.1, chains=2) as p, \
+                p.run(quadratic(), np.array([0.5, 0.5])) as r:
+            lam, mcse = sive.round_to_error(r.lambda_hat, r.mcse)
+            text = str(r)
+            self.assertTrue(text.startswith(f"lambda-hat {lam} (MCSE {mcse}), ESS "), text)
+            self.assertIn("R-hat", text)
+            for name in r.flag_names:
+                self.assertIn(name, text)
 
 
 class BindingIntegers(unittest.TestCase):
