@@ -95,8 +95,9 @@ static const sive_option_info table[] = {
     /* experimental tier (docs/abi.md) */
     {.id = SIVE_OPT_LEAPFROG, .name = "leapfrog", .type = SIVE_TYPE_INT, .int_lo = 1,
      .int_hi = 1024, .int_default = 1, .tier = SIVE_TIER_EXPERIMENTAL,
-     .doc = "K >= 2: with metropolis, Hamiltonian Monte Carlo steps of K leapfrog moves "
-            "(K gradients per step, step adapted in the burn-in; 1: the Langevin proposal)"},
+     .doc = "K >= 2: with metropolis, Hamiltonian Monte Carlo steps of 1 .. 2K-1 leapfrog "
+            "moves (mean K gradients per step, step adapted in the burn-in; 1: the Langevin "
+            "proposal)"},
     DX(SIVE_OPT_ANNEAL, "anneal", 1.0, 1e12, 0, 0, 1.0,
        "kappa > 1: the even chains start hot, at t/kappa for the burn-in's first quarter, "
        "t rising back over its second; the odd chains start cold, and the two are compared "
