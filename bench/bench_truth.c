@@ -208,22 +208,31 @@ static double spike_share(const sive_result *r)
     return worst;
 }
 
-/* The largest t (mean tail loss - loss at theta*) over the chains, in
- * units of d/2 (the loss at theta*: the chains' first evaluation,
- * averaged; the library's unstable flag tests it with its noise). */
-static double climb(const sive_result *r)
+/* The loss at theta*: the chains' first evaluations, averaged (NAN when
+ * no chain has one). */
+static double loss_at_star(const sive_result *r)
 {
-    double t = NAN, l0 = 0.0, worst = NAN;
+    double l0 = 0.0;
     int k = 0;
-    sive_result_option_double(r, SIVE_OPT_T, &t);
     for (int32_t c = 0; c < sive_result_chains(r); c++) {
         size_t len = 0;
         const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
         if (x && len && isfinite(x[0]))
             l0 += x[0], k++;
     }
-    for (int32_t c = 0; k && c < sive_result_chains(r); c++) {
-        const double e = t * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, c) - l0 / k) /
+    return k ? l0 / k : NAN;
+}
+
+/* The largest t (mean tail loss - loss at theta*) over the chains, in
+ * units of d/2 (the loss at theta*: the chains' first evaluation,
+ * averaged; the library's unstable flag tests it with its noise). */
+static double climb(const sive_result *r)
+{
+    double t = NAN, worst = NAN;
+    const double l0 = loss_at_star(r);
+    sive_result_option_double(r, SIVE_OPT_T, &t);
+    for (int32_t c = 0; !isnan(l0) && c < sive_result_chains(r); c++) {
+        const double e = t * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, c) - l0) /
                          (0.5 * (double)sive_result_params_dim(r));
         if (isfinite(e) && !(e <= worst))
             worst = e;
@@ -236,17 +245,11 @@ static double climb(const sive_result *r)
  * noise); infinite where the denominator is not positive. */
 static double var_mean(const sive_result *r)
 {
-    double t = NAN, l0 = 0.0, worst = NAN;
-    int k = 0;
+    double t = NAN, worst = NAN;
+    const double l0 = loss_at_star(r);
     sive_result_option_double(r, SIVE_OPT_T, &t);
-    for (int32_t c = 0; c < sive_result_chains(r); c++) {
-        size_t len = 0;
-        const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
-        if (x && len && isfinite(x[0]))
-            l0 += x[0], k++;
-    }
-    for (int32_t c = 0; k && c < sive_result_chains(r); c++) {
-        const double m = t * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, c) - l0 / k) +
+    for (int32_t c = 0; !isnan(l0) && c < sive_result_chains(r); c++) {
+        const double m = t * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, c) - l0) +
                          fmax(sive_result_stat(r, SIVE_STAT_SLOPE_PROXY, c), 0.0),
                      v = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, c),
                      q = m > 0.0 ? v / m : INFINITY;
