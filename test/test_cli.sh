@@ -295,6 +295,15 @@ assert all(v["sive"] != a["sive"] for v in a["views"])
 EOF
 run "--eval-data bad spec" 2 "$SIVE" probe --eval-data foo ckpt &&
     expect_err "--eval-data bad spec" "is not train, test"
+# a class past the data's labels (MNIST: 0-9) is a mistake: exit 2 before
+# any checkpoint is read (this one does not exist: it would be exit 1)
+run "--eval-data class=12" 2 "$SIVE" probe "$TMP/no-such.ckpt" "${TINY[@]}" --quiet \
+    --eval-data test --eval-data class=12 &&
+    expect_err "--eval-data class=12" "class=12: no class 12 in the training set (its classes are 0 to 9)"
+run "--eval-data test:class=10" 2 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --quiet \
+    --format json --eval-data test:class=10 && expect_err "--eval-data test:class=10" "no class 10 in the test set"
+[ -s "$TMP/out" ] && bad "--eval-data test:class=10: output written" ||
+    ok "--eval-data test:class=10: nothing run"
 # parts with views saved and merged: the whole run's views
 for part in 0:1 1:2; do
     run "probe --eval-data part $part" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --quiet \

@@ -258,6 +258,10 @@ typedef struct eval_views {
     int n;
 } eval_views;
 int eval_spec_check(const char *spec, char *err, size_t errlen);
+/* The --eval-data classes of c against its data sets c->train and c->test
+ * (a class past the labels, or without an example, is a usage error
+ * found before any checkpoint is loaded): 0, or -1 with a message. */
+int eval_specs_data_check(const probe_cfg *c, char *err, size_t errlen);
 int eval_views_add(const probe_cfg *c, const sive_mlp *m, const sive_model *train_model,
                    int blis, eval_views *v, char *err, size_t errlen);
 void eval_views_release(eval_views *v);
@@ -276,10 +280,11 @@ void probe_usage_opts(FILE *f, const cli_optset *set);
 void probe_synopsis(cli_wrap *w, const cli_optset *set);
 /* After the options: the CLI's own default for threads, min(chains, cpus). */
 void probe_cfg_finish(probe_cfg *c);
-/* Before any work: whether the library accepts c's options for a model of
- * n_examples examples (checks it makes only when a run starts: the tail
- * window, the chain range, ...).  0, or EXIT_USAGE after printing
- * "<cli_cmd>: <the library's message>". */
+/* Before any work: the --eval-data classes against c's data sets
+ * (eval_specs_data_check) and whether the library accepts c's options for
+ * a model of n_examples examples (checks it makes only when a run starts:
+ * the tail window, the chain range, ...).  0, or EXIT_USAGE after printing
+ * "<cli_cmd>: <the message>". */
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples);
 /* params_spec.c: --params text (A:B ranges, indices, the MLP's block
  * names when m is given) as sorted, merged ranges (*ranges malloc'd, *n

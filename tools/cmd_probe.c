@@ -166,6 +166,11 @@ static int cfg_refused(const probe_cfg *c, uint64_t n_examples)
 
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
 {
+    char err[300];
+    if (eval_specs_data_check(c, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", cli_cmd, err);
+        return EXIT_USAGE;
+    }
     if (!cfg_refused(c, n_examples))
         return 0;
     fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(c->p));
@@ -1219,10 +1224,15 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     /* the options the library refuses for this data, before any unit:
      * the ranks agreed on options and data, so all stop alike (exit 2, as
      * without mpirun); rank 0 says why */
-    if (agreed < 0 && !data_bad && cfg_refused(&a->cfg, sive_dataset_count(train))) {
-        if (rank == 0)
-            fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(a->cfg.p));
-        agreed = EXIT_USAGE;
+    if (agreed < 0 && !data_bad) {
+        char err[300];
+        int bad = eval_specs_data_check(&a->cfg, err, sizeof err) ? 1
+                  : cfg_refused(&a->cfg, sive_dataset_count(train)) ? 2
+                                                                     : 0;
+        if (bad && rank == 0)
+            fprintf(stderr, "%s: %s\n", cli_cmd, bad == 1 ? err : sive_probe_errmsg(a->cfg.p));
+        if (bad)
+            agreed = EXIT_USAGE;
     }
     if (agreed >= 0) {
         sive_dataset_free(train);
