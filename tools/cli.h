@@ -132,6 +132,14 @@ void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
 /* The options of set held by p as "name = value, ..." (json 0; unset
  * doubles left out) or JSON members "name":value,... (json 1; NaN null). */
 void cli_opts_print(FILE *f, const sive_probe *p, const cli_optset *set, int json);
+/* The same for a run: with r (not NULL) the values the run resolved and
+ * ran (sive_result_option_int/_double: metropolis 0 or 1, c_h 0 when the
+ * radius came from the loss), p's where r has none; without r and with
+ * radius_auto (neither --h, --c-h nor --metropolis given: the defaults
+ * decide at the start, docs/guide.md "Defaults"), c_h in text is "auto
+ * (...)" instead of the 1 the probe holds. */
+void cli_opts_print_run(FILE *f, const sive_probe *p, const sive_result *r,
+                        const cli_optset *set, int radius_auto, int json);
 /* A usage synopsis, generated so that it lists every flag, wrapped at 79
  * columns under its first word:
  *   usage: sive probe CKPT... [--data DIR] [--t X] [--base-lr X]
@@ -299,10 +307,12 @@ int params_spec_ranges(const char *spec, const sive_mlp *m, uint64_t **ranges, s
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
               const sive_dataset *train, progress *pg, const char *label,
               sive_result **out, double *seconds, char *err, size_t errlen);
-/* Print the probe settings on one line (for tables and logs). */
+/* Print the probe settings on one line (for tables and logs; before the
+ * run: c_h and metropolis "auto" when the defaults decide). */
 void probe_print_settings(FILE *f, const probe_cfg *c);
-/* The settings as JSON object members (without braces). */
-void probe_json_settings(FILE *f, const probe_cfg *c);
+/* The settings as JSON object members (without braces): with r, the
+ * values the run resolved and ran (cli_opts_print_run), else as asked. */
+void probe_json_settings(FILE *f, const probe_cfg *c, const sive_result *r);
 int cmd_probe(int argc, char **argv);
 /* `sive merge`: result files of chain ranges -> the whole probe's output
  * (cmd_probe.c). */

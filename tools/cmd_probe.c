@@ -188,15 +188,17 @@ static int64_t probe_blis(const probe_cfg *c)
 
 void probe_print_settings(FILE *f, const probe_cfg *c)
 {
-    cli_opts_print(f, c->p, NULL, 0);
+    /* neither radius nor sampler given: the run decides both at its start */
+    const int radius_auto = !c->radius && cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0;
+    cli_opts_print_run(f, c->p, NULL, NULL, radius_auto, 0);
     fprintf(f, ", blis_threads = %lld", (long long)probe_blis(c));
     if (c->params)
         fprintf(f, ", params = %s", c->params);
 }
 
-void probe_json_settings(FILE *f, const probe_cfg *c)
+void probe_json_settings(FILE *f, const probe_cfg *c, const sive_result *r)
 {
-    cli_opts_print(f, c->p, NULL, 1);
+    cli_opts_print_run(f, c->p, r, NULL, 0, 1);
     fprintf(f, ",\"blis_threads\":%lld", (long long)probe_blis(c));
     if (c->params) {
         fputs(",\"params\":", f);
@@ -535,8 +537,12 @@ static void json_head(FILE *f, const probe_out *o)
         cli_json_num(f, ci->meta.train_loss);
         cli_json_member(f, "test_loss", ci->meta.test_loss);
     }
+    /* what the run resolved and ran (Python's Result.to_dict() settings),
+     * then what was asked (metropolis -1: auto) */
     fputs(",\"settings\":{", f);
-    probe_json_settings(f, o->cfg);
+    probe_json_settings(f, o->cfg, o->r);
+    fputs("},\"settings_requested\":{", f);
+    probe_json_settings(f, o->cfg, NULL);
     fprintf(f, "},\"status\":%d,\"error\":", o->rc);
     if (o->rc) {
         char buf[1200];
