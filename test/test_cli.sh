@@ -385,6 +385,14 @@ assert re.search(r"^  ! health: low_ess: chain 0: tail ESS [0-9.]+ < 100: raise 
 lam = re.search(r"^  lambda-hat \(SIVE\) +(\S+) ± (\S+)$", text, re.M)
 assert lam and len(lam.group(2).replace(".", "").strip("0")) <= 2, lam and lam.group(0)
 assert not re.search(r"\.\d{4} ± ", text), "4-decimal number"
+# the radius slope only where the health logic reads it: not on an unstable
+# or nonstationary tail (this tiny budget's -1e3-ish slopes), else a number
+slope = re.search(r"^  d ln lambda / d ln h +(.*)$", text, re.M).group(1)
+skip = "unstable" in row or "nonstationary" in row
+assert slope.startswith("not assessed: ") or not skip, (slope, row)
+assert not skip or re.match(r"not assessed: (unstable|nonstationary) tail$|"
+                            r"not assessed: unclipped lambda-hat <= 0$", slope), slope
+assert skip or slope.startswith("not assessed: unclipped") or "±" in slope, slope
 # the settings that matter are in the header
 for k in ("t", "base_lr", "c_h", "grad_batch", "burn_in", "steps", "groups", "eval_batch",
           "eval_stride", "chains"):

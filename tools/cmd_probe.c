@@ -363,6 +363,27 @@ static void print_chains(FILE *f, const sive_result *r, double seconds)
             seconds > 0 ? (double)steps / seconds : NAN);
 }
 
+#define SKIP_LAMBDA "unclipped lambda-hat <= 0"
+
+/* Why the radius slope d ln lambda-hat / d ln h is not assessed, as the
+ * health logic decides (lib/core/health.c, radius_bound: not on a
+ * nonstationary or unstable tail, nor with the unclipped lambda-hat <= 0),
+ * or NULL when it is: a short or spiky tail's slope (-1.95e+03 +- 7.3e+02)
+ * is not a reading of the radius. */
+static const char *slope_skipped(const sive_result *r)
+{
+    const uint32_t fl = sive_result_flags(r);
+    if (sive_result_chains_ok(r) < 1)
+        return "no chain finished";
+    if (!(summ(r, SIVE_STAT_SIVE_UNCLIPPED) > 0.0))
+        return SKIP_LAMBDA;
+    if (fl & SIVE_FLAG_NONSTATIONARY)
+        return "nonstationary tail";
+    if (fl & SIVE_FLAG_UNSTABLE)
+        return "unstable tail";
+    return NULL;
+}
+
 /* The diagnostics of a result, rounded: errors to 2 significant digits,
  * ESS whole, split-Rhat to 3 decimals. */
 static void print_diagnostics(FILE *f, const sive_result *r)
@@ -380,12 +401,20 @@ static void print_diagnostics(FILE *f, const sive_result *r)
             summ(r, SIVE_STAT_TETHER_STEP));
     fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
     fprintf(f, "  %-26s%.3f\n", "RMS displacement / h", summ(r, SIVE_STAT_RMS_DISP_REL_H));
-    /* the numbers behind radius_bound and step_bias (docs/theory.md) */
+    /* the numbers behind radius_bound and step_bias (docs/theory.md),
+     * the slope only where the health logic reads it */
     const double lam = summ(r, SIVE_STAT_SIVE_UNCLIPPED);
-    row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
-            summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
-    fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
-            summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
+    const char *skip = slope_skipped(r);
+    if (skip)
+        fprintf(f, "  %-26snot assessed: %s\n", "d ln lambda / d ln h", skip);
+    else
+        row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
+                summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
+    if (lam > 0.0)
+        fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
+                summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
+    else
+        fprintf(f, "  %-26snot assessed: %s\n", "step share of lambda-hat", SKIP_LAMBDA);
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
