@@ -3,7 +3,7 @@
  *
  *   bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] [--seed S]
  *               [--probe-seed S] [--threads K] [--population | --data N]
- *               [--bad [--save DIR] | --reflag DIR]
+ *               [--bad [--bad-steps M] [--save DIR] | --reflag DIR]
  *               [--OPTION VALUE]...
  *
  * --OPTION VALUE is any libsive option by name (--steps 20000, --c_h 0.5,
@@ -21,7 +21,14 @@
  * (issue 18, part 5): the radius 5x smaller and 5x larger (the absolute h
  * = 0.2 or 5 times the radius the given settings used, so c_h, the
  * theta* = 0 fallback and c_h = auto alike) and base_lr 4x larger, with
- * the same seeds; it prints each run with the diagnostics behind the
+ * the same seeds.  Where the given run resolved to the Metropolis-adjusted
+ * step (the defaults on an exact loss), the two radii keep it (metropolis
+ * 1: h alone would give ULA), and since MALA adapts its step over the
+ * burn-in from base_lr, the step too large is ULA at 4 base_lr at the
+ * given run's radius (metropolis 0, h = that radius); with the given
+ * settings on ULA (--metropolis 0, the 0.2 defaults) the bad ones only
+ * add h or base_lr, as before.  --bad-steps M runs the three bad settings
+ * at M steps (the given one keeps its own); it prints each run with the diagnostics behind the
  * flags, and the counts of the acceptance: runs more than 10 % off that
  * carry a flag other than nonstationary / low_ess, and runs within 5 %
  * that carry none.  With --save DIR each run's result is saved there
@@ -41,7 +48,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] "
                     "[--seed S] [--probe-seed S] [--threads K] [--population | --data N] "
-                    "[--bad [--save DIR] | --reflag DIR] [--OPTION VALUE]...\n");
+                    "[--bad [--bad-steps M] [--save DIR] | --reflag DIR] [--OPTION VALUE]...\n");
     exit(2);
 }
 
@@ -124,7 +131,8 @@ static const char *const bad_label[BAD_SETTINGS] = {"given", "h/5", "h*5", "lr*4
 
 /* The diagnostics behind the flags of one run (inspect callback). */
 typedef struct bad_diag {
-    double zmax, slope, slope_se, share, disp, disp_growth, spike, climb;
+    double zmax, slope, slope_se, share, disp, disp_growth, spike, climb, var_mean;
+    int64_t metropolis; /* the run's resolved sampler (1 MALA, 0 ULA)   */
     const char *save_dir, *name, *label; /* --save: where, and the note  */
     int save_failed;
 } bad_diag;
@@ -223,6 +231,31 @@ static double climb(const sive_result *r)
     return worst;
 }
 
+/* The largest lambda-hat / (t (mean tail loss - loss at theta*) + slope
+ * proxy) over the chains (the library's unstable flag tests it with its
+ * noise); infinite where the denominator is not positive. */
+static double var_mean(const sive_result *r)
+{
+    double t = NAN, l0 = 0.0, worst = NAN;
+    int k = 0;
+    sive_result_option_double(r, SIVE_OPT_T, &t);
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        size_t len = 0;
+        const double *x = sive_result_trace(r, SIVE_TRACE_LBAR, c, &len);
+        if (x && len && isfinite(x[0]))
+            l0 += x[0], k++;
+    }
+    for (int32_t c = 0; k && c < sive_result_chains(r); c++) {
+        const double m = t * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, c) - l0 / k) +
+                         fmax(sive_result_stat(r, SIVE_STAT_SLOPE_PROXY, c), 0.0),
+                     v = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, c),
+                     q = m > 0.0 ? v / m : INFINITY;
+        if (!isnan(v) && !(q <= worst))
+            worst = q;
+    }
+    return worst;
+}
+
 static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
 {
     bad_diag *d = ctx;
@@ -239,6 +272,8 @@ static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
     }
     d->zmax = 0.0;
     d->disp = 0.0;
+    d->metropolis = 0;
+    sive_result_option_int(r, SIVE_OPT_METROPOLIS, &d->metropolis);
     for (int32_t c = 0; c < sive_result_chains(r); c++) {
         d->zmax = fmax(d->zmax, fabs(sive_result_stat(r, SIVE_STAT_HALVES_Z, c)));
         d->disp = fmax(d->disp, sive_result_stat(r, SIVE_STAT_RMS_DISP_REL_H, c));
@@ -249,6 +284,7 @@ static void bad_inspect(const sive_result *r, const truth_row *row, void *ctx)
     d->disp_growth = trace_growth(r, SIVE_TRACE_DISP);
     d->spike = spike_share(r);
     d->climb = climb(r);
+    d->var_mean = var_mean(r);
 }
 
 /* A flag other than nonstationary / low_ess (the issue's "caught"). */
@@ -312,9 +348,10 @@ static void bad_report(bad_count *cnt, const truth_case *c, int k, const truth_r
     const int miss = (fabs(r->rel) > 0.10 && !bad_caught(r->flags)) ||
                      (fabs(r->rel) <= 0.05 && r->flags);
     printf("%-28s %-5s %9.3f %8.3g %10.4g %8.3g %+6.1f%% %+7.2f %6.2f %+6.3f+-%-5.3f "
-           "%6.3f %6.3f %6.3f %6.3f %9.3g %6.1f  %s%s\n", c->name, bad_label[k], r->lambda, r->h,
-           r->est, r->mcse, 100 * r->rel, r->z, diag->zmax, diag->slope, diag->slope_se,
-           diag->share, diag->disp, diag->disp_growth, diag->spike, diag->climb, r->seconds, fl,
+           "%6.3f %6.3f %6.3f %6.3f %9.3g %7.3g %6.1f  %s%s\n", c->name, bad_label[k], r->lambda,
+           r->h, r->est, r->mcse, 100 * r->rel, r->z, diag->zmax, diag->slope, diag->slope_se,
+           diag->share, diag->disp, diag->disp_growth, diag->spike, diag->climb, diag->var_mean,
+           r->seconds, fl,
            miss ? "  <- miss" : "");
     fflush(stdout);
 }
@@ -355,38 +392,38 @@ static int bad_load(const char *path, truth_row *row, bad_diag *diag)
 
 static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick,
                     const char *only, const char *const *skip, int nskip,
-                    const char *save_dir, const char *reflag_dir)
+                    const char *save_dir, const char *reflag_dir, const char *bad_steps)
 {
     const double lr = given_base_lr(s);
     bad_count cnt[BAD_SETTINGS + 1];
     memset(cnt, 0, sizeof cnt);
     int failures = 0, nsets0 = s->nsets;
-    char extra[64];
+    char extra[2][64];
     bad_diag diag = {.save_dir = save_dir};
     s->inspect = bad_inspect;
     s->inspect_ctx = &diag;
-    if (nsets0 >= TRUTH_MAX_SETS) {
-        fprintf(stderr, "too many options\n");
-        return 1;
-    }
     if (reflag_dir)
         printf("--bad --reflag %s: the saved runs, statistics and flags recomputed by this "
                "build\n", reflag_dir);
     else
         printf("--bad: each case at the given settings, h/5, h*5 (absolute h from the given "
-               "run's radius) and base_lr*4 = %g; same seeds\n", 4 * lr);
+               "run's radius; with metropolis 1 where the given run resolved to it) and "
+               "base_lr*4 = %g (ULA at the given radius where the given run was MALA); same "
+               "seeds\n", 4 * lr);
     printf("zmax: largest |halves z|; slope: d ln lambda-hat/d ln h +- se; share: "
            "a t mean||g||^2/(2 lambda-hat); disp: largest tail displacement/h; "
            "dgrow: the displacement's last/first quarter of the tail; spike: share of the "
            "tail's variance of Lbar in its top 0.1 %%; climb: t (mean tail loss - loss at theta*) / "
-           "(d/2) (all largest over chains)\n\n");
-    printf("%-28s %-5s %9s %8s %10s %8s %7s %7s %6s %13s %6s %6s %6s %6s %9s %6s  %s\n", "case",
-           "set", "lambda", "h", "lambda-hat", "mcse", "rel", "z", "zmax", "slope", "share",
-           "disp", "dgrow", "spike", "climb", "sec", "flags");
+           "(d/2); var/mean: lambda-hat / (t (mean tail loss - loss at theta*) + slope proxy) "
+           "(all largest over chains)\n\n");
+    printf("%-28s %-5s %9s %8s %10s %8s %7s %7s %6s %13s %6s %6s %6s %6s %9s %7s %6s  %s\n",
+           "case", "set", "lambda", "h", "lambda-hat", "mcse", "rel", "z", "zmax", "slope",
+           "share", "disp", "dgrow", "spike", "climb", "var/mean", "sec", "flags");
     for (size_t i = 0; i < n; i++) {
         if (!selected(&cs[i], quick, only, skip, nskip))
             continue;
         double h_given = NAN;
+        int mala_given = 0;
         for (int k = 0; k < BAD_SETTINGS; k++) {
             truth_row r;
             diag.name = cs[i].name;
@@ -401,14 +438,27 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
                 continue;
             }
             s->nsets = nsets0;
+            if (k && !isfinite(h_given))
+                break; /* the given run failed */
+            if (nsets0 + 4 > TRUTH_MAX_SETS) {
+                fprintf(stderr, "too many options\n");
+                return 1;
+            }
+            if (k && bad_steps)
+                s->sets[s->nsets++] = bad_steps;
             if (k == 1 || k == 2) {
-                if (!isfinite(h_given))
-                    break; /* the given run failed */
-                snprintf(extra, sizeof extra, "h=%.17g", h_given * (k == 1 ? 0.2 : 5.0));
-                s->sets[s->nsets++] = extra;
+                snprintf(extra[0], sizeof extra[0], "h=%.17g", h_given * (k == 1 ? 0.2 : 5.0));
+                s->sets[s->nsets++] = extra[0];
+                if (mala_given) /* setting h alone would give ULA */
+                    s->sets[s->nsets++] = "metropolis=1";
             } else if (k == 3) {
-                snprintf(extra, sizeof extra, "base_lr=%.17g", 4 * lr);
-                s->sets[s->nsets++] = extra;
+                snprintf(extra[0], sizeof extra[0], "base_lr=%.17g", 4 * lr);
+                s->sets[s->nsets++] = extra[0];
+                if (mala_given) { /* MALA adapts its step: ULA at the given radius */
+                    snprintf(extra[1], sizeof extra[1], "h=%.17g", h_given);
+                    s->sets[s->nsets++] = extra[1];
+                    s->sets[s->nsets++] = "metropolis=0";
+                }
             }
             char err[600] = "";
             if (truth_run(&cs[i], s, &r, err, sizeof err)) {
@@ -416,8 +466,10 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
                 failures++;
                 continue;
             }
-            if (k == 0)
+            if (k == 0) {
                 h_given = r.h;
+                mala_given = diag.metropolis == 1;
+            }
             bad_report(cnt, &cs[i], k, &r, &diag);
         }
     }
@@ -433,7 +485,8 @@ int main(int argc, char **argv)
     truth_settings s;
     truth_settings_default(&s);
     int quick = 0, steps_set = 0, bad = 0;
-    const char *save_dir = NULL, *reflag_dir = NULL;
+    const char *save_dir = NULL, *reflag_dir = NULL, *bad_steps = NULL;
+    char bad_steps_kv[40];
     const char *only = NULL, *skip[16];
     int nskip = 0;
     for (int i = 1; i < argc; i++) {
@@ -453,7 +506,10 @@ int main(int argc, char **argv)
             skip[nskip++] = v, i++;
         else if (!strcmp(a, "--save"))
             save_dir = v, i++;
-        else if (!strcmp(a, "--reflag"))
+        else if (!strcmp(a, "--bad-steps")) {
+            snprintf(bad_steps_kv, sizeof bad_steps_kv, "steps=%s", v);
+            bad_steps = bad_steps_kv, i++, bad = 1;
+        } else if (!strcmp(a, "--reflag"))
             reflag_dir = v, i++, bad = 1;
         else if (!strcmp(a, "--t"))
             s.t = atof(v), i++;
@@ -490,7 +546,7 @@ int main(int argc, char **argv)
     if (bad) {
         size_t nb;
         const truth_case *cb = truth_cases(&nb);
-        return bad_mode(cb, nb, &s, quick, only, skip, nskip, save_dir, reflag_dir);
+        return bad_mode(cb, nb, &s, quick, only, skip, nskip, save_dir, reflag_dir, bad_steps);
     }
     printf("%-28s %7s %3s %9s %3s %8s %8s %9s %10s %8s %7s %7s %7s  %s\n", "case", "d",
            "L", "lambda", "m", "t", "h", "target_t", "lambda-hat", "mcse", "rel",

@@ -18,7 +18,9 @@
  * Metropolis sampler with the radius from the loss, chosen by the run)
  * that must end with a finite estimate; and the unstable flag: raised on
  * a deep network whose step is 4x the default (lambda-hat made by
- * spikes), with its health line, and not on the runs above.  The ULA
+ * spikes), with its health line, and on a shallow one at the defaults'
+ * capped radius under ULA at 4x the step (an even blow-up whose variance
+ * is ~70x its mean estimator), and not on the runs above.  The ULA
  * cases set metropolis 0 (the default would choose metropolis). */
 #include <check.h>
 
@@ -170,18 +172,40 @@ START_TEST(quadrature_and_smoke)
 }
 END_TEST
 
+/* A case at 4x the default step (ULA) must raise unstable, with the
+ * health line containing `line` and the advice to lower base_lr. */
+static void check_unstable(const char *name, const char *set1, const char *set2,
+                           const char *steps, const char *line)
+{
+    truth_row r = run_with(name, set1, set2, steps);
+    printf("%s at %s %s: lambda-hat %.4g +- %.3g (lambda %.1f), flags 0x%x\n%s", name, set1,
+           set2 ? set2 : "", r.est, r.mcse, r.lambda, r.flags, last_health);
+    ck_assert(r.flags & SIVE_FLAG_UNSTABLE);
+    ck_assert_ptr_nonnull(strstr(last_health, line));
+    ck_assert_ptr_nonnull(strstr(last_health, "lower base_lr (now 0.2)"));
+}
+
 START_TEST(unstable_on_spikes)
 {
     /* Full-rank depth 3 at base_lr 0.2: the chains slide along the
      * rescaling valleys to where the step is near its stability limit, and
      * a few excursions make lambda-hat (docs/validation.md, "Flags on the
      * suite with deliberately bad settings"). */
-    truth_row r = run("L3 5-5-5-5 r5 full", "base_lr=0.2", "steps=50000");
-    printf("L3 5-5-5-5 r5 full at base_lr 0.2: lambda-hat %.4g +- %.3g (lambda %.1f), flags "
-           "0x%x\n%s", r.est, r.mcse, r.lambda, r.flags, last_health);
-    ck_assert(r.flags & SIVE_FLAG_UNSTABLE);
-    ck_assert_ptr_nonnull(strstr(last_health, "unstable: chain "));
-    ck_assert_ptr_nonnull(strstr(last_health, "lower base_lr (now 0.2)"));
+    check_unstable("L3 5-5-5-5 r5 full", "metropolis=0", "base_lr=0.2", "steps=50000",
+                   "unstable: chain ");
+}
+END_TEST
+
+START_TEST(unstable_var_mean)
+{
+    /* The defaults' radius on L2 10-20-10 r3 (h = 2048/sqrt(t), the radius
+     * search's cap) under ULA (h set alone) at base_lr 0.2: the chains
+     * blow up evenly, lambda-hat ~200 lambda with the mean loss barely
+     * above theta*'s (spike share and climb under their limits on the
+     * saved suite run; docs/validation.md, "Flags on the suite with
+     * deliberately bad settings"): the variance-over-mean trigger. */
+    check_unstable("L2 10-20-10 r3", "h=20.48", "base_lr=0.2", NULL,
+                   "excursions the mean loss does not follow");
 }
 END_TEST
 
@@ -196,6 +220,7 @@ int main(void)
     tcase_add_test(tc, zero_theta_other_refusal_reported);
     tcase_add_test(tc, quadrature_and_smoke);
     tcase_add_test(tc, unstable_on_spikes);
+    tcase_add_test(tc, unstable_var_mean);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -1003,7 +1003,10 @@ enum {
                                              limit; lower base_lr, or h); or
                                              a climb: t (mean tail loss -
                                              loss at theta*) > 1.5 (1 + step
-                                             share) d/2 on some chain        */
+                                             share) d/2 on some chain; or
+                                             lambda-hat > 3 (1 + step share)
+                                             (t (mean - loss at theta*) +
+                                             slope proxy), by 4 SE        */
     SIVE_FLAG_START_DEPENDENT = 1u << 13 /**< with the experimental option
                                              anneal > 1: the chains started
                                              hot (annealed burn-in) and the

@@ -60,6 +60,20 @@
  * catch) */
 #define CLIMB_HALF_D 1.5
 #define CLIMB_Z 4
+/* unstable, third trigger (the variance far above the mean): a chain
+ * whose lambda-hat (t^2 Var Lbar) exceeds VAR_MEAN (1 + share) times the
+ * mean estimator t (mean_T Lbar - Lbar_0) + slope proxy, by VAR_MEAN_Z
+ * standard errors.  Near a minimum of the loss t (L - L(theta*)) under
+ * the tethered law is close to a Gamma law of shape lambda, whose
+ * variance equals its mean (a tethered quadratic direction: variance r^2/2
+ * against mean r/2, r <= 1, so below); the finite ULA step multiplies
+ * the ratio by about 1 + share; a slope at theta* lowers the mean by about
+ * the slope proxy t^2 h^2 ||g_0||^2 (Proposition 2 of the paper) and not
+ * the variance.  So a stationary chain has a ratio of at most ~1 and the
+ * limit 3 is a factor 3 above it (docs/theory.md, "Spikes"; on the
+ * ground-truth suite, docs/validation.md) */
+#define VAR_MEAN 3
+#define VAR_MEAN_Z 4
 /* start_dependent (anneal > 1): the hot-started and the cold-started
  * chains' lambda-hat or t times their mean tail loss apart by a Welch
  * test whose two-sided tail probability, doubled for the two (Bonferroni),
@@ -124,7 +138,10 @@ static const flag_desc flags[] = {
      "tail mean loss sits above the loss at theta* by t (mean - L(theta*)) > "
      STR(CLIMB_HALF_D) " (1 + the step's share) d/2 (a stationary chain near a minimum: "
      "about lambda <= d/2), so the chain climbed to a loss level far above theta*'s and "
-     "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h)"},
+     "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h); or, on "
+     "some chain, lambda-hat is more than " STR(VAR_MEAN) " (1 + the step's share) times "
+     "the mean estimator t (mean - L(theta*)) + the slope proxy (near a minimum the two "
+     "agree), so lambda-hat measures excursions the mean loss does not follow"},
     {SIVE_FLAG_START_DEPENDENT, "start_dependent",
      "the estimate depends on where the chains started: with anneal > 1 the chains started "
      "hot (annealed burn-in) and those started cold at theta* differ in lambda-hat or in "
@@ -400,6 +417,49 @@ static uint32_t climb_flags(const sive_result *r, text *t)
     return SIVE_FLAG_UNSTABLE;
 }
 
+/* The variance far above the mean: lambda-hat measures excursions (even
+ * or spiky) that the mean loss does not follow, not the fluctuations of
+ * a chain near its minimum; docs/theory.md, "Spikes". */
+static uint32_t var_mean_flags(const sive_result *r, text *t)
+{
+    double var0 = NAN;
+    const double l0 = start_loss(r, &var0), tt = r->opt.t;
+    const double lam = r->summary[SIVE_STAT_SIVE_UNCLIPPED],
+                 share = r->summary[SIVE_STAT_STEP_CURVATURE] / (2.0 * lam),
+                 k = VAR_MEAN * (1.0 + (share > 0.0 && lam > 0.0 ? share : 0.0));
+    if (!isfinite(l0))
+        return 0;
+    int32_t worst = -1, count = 0;
+    double ratio = 0.0, z = 0.0, mean_est = 0.0, slope = 0.0;
+    for (int32_t c = r->begin; c < r->end; c++) {
+        const sivei_chain_out *ch = sivei_chain(r, c);
+        if (ch->status != SIVE_CHAIN_OK)
+            continue;
+        const double v = ch->stat[SIVE_STAT_SIVE_UNCLIPPED], sv = ch->stat[SIVE_STAT_MCSE],
+                     p = fmax(ch->stat[SIVE_STAT_SLOPE_PROXY], 0.0),
+                     e = tt * (ch->stat[SIVE_STAT_TAIL_MEAN_LOSS] - l0),
+                     se2 = tt * tt * var0 + ch->stat[SIVE_STAT_RAW_VARIANCE] /
+                                                ch->stat[SIVE_STAT_ESS],
+                     excess = v - k * (e + p), se = sqrt(sv * sv + k * k * se2);
+        if (!(excess > VAR_MEAN_Z * se))
+            continue;
+        count++;
+        const double q = e + p > 0.0 ? v / (e + p) : INFINITY;
+        if (worst < 0 || q > ratio)
+            worst = c, ratio = q, z = excess / se, mean_est = e, slope = p;
+    }
+    if (worst < 0)
+        return 0;
+    add(t, "unstable: chain %d: lambda-hat %.4g is %.3g times the mean estimator t (mean tail "
+        "loss - loss at theta*) + slope proxy = %.4g + %.3g (above %.3g = %d (1 + step share "
+        "%.3g), by %.0f standard errors; %d of %d chains; near a minimum the two agree): "
+        "lambda-hat measures excursions the mean loss does not follow; lower base_lr (now "
+        "%g), or h or c_h (h = %.4g)\n", (int)worst, sivei_chain(r, worst)->stat[SIVE_STAT_SIVE_UNCLIPPED],
+        ratio, mean_est, slope, k, VAR_MEAN, k / VAR_MEAN - 1.0, z, (int)count,
+        (int)r->chains_ok, r->opt.base_lr, r->h);
+    return SIVE_FLAG_UNSTABLE;
+}
+
 /* Precision, radius and step, from the summaries (docs/theory.md,
  * "Localisation and step"). */
 static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
@@ -501,7 +561,8 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
         t->rc = SIVE_E_NOMEM;
         return f;
     }
-    const uint32_t u = spike_flags(r, &spikes) | climb_flags(r, &spikes);
+    const uint32_t u = spike_flags(r, &spikes) | climb_flags(r, &spikes) |
+                       var_mean_flags(r, &spikes);
     f |= geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY) && !u, t) | u;
     add(t, "%s", spikes.buf);
     if (spikes.rc)
