@@ -47,9 +47,9 @@ for cv in 0 1; do
     "${MPIRUN[@]}" "$SIVE" probe "${CKS[@]}" "${P[@]}" "${V[@]}" >"$TMP/v2.json" 2>"$TMP/err" ||
         bad "views cv $cv: mpirun: $(head -3 "$TMP/err")"
     untime() { sed -E 's/"seconds":[^,}]*//g' "$1"; }
-    # 2 checkpoints: their settings and their 2 views each say it
+    # 2 checkpoints: their settings, settings_requested and 2 views each say it
     [ "$(grep -o '"views":\[{"name":"test"' "$TMP/v1.json" | wc -l)" = 2 ] &&
-        [ "$(grep -o "\"control_variate\":$cv" "$TMP/v2.json" | wc -l)" = 6 ] &&
+        [ "$(grep -o "\"control_variate\":$cv" "$TMP/v2.json" | wc -l)" = 8 ] &&
         cmp -s <(untime "$TMP/v1.json") <(untime "$TMP/v2.json") &&
         ok "mpirun -np 2 probe --eval-data (control variates $cv): views identical (but the time)" ||
         bad "views cv $cv differ: $(diff <(untime "$TMP/v1.json") <(untime "$TMP/v2.json") | head -c 400)"
@@ -78,6 +78,13 @@ rc=$?
     ok "a refused value: said once" || bad "a refused value: message: $(head -5 "$TMP/err")"
 [ -s "$TMP/out" ] || [ -e "$TMP/refused.csv" ] && bad "a refused value: output written" ||
     ok "a refused value: nothing written"
+# an --eval-data class past the labels: the same, before any unit
+"${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "${P[@]}" --eval-data class=12 --format json \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "no class 12 in the training set" "$TMP/err")" = 1 ] &&
+    [ ! -s "$TMP/out" ] && ok "--eval-data class=12: exit 2, said once, nothing written" ||
+    bad "--eval-data class=12: exit $rc: $(head -3 "$TMP/err")"
 
 # faults of one probe rank (issue 23, M1): another --chains or checkpoint
 # list left rank 0 waiting forever for units never sent; other --data

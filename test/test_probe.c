@@ -758,20 +758,71 @@ static int zero_grad(const void *th, size_t d, const sive_batch *b, void *g,
     return 0;
 }
 
-START_TEST(estimators_fixed_inputs)
+/* A probe of t = 1, N = 2, 2 chains of `steps` steps on m: dimension 2,
+ * zero gradients, the group losses of `eval`. */
+static sive_probe *fixed_probe(sive_model *m, sive_group_fn eval, int64_t steps)
 {
     sive_probe *p = NULL;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    sive_model m;
-    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
-    m.dtype = SIVE_F64;
-    m.dim = 2;
-    m.grad = zero_grad;
-    m.group_loss = fixed_eval;
+    ck_assert_int_eq(sive_model_init(m, sizeof *m), SIVE_OK);
+    m->dtype = SIVE_F64;
+    m->dim = 2;
+    m->grad = zero_grad;
+    m->group_loss = eval;
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 1.0), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 100), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
+    return p;
+}
+
+/* Chain 0's L̄ jumps by ±2 from step to step (a pseudo-random sign), chain
+ * 1's is fixed_eval's: s² ≡ 1 with N = 2 and t = 1, so chain 0's SIVE is
+ * about 4 - 0.5 and chain 1's -0.5, clipped to 0: the reported lambda-hat
+ * (the clipped mean) and the unclipped summary differ. */
+static int one_negative_eval(const void *th, size_t d, const sive_batch *b, double *gl, void *u)
+{
+    (void)th; (void)d; (void)u;
+    const uint64_t h = (uint64_t)(b->step + 1) * 0x9e3779b97f4a7c15u;
+    const double shift = b->chain == 0 ? ((h >> 40) & 1 ? 2.0 : -2.0) : 0.0;
+    gl[0] = shift - sqrt(0.5);
+    gl[1] = shift + sqrt(0.5);
+    return 0;
+}
+
+/* The health text's "lambda-hat X" is the reported one (sive_result_lambda,
+ * the CLI's and Python's), with the unclipped summary the flags read named
+ * next to it when a negative chain makes them differ. */
+START_TEST(health_text_names_lambda_hat)
+{
+    sive_model m;
+    sive_probe *p = fixed_probe(&m, one_negative_eval, 400);
+    double theta[2] = {1.0, -1.0};
+    sive_result *r = run_status(p, &m, theta, SIVE_OK);
+    const double lam = sive_result_lambda(r),
+                 un = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, SIVE_SUMMARY);
+    ck_assert(sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, 1) < 0.0);
+    ck_assert(lam > un + 0.1);
+    const uint32_t f = sive_result_flags(r);
+    ck_assert(f & SIVE_FLAG_NEGATIVE_SIVE);
+    ck_assert(f & SIVE_FLAG_IMPRECISE);
+    char want[160];
+    snprintf(want, sizeof want, "imprecise: lambda-hat %.4g (unclipped %.4g) has MCSE ", lam, un);
+    ck_assert_msg(strstr(sive_result_health(r), want), "%s", sive_result_health(r));
+    ck_assert_ptr_nonnull(strstr(sive_result_health(r), "% of the unclipped, above "));
+    /* no "lambda-hat" number in the text is other than the reported one */
+    char bare[64];
+    snprintf(bare, sizeof bare, "lambda-hat %.4g ", un);
+    ck_assert_ptr_null(strstr(sive_result_health(r), bare));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+START_TEST(estimators_fixed_inputs)
+{
+    sive_model m;
+    sive_probe *p = fixed_probe(&m, fixed_eval, 100);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_ANCHOR, -1.0), SIVE_OK);
     double theta[2] = {1.0, -1.0};
     sive_result *r = run_status(p, &m, theta, SIVE_OK);
@@ -1902,6 +1953,7 @@ int main(void)
     tcase_add_test(tc, model_validation);
     tcase_add_test(tc, model_destroy);
     tcase_add_test(tc, estimators_fixed_inputs);
+    tcase_add_test(tc, health_text_names_lambda_hat);
     tcase_add_test(tc, deterministic_and_thread_invariant);
     tcase_add_test(tc, groups_leave_langevin_path_unchanged);
     tcase_add_test(tc, nan_at_step_500_one_chain);

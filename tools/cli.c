@@ -572,13 +572,17 @@ double cli_opt_double(const sive_probe *p, sive_option opt)
     return v;
 }
 
-/* An option's value held by p as text: %lld or %g (JSON: %.10g, null for
- * NaN); "" for an unset double (NaN) outside JSON. */
-static void opt_value(char *buf, size_t len, const sive_probe *p, const sive_option_info *in,
-                      int json)
+/* An option's value held by p, or by the run's result r when given (the
+ * values it resolved and ran: sive_result_option_int/_double), as text:
+ * %lld or %g (JSON: %.10g, null for NaN); "" for an unset double (NaN)
+ * outside JSON. */
+static void opt_value(char *buf, size_t len, const sive_probe *p, const sive_result *r,
+                      const sive_option_info *in, int json)
 {
     if (in->type == SIVE_TYPE_INT) {
-        const int64_t v = cli_opt_int(p, in->id);
+        int64_t v = cli_opt_int(p, in->id);
+        if (r)
+            sive_result_option_int(r, in->id, &v);
         if (in->id == SIVE_OPT_METROPOLIS && v < 0 && !json)
             snprintf(buf, len, "auto"); /* resolved by the run (the health text says) */
         else
@@ -586,6 +590,8 @@ static void opt_value(char *buf, size_t len, const sive_probe *p, const sive_opt
         return;
     }
     double v = cli_opt_double(p, in->id);
+    if (r)
+        sive_result_option_double(r, in->id, &v);
     if (!isfinite(v))
         snprintf(buf, len, "%s", json ? "null" : "");
     else
@@ -601,7 +607,7 @@ static void opt_facts(char *buf, size_t len, const sive_probe *defaults,
         if (!strcmp(notes->name, in->name))
             snprintf(def, sizeof def, "%s", notes->text);
     if (!def[0])
-        opt_value(def, sizeof def, defaults, in, 0);
+        opt_value(def, sizeof def, defaults, NULL, in, 0);
     if (in->type == SIVE_TYPE_INT && !(in->int_lo == INT64_MIN && in->int_hi == INT64_MAX))
         snprintf(range, sizeof range, ", in [%lld, %lld]", (long long)in->int_lo,
                  (long long)in->int_hi);
@@ -649,11 +655,19 @@ void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
 
 void cli_opts_print(FILE *f, const sive_probe *p, const cli_optset *set, int json)
 {
+    cli_opts_print_run(f, p, NULL, set, 0, json);
+}
+
+void cli_opts_print_run(FILE *f, const sive_probe *p, const sive_result *r,
+                        const cli_optset *set, int radius_auto, int json)
+{
     const sive_option_info *in;
     int first = 1;
     for (size_t i = 0; (in = sive_option_at(i)); i++) {
         char v[64];
-        opt_value(v, sizeof v, p, in, json);
+        opt_value(v, sizeof v, p, r, in, json);
+        if (!r && radius_auto && !json && in->id == SIVE_OPT_C_H)
+            snprintf(v, sizeof v, "auto (from the loss or 1, resolved at the start)");
         /* in text, the chain range only when a part of the chains was
          * asked for: the settings line of whole runs reads as before */
         int range = in->id == SIVE_OPT_CHAIN_BEGIN || in->id == SIVE_OPT_CHAIN_END;

@@ -132,6 +132,14 @@ void cli_opts_usage(FILE *f, const sive_probe *defaults, const cli_optset *set,
 /* The options of set held by p as "name = value, ..." (json 0; unset
  * doubles left out) or JSON members "name":value,... (json 1; NaN null). */
 void cli_opts_print(FILE *f, const sive_probe *p, const cli_optset *set, int json);
+/* The same for a run: with r (not NULL) the values the run resolved and
+ * ran (sive_result_option_int/_double: metropolis 0 or 1, c_h 0 when the
+ * radius came from the loss), p's where r has none; without r and with
+ * radius_auto (neither --h, --c-h nor --metropolis given: the defaults
+ * decide at the start, docs/guide.md "Defaults"), c_h in text is "auto
+ * (...)" instead of the 1 the probe holds. */
+void cli_opts_print_run(FILE *f, const sive_probe *p, const sive_result *r,
+                        const cli_optset *set, int radius_auto, int json);
 /* A usage synopsis, generated so that it lists every flag, wrapped at 79
  * columns under its first word:
  *   usage: sive probe CKPT... [--data DIR] [--t X] [--base-lr X]
@@ -258,6 +266,10 @@ typedef struct eval_views {
     int n;
 } eval_views;
 int eval_spec_check(const char *spec, char *err, size_t errlen);
+/* The --eval-data classes of c against its data sets c->train and c->test
+ * (a class past the labels, or without an example, is a usage error
+ * found before any checkpoint is loaded): 0, or -1 with a message. */
+int eval_specs_data_check(const probe_cfg *c, char *err, size_t errlen);
 int eval_views_add(const probe_cfg *c, const sive_mlp *m, const sive_model *train_model,
                    int blis, eval_views *v, char *err, size_t errlen);
 void eval_views_release(eval_views *v);
@@ -276,10 +288,11 @@ void probe_usage_opts(FILE *f, const cli_optset *set);
 void probe_synopsis(cli_wrap *w, const cli_optset *set);
 /* After the options: the CLI's own default for threads, min(chains, cpus). */
 void probe_cfg_finish(probe_cfg *c);
-/* Before any work: whether the library accepts c's options for a model of
- * n_examples examples (checks it makes only when a run starts: the tail
- * window, the chain range, ...).  0, or EXIT_USAGE after printing
- * "<cli_cmd>: <the library's message>". */
+/* Before any work: the --eval-data classes against c's data sets
+ * (eval_specs_data_check) and whether the library accepts c's options for
+ * a model of n_examples examples (checks it makes only when a run starts:
+ * the tail window, the chain range, ...).  0, or EXIT_USAGE after printing
+ * "<cli_cmd>: <the message>". */
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples);
 /* params_spec.c: --params text (A:B ranges, indices, the MLP's block
  * names when m is given) as sorted, merged ranges (*ranges malloc'd, *n
@@ -294,10 +307,12 @@ int params_spec_ranges(const char *spec, const sive_mlp *m, uint64_t **ranges, s
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
               const sive_dataset *train, progress *pg, const char *label,
               sive_result **out, double *seconds, char *err, size_t errlen);
-/* Print the probe settings on one line (for tables and logs). */
+/* Print the probe settings on one line (for tables and logs; before the
+ * run: c_h and metropolis "auto" when the defaults decide). */
 void probe_print_settings(FILE *f, const probe_cfg *c);
-/* The settings as JSON object members (without braces). */
-void probe_json_settings(FILE *f, const probe_cfg *c);
+/* The settings as JSON object members (without braces): with r, the
+ * values the run resolved and ran (cli_opts_print_run), else as asked. */
+void probe_json_settings(FILE *f, const probe_cfg *c, const sive_result *r);
 int cmd_probe(int argc, char **argv);
 /* `sive merge`: result files of chain ranges -> the whole probe's output
  * (cmd_probe.c). */

@@ -166,6 +166,11 @@ static int cfg_refused(const probe_cfg *c, uint64_t n_examples)
 
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
 {
+    char err[300];
+    if (eval_specs_data_check(c, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", cli_cmd, err);
+        return EXIT_USAGE;
+    }
     if (!cfg_refused(c, n_examples))
         return 0;
     fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(c->p));
@@ -183,15 +188,17 @@ static int64_t probe_blis(const probe_cfg *c)
 
 void probe_print_settings(FILE *f, const probe_cfg *c)
 {
-    cli_opts_print(f, c->p, NULL, 0);
+    /* neither radius nor sampler given: the run decides both at its start */
+    const int radius_auto = !c->radius && cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0;
+    cli_opts_print_run(f, c->p, NULL, NULL, radius_auto, 0);
     fprintf(f, ", blis_threads = %lld", (long long)probe_blis(c));
     if (c->params)
         fprintf(f, ", params = %s", c->params);
 }
 
-void probe_json_settings(FILE *f, const probe_cfg *c)
+void probe_json_settings(FILE *f, const probe_cfg *c, const sive_result *r)
 {
-    cli_opts_print(f, c->p, NULL, 1);
+    cli_opts_print_run(f, c->p, r, NULL, 0, 1);
     fprintf(f, ",\"blis_threads\":%lld", (long long)probe_blis(c));
     if (c->params) {
         fputs(",\"params\":", f);
@@ -356,6 +363,27 @@ static void print_chains(FILE *f, const sive_result *r, double seconds)
             seconds > 0 ? (double)steps / seconds : NAN);
 }
 
+#define SKIP_LAMBDA "unclipped lambda-hat <= 0"
+
+/* Why the radius slope d ln lambda-hat / d ln h is not assessed, as the
+ * health logic decides (lib/core/health.c, radius_bound: not on a
+ * nonstationary or unstable tail, nor with the unclipped lambda-hat <= 0),
+ * or NULL when it is: a short or spiky tail's slope (-1.95e+03 +- 7.3e+02)
+ * is not a reading of the radius. */
+static const char *slope_skipped(const sive_result *r)
+{
+    const uint32_t fl = sive_result_flags(r);
+    if (sive_result_chains_ok(r) < 1)
+        return "no chain finished";
+    if (!(summ(r, SIVE_STAT_SIVE_UNCLIPPED) > 0.0))
+        return SKIP_LAMBDA;
+    if (fl & SIVE_FLAG_NONSTATIONARY)
+        return "nonstationary tail";
+    if (fl & SIVE_FLAG_UNSTABLE)
+        return "unstable tail";
+    return NULL;
+}
+
 /* The diagnostics of a result, rounded: errors to 2 significant digits,
  * ESS whole, split-Rhat to 3 decimals. */
 static void print_diagnostics(FILE *f, const sive_result *r)
@@ -373,12 +401,20 @@ static void print_diagnostics(FILE *f, const sive_result *r)
             summ(r, SIVE_STAT_TETHER_STEP));
     fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
     fprintf(f, "  %-26s%.3f\n", "RMS displacement / h", summ(r, SIVE_STAT_RMS_DISP_REL_H));
-    /* the numbers behind radius_bound and step_bias (docs/theory.md) */
+    /* the numbers behind radius_bound and step_bias (docs/theory.md),
+     * the slope only where the health logic reads it */
     const double lam = summ(r, SIVE_STAT_SIVE_UNCLIPPED);
-    row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
-            summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
-    fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
-            summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
+    const char *skip = slope_skipped(r);
+    if (skip)
+        fprintf(f, "  %-26snot assessed: %s\n", "d ln lambda / d ln h", skip);
+    else
+        row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
+                summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
+    if (lam > 0.0)
+        fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
+                summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
+    else
+        fprintf(f, "  %-26snot assessed: %s\n", "step share of lambda-hat", SKIP_LAMBDA);
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
         row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
@@ -530,8 +566,12 @@ static void json_head(FILE *f, const probe_out *o)
         cli_json_num(f, ci->meta.train_loss);
         cli_json_member(f, "test_loss", ci->meta.test_loss);
     }
+    /* what the run resolved and ran (Python's Result.to_dict() settings),
+     * then what was asked (metropolis -1: auto) */
     fputs(",\"settings\":{", f);
-    probe_json_settings(f, o->cfg);
+    probe_json_settings(f, o->cfg, o->r);
+    fputs("},\"settings_requested\":{", f);
+    probe_json_settings(f, o->cfg, NULL);
     fprintf(f, "},\"status\":%d,\"error\":", o->rc);
     if (o->rc) {
         char buf[1200];
@@ -1219,10 +1259,15 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     /* the options the library refuses for this data, before any unit:
      * the ranks agreed on options and data, so all stop alike (exit 2, as
      * without mpirun); rank 0 says why */
-    if (agreed < 0 && !data_bad && cfg_refused(&a->cfg, sive_dataset_count(train))) {
-        if (rank == 0)
-            fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(a->cfg.p));
-        agreed = EXIT_USAGE;
+    if (agreed < 0 && !data_bad) {
+        char err[300];
+        int bad = eval_specs_data_check(&a->cfg, err, sizeof err) ? 1
+                  : cfg_refused(&a->cfg, sive_dataset_count(train)) ? 2
+                                                                     : 0;
+        if (bad && rank == 0)
+            fprintf(stderr, "%s: %s\n", cli_cmd, bad == 1 ? err : sive_probe_errmsg(a->cfg.p));
+        if (bad)
+            agreed = EXIT_USAGE;
     }
     if (agreed >= 0) {
         sive_dataset_free(train);

@@ -302,7 +302,7 @@ static void write_json(FILE *f, const traj_ctx *x)
             (long long)t->batch, (unsigned long long)t->seed);
     cli_json_str(f, t->data_dir ? t->data_dir : cli_data_dir());
     fputs("},\"probe\":{", f);
-    probe_json_settings(f, &x->c->probe);
+    probe_json_settings(f, &x->c->probe, NULL);
     fprintf(f, "},\"interrupted\":%s,\"budget\":", x->interrupted ? "true" : "false");
     if (x->c->budget_note)
         cli_json_str(f, x->c->budget_note);

@@ -62,6 +62,32 @@ static uint64_t *class_subset(const sive_dataset *ds, int cls, size_t *n)
     return idx;
 }
 
+int eval_specs_data_check(const probe_cfg *c, char *err, size_t errlen)
+{
+    for (int k = 0; k < c->n_eval; k++) {
+        int test, cls;
+        if (spec_parse(c->eval_spec[k], &test, &cls, err, errlen))
+            return -1;
+        const sive_dataset *ds = test ? c->test : c->train;
+        const size_t classes = sive_dataset_classes(ds);
+        if (!ds || cls < 0)
+            continue; /* a missing test set is the data's error, reported there */
+        size_t n = 0;
+        uint64_t *sub = (size_t)cls < classes ? class_subset(ds, cls, &n) : NULL;
+        free(sub);
+        if ((size_t)cls >= classes)
+            snprintf(err, errlen, "--eval-data %s: no class %d in the %s set (its classes are "
+                     "0 to %zu)", c->eval_spec[k], cls, test ? "test" : "training",
+                     classes ? classes - 1 : 0);
+        else if (n == 0)
+            snprintf(err, errlen, "--eval-data %s: no example of class %d in the %s set",
+                     c->eval_spec[k], cls, test ? "test" : "training");
+        if ((size_t)cls >= classes || n == 0)
+            return -1;
+    }
+    return 0;
+}
+
 int eval_views_add(const probe_cfg *c, const sive_mlp *m, const sive_model *train_model,
                    int blis, eval_views *v, char *err, size_t errlen)
 {

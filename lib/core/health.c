@@ -179,11 +179,40 @@ typedef struct text {
     int rc;
 } text;
 
+/* The texts name the estimate the user is shown: "lambda-hat X" is the
+ * reported lambda-hat (SIVE_STAT_SIVE, sive_result_lambda(): the chains'
+ * estimates clipped at 0, then averaged).  The flags read the unclipped
+ * summary (SIVE_STAT_SIVE_UNCLIPPED); when a negative chain makes the two
+ * differ (as printed), the text adds it, named: "lambda-hat 2.805
+ * (unclipped 1.753)". */
+typedef struct lam_text {
+    char s[96];
+} lam_text;
+
+static int lam_differs(const sive_result *r)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.4g", r->summary[SIVE_STAT_SIVE]);
+    snprintf(b, sizeof b, "%.4g", r->summary[SIVE_STAT_SIVE_UNCLIPPED]);
+    return strcmp(a, b) != 0;
+}
+
+static lam_text lambda_hat(const sive_result *r)
+{
+    lam_text l;
+    if (lam_differs(r))
+        snprintf(l.s, sizeof l.s, "lambda-hat %.4g (unclipped %.4g)", r->summary[SIVE_STAT_SIVE],
+                 r->summary[SIVE_STAT_SIVE_UNCLIPPED]);
+    else
+        snprintf(l.s, sizeof l.s, "lambda-hat %.4g", r->summary[SIVE_STAT_SIVE]);
+    return l;
+}
+
 static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add(text *t, const char *fmt, ...)
 {
-    char line[768];
+    char line[1024];
     va_list ap;
     va_start(ap, fmt);
     int k = vsnprintf(line, sizeof line, fmt, ap);
@@ -319,10 +348,10 @@ static uint32_t spike_flags(const sive_result *r, text *t)
     const double g = sivei_spike_share(r, ch, SIVE_TRACE_GRAD_NORM, 1, SPIKE_FRAC);
     add(t, "unstable: chain %d: the largest %g %% of the tail's loss deviations carry %.0f %% of "
         "its variance (%d of %d chains above %.0f %%; of ||g||^2's variance %.0f %%): "
-        "lambda-hat %.4g is made by spikes; lower base_lr (now %g), or h or c_h (h = %.4g; "
+        "%s is made by spikes; lower base_lr (now %g), or h or c_h (h = %.4g; "
         "mean tail displacement %.3g h)\n", (int)worst, 100.0 * SPIKE_FRAC, 100.0 * share,
         (int)count, (int)r->chains_ok, 100.0 * SPIKE_SHARE, 100.0 * g,
-        r->summary[SIVE_STAT_SIVE_UNCLIPPED], r->opt.base_lr, r->h,
+        lambda_hat(r).s, r->opt.base_lr, r->h,
         ch->stat[SIVE_STAT_RMS_DISP_REL_H]);
     return SIVE_FLAG_UNSTABLE;
 }
@@ -381,11 +410,10 @@ static uint32_t climb_flags(const sive_result *r, text *t)
         "(%.0f standard errors; %d of %d chains above %.3g d/2 = %g (1 + step share %.3g) d/2, "
         "d = %llu; a stationary chain "
         "near a minimum: about lambda <= d/2): the chain climbed to a loss level far above "
-        "theta*'s and lambda-hat %.4g measures its fluctuations there; lower base_lr (now "
+        "theta*'s and %s measures its fluctuations there; lower base_lr (now "
         "%g), or h or c_h (h = %.4g)\n", (int)worst, excess, excess / half_d, z, (int)count,
         (int)r->chains_ok, limit / half_d, CLIMB_HALF_D, limit / half_d / CLIMB_HALF_D - 1.0,
-        (unsigned long long)r->moved,
-        r->summary[SIVE_STAT_SIVE_UNCLIPPED], r->opt.base_lr, r->h);
+        (unsigned long long)r->moved, lambda_hat(r).s, r->opt.base_lr, r->h);
     return SIVE_FLAG_UNSTABLE;
 }
 
@@ -440,8 +468,9 @@ static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
     const double *s = r->summary, lam = s[SIVE_STAT_SIVE_UNCLIPPED];
     if (s[SIVE_STAT_MCSE] > IMPRECISE_REL * fabs(lam)) {
         f |= SIVE_FLAG_IMPRECISE;
-        add(t, "imprecise: lambda-hat %.4g has MCSE %.3g (%.0f %%, above %.0f %%): raise steps "
-            "or chains\n", lam, s[SIVE_STAT_MCSE], 100.0 * s[SIVE_STAT_MCSE] / fabs(lam),
+        add(t, "imprecise: %s has MCSE %.3g (%.0f %%%s, above %.0f %%): raise steps "
+            "or chains\n", lambda_hat(r).s, s[SIVE_STAT_MCSE],
+            100.0 * s[SIVE_STAT_MCSE] / fabs(lam), lam_differs(r) ? " of the unclipped" : "",
             100.0 * IMPRECISE_REL);
     }
     if (!(lam > 0.0))
@@ -513,14 +542,15 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
     const double lam = fabs(s[SIVE_STAT_SIVE_UNCLIPPED]), corr = s[SIVE_STAT_NOISE_CORRECTION];
     if (s[SIVE_STAT_NOISE_CORRECTION_STD] > lam) {
         f |= SIVE_FLAG_NOISY_CORRECTION;
-        add(t, "noisy_correction: noise correction std %.4g exceeds |SIVE| %.4g: raise groups\n",
-            s[SIVE_STAT_NOISE_CORRECTION_STD], lam);
+        add(t, "noisy_correction: noise correction std %.4g exceeds |SIVE%s| %.4g: raise "
+            "groups\n", s[SIVE_STAT_NOISE_CORRECTION_STD], lam_differs(r) ? " unclipped" : "",
+            lam);
     }
     if (corr > DOMINANT_C * lam) {
         f |= SIVE_FLAG_DOMINANT_CORRECTION;
-        add(t, "dominant_correction: noise correction %.4g is %.0f times |SIVE| %.4g: "
+        add(t, "dominant_correction: noise correction %.4g is %.0f times |SIVE%s| %.4g: "
             "raise groups or eval_batch, or control_variate (per-example models)\n", corr,
-            lam > 0.0 ? corr / lam : INFINITY, lam);
+            lam > 0.0 ? corr / lam : INFINITY, lam_differs(r) ? " unclipped" : "", lam);
     }
     f |= start_flag(r, st, t);
     f |= chart_flags(r, t);

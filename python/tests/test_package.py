@@ -242,11 +242,18 @@ class Package(unittest.TestCase):
                 p.run(m, theta, check=False) as r:
             d = r.to_dict()
         cli_only = {"checkpoint", "epoch", "train_seed", "layers", "dim", "train_loss",
-                    "test_loss", "seconds"}
+                    "test_loss", "seconds", "settings_requested"}
         self.assertEqual(list(d), [k for k in cli if k not in cli_only])
         # Every option the CLI prints (it adds blis_threads; it may leave out
         # options that only concern its own plumbing).
         self.assertLessEqual(set(cli["settings"]) - {"blis_threads"}, set(d["settings"]))
+        # ... with the values the run resolved and ran (metropolis 0 or 1,
+        # never the requested -1 "auto"), as the result holds them; threads
+        # is the CLI's own default (min(chains, cpus))
+        for k in set(cli["settings"]) - {"blis_threads", "threads"}:
+            self.assertEqual(cli["settings"][k], d["settings"][k], k)
+        self.assertIn(cli["settings"]["metropolis"], (0, 1))
+        self.assertEqual(cli["settings_requested"]["metropolis"], -1)
         self.assertEqual(list(d["per_chain"][0]), list(cli["per_chain"][0]))
         # Same run, same numbers (the CLI prints 10 significant digits).
         for key in ("sive", "raw_variance"):
