@@ -441,7 +441,10 @@ static uint32_t var_mean_flags(const sive_result *r, text *t)
                      se2 = tt * tt * var0 + ch->stat[SIVE_STAT_RAW_VARIANCE] /
                                                 ch->stat[SIVE_STAT_ESS],
                      excess = v - k * (e + p), se = sqrt(sv * sv + k * k * se2);
-        if (!(excess > VAR_MEAN_Z * se))
+        /* a chain that went downhill past the slope proxy (theta* is not
+         * near a minimum: mid-training) is outside the premise; its
+         * variance includes the descent, which the flag does not judge */
+        if (!(e + p > 0.0) || !(excess > VAR_MEAN_Z * se))
             continue;
         count++;
         const double q = e + p > 0.0 ? v / (e + p) : INFINITY;
