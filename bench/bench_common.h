@@ -22,6 +22,28 @@ static inline double bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A run saved by bench_truth --save DIR, whose note is its case, its
+ * setting, then "lambda target ...": the result, lambda and the finite-t
+ * target (NaN where the note lacks them); 1 (said) when it cannot be
+ * loaded. */
+static inline int bench_load_saved(const char *path, sive_result **r, double *lambda,
+                                   double *target)
+{
+    char *note = NULL;
+    *lambda = *target = 0.0 / 0.0;
+    if (sive_result_load(path, r, &note)) {
+        printf("cannot load %s: %s\n", path, sive_last_errmsg());
+        return 1;
+    }
+    const char *nums = note;
+    for (int i = 0; i < 2 && nums; i++)
+        nums = strchr(nums, '\n') ? strchr(nums, '\n') + 1 : NULL;
+    if (nums)
+        sscanf(nums, "%lf %lf", lambda, target);
+    sive_free(note);
+    return 0;
+}
+
 /* The bundled MNIST split (8000 train / 2000 test); exits on failure. */
 static inline sive_dataset *bench_train_set(void)
 {

@@ -21,6 +21,7 @@
  * or each chain's own (2, 4), and (6, 7) the test chosen, Welch's with
  * each group pooled, mapped to z by its degrees of freedom. */
 #define SIVE_EXPERIMENTAL
+#include "bench_common.h"
 #include "probe_impl.h"
 #include "quad.h"
 
@@ -36,17 +37,9 @@ static const char *const vname[SIVEI_START_VARIANTS] = {
 static int one_file(const char *path)
 {
     sive_result *r = NULL;
-    char *note = NULL;
-    if (sive_result_load(path, &r, &note)) {
-        printf("cannot load %s: %s\n", path, sive_last_errmsg());
+    double z[SIVEI_START_VARIANTS], mean[2][2], lambda, target;
+    if (bench_load_saved(path, &r, &lambda, &target))
         return 1;
-    }
-    double z[SIVEI_START_VARIANTS], mean[2][2], lambda = NAN, target = NAN;
-    const char *nums = note;
-    for (int i = 0; i < 2 && nums; i++)
-        nums = strchr(nums, '\n') ? strchr(nums, '\n') + 1 : NULL;
-    if (nums)
-        sscanf(nums, "%lf %lf", &lambda, &target);
     int rc = sivei_start_variants(r, z, mean);
     const char *base = strrchr(path, '/');
     printf("%-40s lam %7.3f est %8.4g +- %-7.3g hot %8.4g cold %8.4g  tL hot-cold %+8.4g |",
@@ -78,7 +71,6 @@ static int one_file(const char *path)
             printf(" %s", sive_flag_name(bit));
     printf(" | n %lld tauL %.0f %.0f tauY %.0f %.0f\n", (long long)sivei_tail_count(&r->opt),
            tl[0], tl[1], ty[0], ty[1]);
-    sive_free(note);
     sive_result_free(r);
     return rc != SIVE_OK;
 }
