@@ -4,7 +4,9 @@
  *
  *   bench_relax FILE.sive...     each saved run (bench_truth --save DIR):
  *                                lambda, error, flags, the largest z over
- *                                the chains and its Bonferroni deviate
+ *                                the chains and its Bonferroni deviate,
+ *                                the split-Rhat of DISP^2 and the chains'
+ *                                agreement in lambda-hat (zagree)
  *   bench_relax --null RUNS [--d D] [--k K] [--h H] [--steps M]
  *               [--chains C] [--metropolis 0|1] [--seed0 S]
  *                                RUNS seeds of a stationary model, the
@@ -71,6 +73,33 @@ static int relax_worst(const sive_result *r, double *zmax, double *zb, int *k_ou
     return rc;
 }
 
+/* The chains' unclipped estimates against each other: sum over chains of
+ * (lambda_c - mean)^2 / mcse_c^2, ~ chi-square with K - 1 dof when they
+ * sample one law, as the normal deviate of its upper tail (Wilson-
+ * Hilferty). */
+static double chains_agree_z(const sive_result *r)
+{
+    double s = 0.0, w = 0.0, q = 0.0;
+    int k = 0;
+    for (int32_t c = 0; c < sive_result_chains(r); c++) {
+        const double v = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, c),
+                     e = sive_result_stat(r, SIVE_STAT_MCSE, c);
+        if (sivei_chain(r, c)->status != SIVE_CHAIN_OK || !(e > 0.0))
+            continue;
+        s += v / (e * e);
+        w += 1.0 / (e * e);
+        k++;
+    }
+    for (int32_t c = 0; c < sive_result_chains(r) && k > 1; c++) {
+        const double v = sive_result_stat(r, SIVE_STAT_SIVE_UNCLIPPED, c),
+                     e = sive_result_stat(r, SIVE_STAT_MCSE, c);
+        if (sivei_chain(r, c)->status == SIVE_CHAIN_OK && e > 0.0)
+            q += (v - s / w) * (v - s / w) / (e * e);
+    }
+    const double nu = k - 1.0, a = 2.0 / (9.0 * nu);
+    return k > 1 ? (cbrt(q / nu) - (1.0 - a)) / sqrt(a) : NAN;
+}
+
 static int one_file(const char *path)
 {
     sive_result *r = NULL;
@@ -96,8 +125,8 @@ static int one_file(const char *path)
                                               : "OFF-MISSED")
                       : fabs(rel) <= 0.05 ? (f ? "in5-flagged" : "in5-clean")
                                           : "5-10";
-    printf("%-40s %8.3f %+7.1f%% %-11s K %2d zmax %+7.2f zB %+6.2f rhat %6.3f dgrow %5.3f disp %6.3f |",
-           base ? base + 1 : path, lambda, 100.0 * rel, cls, k, zmax, zb, rhat, g, disp);
+    printf("%-40s %8.3f %+7.1f%% %-11s K %2d zmax %+7.2f zB %+6.2f rhat %6.3f zagree %+6.2f dgrow %5.3f disp %6.3f |",
+           base ? base + 1 : path, lambda, 100.0 * rel, cls, k, zmax, zb, rhat, chains_agree_z(r), g, disp);
     for (uint32_t bit = 1; bit; bit <<= 1)
         if ((f & bit) && sive_flag_name(bit))
             printf(" %s", sive_flag_name(bit));
