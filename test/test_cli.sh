@@ -470,6 +470,15 @@ last = e[-1]
 for r, o in zip(last["retrospective"]["chains"], last["online"]["chains"]):
     assert abs(r - o) <= 1e-6 * abs(o), (r, o)'
 pycheck "trajectory.json" "$TJ/trajectory.json" 'assert len(d["epochs"]) == 3 and len(d["retrospective_anchor"]) == 2'
+# the probe settings as the runs resolved them (metropolis 0 on a mini-batch
+# loss, as `sive probe`'s settings), probe_requested as given (-1: auto),
+# and each epoch's own resolved settings
+pycheck "trajectory.json: probe resolved, probe_requested as given" "$TJ/trajectory.json" '
+s, q = d["probe"], d["probe_requested"]
+assert s["metropolis"] == 0 and q["metropolis"] == -1 and set(q) == set(s), (s, q)
+assert {k for k in s if s[k] != q[k]} == {"metropolis"}, (s, q)
+assert s["steps"] == 200 and s["chains"] == 2 and "blis_threads" in s, s
+assert all(e["settings"] == s for e in d["epochs"]), [e["settings"] for e in d["epochs"]]'
 # the chain geometry `sive probe` prints is in the JSON too
 pycheck "trajectory.json: geometry diagnostics" "$TJ/trajectory.json" '
 for e in d["epochs"]:
