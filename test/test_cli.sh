@@ -364,6 +364,13 @@ z = z["mean"] if isinstance(z, dict) else z
 assert math.isfinite(z), z
 m = re.search(r"^  start test z \(start_z\) +(-?[0-9.]+) \(chains started hot - cold\)$", text, re.M)
 assert m and m.group(1) == "%.2f" % z, (m, z)
+# its two parts: summary-only numbers in the JSON, one table row
+zl, zm = d["start_z_lambda"], d["start_z_mean"]
+assert math.isfinite(zl) and math.isfinite(zm), (zl, zm)
+m = re.search(r"^  start test parts +(-?[0-9.]+) of lambda-hat, (-?[0-9.]+) of t mean tail loss$",
+              text, re.M)
+assert m and m.groups() == ("%.2f" % zl, "%.2f" % zm), (m, zl, zm)
+assert d["auto_step_grads"]["mean"] is None and d["auto_step_rescaled"]["mean"] is None
 PY
     bad "table: start_z with --anneal"
 # a tiny budget raises low_ess: the summary row carries the mark and names

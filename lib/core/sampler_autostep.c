@@ -316,10 +316,30 @@ int sivei_autostep_move(const sivei_run *run, sivei_work *w, sivei_autostep *s,
     return 0;
 }
 
+/* SIVE_STAT_AUTO_STEP_GRADS and _RESCALED of each finished chain (its
+ * tail's gradient calls per step, its share of moves with j != 0) and
+ * their means over them. */
+static void autostep_stats(const sivei_autostep_run *r, sive_result *res)
+{
+    for (int32_t c = res->begin; c < res->end; c++) {
+        sivei_chain_out *ch = sivei_chain(res, c);
+        const int32_t k = c - res->begin;
+        if (ch->status != SIVE_CHAIN_OK || k >= r->chains || !r->done[k] || !r->t[k].moves)
+            continue;
+        const tally *x = &r->t[k];
+        const double mv = (double)x->moves;
+        ch->stat[SIVE_STAT_AUTO_STEP_GRADS] = (double)x->grads / mv;
+        ch->stat[SIVE_STAT_AUTO_STEP_RESCALED] = (double)(x->moves - x->hist[SMAX]) / mv;
+    }
+    sivei_result_pool_mean(res, SIVE_STAT_AUTO_STEP_GRADS);
+    sivei_result_pool_mean(res, SIVE_STAT_AUTO_STEP_RESCALED);
+}
+
 int sivei_autostep_note(const sivei_run *run, const sivei_autostep_run *r, sive_result *res)
 {
     if (!r)
         return SIVE_OK;
+    autostep_stats(r, res);
     tally all;
     memset(&all, 0, sizeof all);
     int chains = 0;
