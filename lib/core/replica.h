@@ -34,7 +34,8 @@ SIVE_HIDDEN void sivei_replica_swap(const sivei_run *run, sivei_replica *x, int6
                                     double t0, const double *loss, sivei_pcg32 *noise,
                                     sivei_replica_exchange exchange, void *ctx);
 /* At the chain's last step: its swap counts and the rungs' own tail
- * acceptances (acc[0 .. R-1]) into the run's table. */
+ * acceptances (acc[0 .. R-1]) and the logs of their frozen steps
+ * (acc[R .. 2R-1]) into the run's table. */
 SIVE_HIDDEN void sivei_replica_chain_end(sivei_replica_run *r, int32_t slot,
                                          const sivei_replica *x, const double *acc);
 /* The ladder, the swap and move acceptances and the cost, in the health text. */

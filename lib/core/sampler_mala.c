@@ -824,7 +824,7 @@ static int replica_step(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s
 {
     const int R = (int)run->opt.replicas;
     const double t0 = w->t_step;
-    double loss[64], acc[64], gn, dp;
+    double loss[64], acc[128], gn, dp; /* acc: the rungs' acceptances, then log a */
     int rc = 0;
     loss[0] = s0->loss;
     for (int k = 1; k < R && !rc; k++) {
@@ -846,6 +846,7 @@ static int replica_step(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s
         for (int k = 0; k < R; k++) {
             const mala_work *q = rung_at(w, s0, k).s;
             acc[k] = q->tries ? (double)q->accepted / (double)q->tries : NAN;
+            acc[R + k] = q->log_a;
         }
         sivei_replica_chain_end(r->rep, s0->chain - r->begin, s0->rep, acc);
     }

@@ -39,6 +39,7 @@ struct sivei_replica_run {
     int R;
     int64_t *tries, *acc; /* [chain][pair] at the chain's last step */
     double *move;         /* [chain][rung] the rung's own tail acceptance */
+    double *log_a;        /* [chain][rung] the log of the rung's frozen step */
 };
 
 int sivei_replica_on(const sivei_options *o) { return o->replicas > 1; }
@@ -75,7 +76,8 @@ sivei_replica_run *sivei_replica_run_new(const sivei_options *o, int32_t chains)
     r->tries = calloc(n * (R - 1), sizeof *r->tries);
     r->acc = calloc(n * (R - 1), sizeof *r->acc);
     r->move = malloc(n * R * sizeof *r->move);
-    if (!r->tries || !r->acc || !r->move) {
+    r->log_a = calloc(n * R, sizeof *r->log_a);
+    if (!r->tries || !r->acc || !r->move || !r->log_a) {
         sivei_replica_run_free(r);
         return NULL;
     }
@@ -90,6 +92,7 @@ void sivei_replica_run_free(sivei_replica_run *r)
         free(r->tries);
         free(r->acc);
         free(r->move);
+        free(r->log_a);
     }
     free(r);
 }
@@ -140,26 +143,31 @@ void sivei_replica_chain_end(sivei_replica_run *r, int32_t slot, const sivei_rep
         r->tries[(size_t)slot * P + k] = x->tries[k];
         r->acc[(size_t)slot * P + k] = x->acc[k];
     }
-    for (int k = 0; k < r->R; k++)
+    for (int k = 0; k < r->R; k++) {
         r->move[(size_t)slot * r->R + k] = acc[k];
+        r->log_a[(size_t)slot * r->R + k] = acc[r->R + k];
+    }
 }
 
-/* "a b c" of n values into buf (len). */
-static int list(char *buf, size_t len, const double *v, int n)
+/* "a b c" of n values (format fmt) into buf (len). */
+static int list(char *buf, size_t len, const char *fmt, const double *v, int n)
 {
     int used = 0;
-    for (int k = 0; k < n && (size_t)used < len; k++)
-        used += snprintf(buf + used, len - (size_t)used, "%s%.3f", k ? " " : "", v[k]);
+    for (int k = 0; k < n && (size_t)used < len; k++) {
+        used += snprintf(buf + used, len - (size_t)used, "%s", k ? " " : "");
+        if ((size_t)used < len)
+            used += snprintf(buf + used, len - (size_t)used, fmt, v[k]);
+    }
     return used;
 }
 
 int sivei_replica_note(const sivei_run *run, sivei_replica_run *r, sive_result *res)
 {
     const int R = r->R, P = R - 1;
-    double swap[MAX_RUNGS], move[MAX_RUNGS];
+    double swap[MAX_RUNGS], move[MAX_RUNGS], la[MAX_RUNGS];
     int32_t done = 0;
     for (int k = 0; k < R; k++)
-        swap[k] = move[k] = 0.0;
+        swap[k] = move[k] = la[k] = 0.0;
     for (int32_t c = 0; c < r->count; c++) {
         if (!isfinite(r->move[(size_t)c * R]))
             continue; /* did not finish */
@@ -168,25 +176,30 @@ int sivei_replica_note(const sivei_run *run, sivei_replica_run *r, sive_result *
             const int64_t n = r->tries[(size_t)c * P + k];
             swap[k] += n ? (double)r->acc[(size_t)c * P + k] / (double)n : 0.0;
         }
-        for (int k = 0; k < R; k++)
+        for (int k = 0; k < R; k++) {
             move[k] += r->move[(size_t)c * R + k];
+            la[k] += r->log_a[(size_t)c * R + k];
+        }
     }
     if (!done)
         return SIVE_OK;
     for (int k = 0; k < R; k++) {
         swap[k] /= done;
         move[k] /= done;
+        la[k] = exp(la[k] / done);
     }
-    char line[2048], a[700], b[700];
-    list(a, sizeof a, swap, P);
-    list(b, sizeof b, move, R);
+    char line[3072], a[700], b[700], c[900];
+    list(a, sizeof a, "%.3f", swap, P);
+    list(b, sizeof b, "%.3f", move, R);
+    list(c, sizeof c, "%.3g", la, R);
     const int64_t K = run->opt.leapfrog > 1 ? run->opt.leapfrog : 1;
     snprintf(line, sizeof line,
              "replicas %d: t_k = t/%g^k down to t/%.4g = %.4g; tail swap acceptance of pairs "
              "(0,1) .. (%d,%d), mean over %d chains: %s; the rungs' own tail acceptance: %s; "
-             "%lld gradient calls per step (%d rungs x %lld)\n",
+             "their steps a_k (geometric mean over the chains; at the typical displacement): "
+             "%s; %lld gradient calls per step (%d rungs x %lld)\n",
              R, run->opt.replica_ratio, pow(run->opt.replica_ratio, (double)P),
-             sivei_replica_t(&run->opt, run->opt.t, P), P - 1, P, (int)done, a, b,
+             sivei_replica_t(&run->opt, run->opt.t, P), P - 1, P, (int)done, a, b, c,
              (long long)(R * K), R, (long long)K);
     return sivei_health_append(res, line);
 }
