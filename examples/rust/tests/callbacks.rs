@@ -70,6 +70,14 @@ fn stats_are_keyed_by_the_library_names() {
         Some(r.stat(Stat::SiveUnclipped, None))
     );
     assert_eq!(stats[Stat::TailLength as usize].0, "tail_length"); // in enum order
+    // the start test's parts and auto_step's tallies (ids 30-33): NaN
+    // without anneal and auto_step
+    let names: Vec<&str> = stats[30..34].iter().map(|&(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["start_z_lambda", "start_z_mean", "auto_step_grads", "auto_step_rescaled"]
+    );
+    assert!(stats[30..34].iter().all(|&(_, v)| v.is_nan()));
     assert_eq!(
         (Trace::Lbar.name(), ChainStatus::Aborted.name()),
         ("lbar", "aborted")
