@@ -42,11 +42,20 @@
  *    auto_step 0 gives the sampler's bits; refused without metropolis;
  *    its tallies (SIVE_STAT_AUTO_STEP_GRADS, _RESCALED) per chain and as
  *    the health line gives them, NaN after a load or a merge.
+ *  - replica exchange (the experimental replicas = R, replica_ratio = q;
+ *    docs/theory.md "Replica exchange"): rung 0's lambda-hat on K1, the
+ *    quartic and the funnel u^2 v^2 (MALA, and HMC on K1) within 3 MCSE of
+ *    the continuous law at t, with the swaps exercised (their acceptance
+ *    in the health line, between 0.05 and 1); replicas 1 gives the
+ *    sampler's bits whatever replica_ratio; 1 and 2 threads the same bits;
+ *    refused without metropolis and with auto_step.  (By hand, 2026-11-27:
+ *    with the swap's log ratio's sign flipped, K1 read 10458 +- 1664
+ *    against 0.5, z +6.3, and the test failed.)
  * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
  * quartic), and the MCSE small enough that a bias of ULA's size (+11 % on
  * K1) would fail by far. */
 #include <check.h>
-#define SIVE_EXPERIMENTAL /* SIVE_OPT_LEAPFROG, SIVE_OPT_AUTO_STEP, SIVE_OPT_DELAYED_REJECTION */
+#define SIVE_EXPERIMENTAL /* LEAPFROG, AUTO_STEP, DELAYED_REJECTION, REPLICAS, REPLICA_RATIO */
 #include <sive/sive.h>
 
 #include "check_run.h"
@@ -407,6 +416,16 @@ static double u2v2_continuous(double t, double h)
     return t * t * (m2 / z - m1 * m1);
 }
 
+/* The funnel u^2 v^2's model (d = 2). */
+static sive_model u2v2_model(void)
+{
+    static quad_fixture q; /* the model's frame: its callbacks replaced */
+    sive_model m = quad_fixture_model(&q, 2);
+    m.grad = u2v2_grad;
+    m.group_loss = u2v2_group;
+    return m;
+}
+
 START_TEST(auto_step_exact)
 {
     static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
@@ -428,10 +447,7 @@ END_TEST
 
 START_TEST(auto_step_funnel)
 {
-    static quad_fixture q;
-    sive_model m = quad_fixture_model(&q, 2);
-    m.grad = u2v2_grad;
-    m.group_loss = u2v2_group;
+    sive_model m = u2v2_model();
     double th[2] = {0.0, 0.0};
     const double want = u2v2_continuous(T, 1.0);
     auto_check(&m, th, 1.0, 10000, 6, 1, 0, want, "u^2 v^2");
@@ -608,21 +624,42 @@ START_TEST(hmc_exact)
 }
 END_TEST
 
+/* 16 chains of k1_probe with radius h, the sampler's options set by the
+ * caller on the probe it returns (run_z runs it). */
+static sive_probe *exact_probe(int64_t steps, double h)
+{
+    sive_probe *p = k1_probe(steps, 16, 4, 2);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    return p;
+}
+
+/* Runs p on m at th (status SIVE_OK): the result, and lambda-hat, its
+ * MCSE and z against want; frees p. */
+static sive_result *run_z(sive_probe *p, sive_model *m, const double *th, double want,
+                          double *lam, double *se, double *z)
+{
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    *lam = sive_result_lambda(r);
+    *se = sive_result_mcse(r);
+    *z = (*lam - want) / *se;
+    sive_probe_free(p);
+    return r;
+}
+
 /* Delayed rejection (factor k) on Hamiltonian steps (leapfrog K): as
  * hmc_check, and the second stage ran and accepted some proposals (the
  * health line's counts). */
 static void drhmc_check(sive_model *m, const double *th, double h, int64_t steps, int64_t K,
                         int64_t k, int precond, double want, const char *what)
 {
-    sive_probe *p = k1_probe(steps, 16, 4, 2);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    sive_probe *p = exact_probe(steps, h);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, K), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_DELAYED_REJECTION, k), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, precond), SIVE_OK);
-    sive_result *r = NULL;
-    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
-    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
-    const double lam = sive_result_lambda(r), se = sive_result_mcse(r), z = (lam - want) / se;
+    double lam, se, z;
+    sive_result *r = run_z(p, m, th, want, &lam, &se, &z);
     const char *hl = sive_result_health(r), *dr = strstr(hl, "delayed rejection");
     printf("%s, delayed rejection %d (leapfrog %d): %.5f +- %.5f (law %.5f): %+.2f %% "
            "(z %+.2f)\n  %s", what, (int)k, (int)K, lam, se, want,
@@ -634,7 +671,6 @@ static void drhmc_check(sive_model *m, const double *th, double h, int64_t steps
     a2 = a2 ? strstr(a2 + 9, "accepted ") : NULL; /* the second stage's */
     ck_assert_msg(a2 && atof(a2 + 9) > 0.0, "%s", dr);
     sive_result_free(r);
-    sive_probe_free(p);
 }
 
 /* The funnel L = u^2 v^2 around theta* = 0: where |u| is large v is stiff
@@ -815,6 +851,93 @@ START_TEST(threads_same_bits)
 }
 END_TEST
 
+/* Replica exchange: lambda-hat of model m at th (steps chain steps, 16
+ * chains, R rungs at t/q^k, leapfrog K) within 3 MCSE of want, the MCSE
+ * below 5 % of it; the health line gives the swaps, whose acceptance is
+ * within (0.05, 1): exercised, and not trivially all accepted. */
+static void replica_check(sive_model *m, const double *th, double h, int64_t steps, int64_t R,
+                          double q, int64_t K, double want, const char *what)
+{
+    sive_probe *p = exact_probe(steps, h);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, R), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_REPLICA_RATIO, q), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, K), SIVE_OK);
+    double lam, se, z;
+    sive_result *r = run_z(p, m, th, want, &lam, &se, &z);
+    const char *hl = sive_result_health(r), *rl = strstr(hl, "replicas ");
+    ck_assert_ptr_nonnull(rl);
+    const char *a = strstr(rl, "chains: ");
+    ck_assert_ptr_nonnull(a);
+    const double swap01 = atof(a + strlen("chains: "));
+    printf("%s, replicas %d, q %g, leapfrog %d: %.5f +- %.5f (continuous law %.5f): "
+           "%+.2f %% (z %+.2f)\n  %s", what, (int)R, q, (int)K, lam, se, want,
+           100.0 * (lam / want - 1.0), z, rl);
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.05 * want, "MCSE %.4g", se);
+    ck_assert_msg(swap01 > 0.05 && swap01 < 1.0, "swap acceptance %.3f", swap01);
+    sive_result_free(r);
+}
+
+START_TEST(replica_exact)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
+    sive_model k1 = quad_fixture_model(&q, 1);
+    double th1 = 0.2;
+    replica_check(&k1, &th1, 2.0, 10000, 4, 4.0, 1, k1_continuous(2.0), "K1");
+    replica_check(&k1, &th1, 2.0, 4000, 3, 4.0, 4, k1_continuous(2.0), "K1");
+    enum { QD = 4 };
+    sive_model qm = quartic_model(QD);
+    double thq[QD] = {0};
+    replica_check(&qm, thq, 0.3, 10000, 4, 2.0, 1, QD * quartic_continuous(T, 0.3),
+                  "quartic x4");
+    sive_model fm = u2v2_model();
+    double thf[2] = {0};
+    replica_check(&fm, thf, 1.0, 40000, 4, 4.0, 1, u2v2_continuous(T, 1.0), "u^2 v^2");
+}
+END_TEST
+
+/* replicas 1 (with any replica_ratio) is the sampler without it, bit for
+ * bit; replicas 3 gives the same bits on 1 and 2 threads; refused without
+ * metropolis and with auto_step. */
+START_TEST(replica_bits)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    double th[3] = {0.2, -0.1, 0.05}, lam[5];
+    for (int k = 0; k < 5; k++) {
+        sive_probe *p = k1_probe(2000, 4, 8, k == 4 ? 2 : 1);
+        if (k >= 1)
+            ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_REPLICA_RATIO, 3.0), SIVE_OK);
+        if (k >= 2)
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, k == 2 ? 1 : 3), SIVE_OK);
+        sive_result *r = NULL;
+        ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+        lam[k] = sive_result_lambda(r);
+        ck_assert(!strstr(sive_result_health(r), "replicas ") == (k < 3));
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+    ck_assert(memcmp(&lam[0], &lam[2], sizeof lam[0]) == 0);
+    ck_assert(lam[0] != lam[3]);
+    ck_assert(memcmp(&lam[3], &lam[4], sizeof lam[0]) == 0);
+    sive_probe *p = k1_probe(2000, 2, 8, 1);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "0"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, 2), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "replicas"));
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_AUTO_STEP, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "auto_step"));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, 65), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_REPLICA_RATIO, 1.0), SIVE_E_INVALID_ARG);
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("metropolis");
@@ -836,5 +959,10 @@ int main(void)
     tcase_add_test(tc, hmc_exact);
     tcase_add_test(tc, drhmc_exact);
     suite_add_tcase(s, tc);
+    TCase *tr = tcase_create("replica");
+    tcase_set_timeout(tr, 300);
+    tcase_add_test(tr, replica_exact);
+    tcase_add_test(tr, replica_bits);
+    suite_add_tcase(s, tr);
     return check_run(s);
 }

@@ -23,7 +23,8 @@
  * default must be the behaviour without it, like every option's.
  *
  * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075),
- * SIVE_OPT_AUTO_STEP (1076), SIVE_OPT_DELAYED_REJECTION (1080).
+ * SIVE_OPT_AUTO_STEP (1076), SIVE_OPT_DELAYED_REJECTION (1080),
+ * SIVE_OPT_REPLICAS (1085), SIVE_OPT_REPLICA_RATIO (1086).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -96,6 +97,32 @@ extern "C" {
  * precondition.  docs/theory.md, "Delayed rejection".
  */
 #define SIVE_OPT_DELAYED_REJECTION ((sive_option)1080)
+
+/**
+ * "replicas" (int, 1 .. 64, default 1): with metropolis = 1, R >= 2 runs
+ * replica exchange (parallel tempering in t) inside every chain: besides
+ * the chain at t (rung 0), R - 1 replicas at t_k = t / q^k (k = 1 .. R-1,
+ * q = SIVE_OPT_REPLICA_RATIO; only the likelihood is tempered, the tether
+ * is the same), each moved by the Metropolis-adjusted step with its own
+ * step adapted in the burn-in, then neighbours k, k+1 swap states with
+ * probability min(1, exp((t_k - t_{k+1}) (L_k - L_{k+1}))), even pairs on
+ * even steps and odd pairs on odd steps (deterministic even-odd).  Rung 0
+ * alone is measured, and its law is the tethered law at t exactly.  R
+ * gradient calls per step; the health text gives each pair's swap
+ * acceptance.  1: off, bit for bit.  Refused without metropolis, and with
+ * auto_step or delayed_rejection.  docs/theory.md, "Replica exchange".
+ */
+#define SIVE_OPT_REPLICAS ((sive_option)1085)
+
+/**
+ * "replica_ratio" (double, (1, 10^6], default 1.5): q, the ratio of t
+ * between neighbouring replicas (SIVE_OPT_REPLICAS); the hottest is at
+ * t / q^(R-1).  Only read when replicas >= 2.  With q near 1 a swap's
+ * acceptance is about 2 Phi(-(q - 1) sqrt(lambda/2)) (Phi the normal
+ * distribution function; 0.4 at q = 1 + 1.2/sqrt(lambda)): choose q so
+ * that the health text's swap acceptances are about 0.3-0.6.
+ */
+#define SIVE_OPT_REPLICA_RATIO ((sive_option)1086)
 
 /**
  * One option as a result file records it (experimental: the shape may

@@ -111,6 +111,13 @@ static const sive_option_info table[] = {
      .doc = "k >= 2: with leapfrog >= 2, a rejected Hamiltonian step tries again from the "
             "same state and momentum with step eps/k and k times the moves, accepted with "
             "the delayed-rejection ratio (0, 1: off)"},
+    {.id = SIVE_OPT_REPLICAS, .name = "replicas", .type = SIVE_TYPE_INT, .int_lo = 1,
+     .int_hi = 64, .int_default = 1, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "R >= 2: with metropolis, replica exchange: each chain also runs R-1 replicas at "
+            "t/q^k (k = 1 .. R-1, q = replica_ratio), swapped with their neighbours every "
+            "step; only t feeds the estimators (R gradients per step; 1: off)"},
+    DX(SIVE_OPT_REPLICA_RATIO, "replica_ratio", 1.0, 1e6, 1, 0, 1.5,
+       "q > 1: the ratio of t between neighbouring replicas (replicas >= 2)"),
 };
 #undef I
 #undef D
@@ -176,6 +183,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_LEAPFROG: o->leapfrog = v; break;
             case SIVE_OPT_DELAYED_REJECTION: o->delayed_rejection = v; break;
             case SIVE_OPT_AUTO_STEP: o->auto_step = v; break;
+            case SIVE_OPT_REPLICAS: o->replicas = v; break;
             default: break;
             }
         } else {
@@ -186,6 +194,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_C_H: o->c_h = v; break;
             case SIVE_OPT_BURN_IN: o->burn_in = v; break;
             case SIVE_OPT_ANNEAL: o->anneal = v; break;
+            case SIVE_OPT_REPLICA_RATIO: o->replica_ratio = v; break;
             default: break; /* h, anchor: no default (NaN) */
             }
         }
@@ -243,6 +252,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_DELAYED_REJECTION: return &o->delayed_rejection;
     case SIVE_OPT_ANNEAL: return &o->anneal;
     case SIVE_OPT_AUTO_STEP: return &o->auto_step;
+    case SIVE_OPT_REPLICAS: return &o->replicas;
+    case SIVE_OPT_REPLICA_RATIO: return &o->replica_ratio;
     }
     return NULL;
 }

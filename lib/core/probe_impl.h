@@ -55,6 +55,10 @@ typedef struct sivei_options {
     double mala_step;
     /* anneal (experimental option 1075): kappa >= 1 (anneal.c) */
     double anneal;
+    /* replicas, replica_ratio (experimental options 1085, 1086): R >= 2
+     * rungs at t/q^k in each chain, swapped (sampler_replica.c); R 1: off */
+    int64_t replicas;
+    double replica_ratio;
     /* internal, not an option (never saved): 1 runs every chain hot (the
      * radius search's pilots), 0 starts the odd chains cold */
     int anneal_all;

@@ -38,9 +38,13 @@
  * adapts toward the chosen steps, beta = 0.  With the experimental
  * delayed_rejection = k >= 2 a rejected trajectory gets a second, finer
  * stage instead (sampler_drhmc.c; hooks marked delayed_rejection); the two
- * are not combined. */
+ * are not combined.  With the experimental replicas = R >= 2 each chain
+ * also holds R - 1 rungs at t/q^k, each a mala_work of its own moved by
+ * the same kernel, and swaps neighbours after every step (hooks marked
+ * replicas; the ladder and the swaps in sampler_replica.c). */
 #include "drhmc.h"
 #include "leapfrog.h"
+#include "replica.h"
 #include "sampler.h"
 #include "sampler_autostep.h"
 
@@ -63,6 +67,7 @@ typedef struct mala_run {
     uint64_t *all;         /* 0 .. n-1: the whole data set (data models) */
     sivei_drhmc_run *dr;   /* delayed_rejection: per-chain counts, else NULL */
     sivei_autostep_run *autostep; /* auto_step: the chains' tallies, else NULL */
+    sivei_replica_run *rep; /* replicas: the chains' swap counts, else NULL */
 } mala_run;
 
 typedef struct mala_work {
@@ -82,12 +87,20 @@ typedef struct mala_work {
     sivei_drhmc *dr; /* delayed_rejection (sampler_drhmc.c), else NULL */
     sivei_autostep *as; /* auto_step: its buffers, else NULL */
     double as_err;      /* auto_step: the last move's log(a_chosen/a) */
+    /* replicas: rung 0 (the chain's, whose state is w->theta, w->grad)
+     * holds rungs 1 .. R-1 in rungs[k-1] and the swaps' state in rep; a
+     * rung k >= 1 holds its state and gradient in theta, grad */
+    int rung, nr; /* nr: the rungs allocated in rungs (R - 1) */
+    struct mala_work **rungs;
+    sivei_replica *rep;
+    void *theta, *grad;
 } mala_work;
 
 /* leapfrog > 1 without metropolis comes here to be refused */
 static int mala_active(const sivei_options *o)
 {
-    return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o) || o->auto_step > 0;
+    return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o) || o->auto_step > 0 ||
+           sivei_replica_on(o);
 }
 
 /* Hamiltonian steps (leapfrog > 1, or the auto step's trajectories): no
@@ -131,7 +144,7 @@ int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err
                          "leapfrog %lld: Hamiltonian steps are Metropolis-adjusted: set "
                          "metropolis 1",
                          (long long)o->leapfrog);
-    if (sivei_drhmc_refuse(o, err))
+    if (sivei_drhmc_refuse(o, err) || sivei_replica_refuse(o, err))
         return SIVE_E_INVALID_ARG;
     if (o->auto_step > 0 && !o->metropolis)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
@@ -179,6 +192,7 @@ static void mala_release(sivei_run *run, void *state)
         free(s->all);
         sivei_drhmc_run_free(s->dr);
         sivei_autostep_run_free(s->autostep);
+        sivei_replica_run_free(s->rep);
     }
     free(s);
 }
@@ -204,9 +218,12 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
         s->dr = sivei_drhmc_on(&run->opt) ? sivei_drhmc_run_new(s->count) : NULL;
         if (run->opt.auto_step > 0)
             s->autostep = sivei_autostep_run_new(s->count);
+        if (sivei_replica_on(&run->opt))
+            s->rep = sivei_replica_run_new(&run->opt, s->count);
     }
     if (!s || !g || !s->accept || !s->step || !s->beta || (n && !s->all) ||
-        (sivei_drhmc_on(&run->opt) && !s->dr) || (run->opt.auto_step > 0 && !s->autostep)) {
+        (sivei_drhmc_on(&run->opt) && !s->dr) || (run->opt.auto_step > 0 && !s->autostep) ||
+        (sivei_replica_on(&run->opt) && !s->rep)) {
         free(g);
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the metropolis sampler");
     }
@@ -239,42 +256,74 @@ static void mala_work_release(void *state)
         free(s->prop);
         free(s->gprop);
         free(s->mom);
+        free(s->theta);
+        free(s->grad);
         sivei_drhmc_free(s->dr);
         sivei_autostep_free(s->as);
+        sivei_replica_free(s->rep);
+        for (int k = 0; s->rungs && k < s->nr; k++)
+            mala_work_release(s->rungs[k]);
+        free(s->rungs);
     }
     free(s);
+}
+
+/* One rung's buffers (rung 0: the chain's own; NULL on failure). */
+static mala_work *work_new(const sivei_run *run, int rung)
+{
+    const size_t el = sivei_model_el(&run->model), d = run->model.dim;
+    mala_work *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->rung = rung;
+    s->prop = malloc(d * el);
+    s->gprop = calloc(d, el);
+    if (hamiltonian(&run->opt))
+        s->mom = malloc(d * sizeof *s->mom);
+    if (sivei_drhmc_on(&run->opt))
+        s->dr = sivei_drhmc_new(run);
+    if (run->opt.auto_step > 0)
+        s->as = sivei_autostep_new(run);
+    if (rung) {
+        s->theta = malloc(d * el);
+        s->grad = calloc(d, el);
+    }
+    if (s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
+        (s->dr || !sivei_drhmc_on(&run->opt)) && (s->as || !run->opt.auto_step) &&
+        (!rung || (s->theta && s->grad)))
+        return s;
+    mala_work_release(s);
+    return NULL;
 }
 
 static int mala_work_init(sivei_work *w, void **state)
 {
     const sivei_run *run = w->run;
-    const size_t el = sivei_model_el(&run->model);
-    mala_work *s = calloc(1, sizeof *s);
-    if (s) {
-        s->prop = malloc(run->model.dim * el);
-        s->gprop = calloc(run->model.dim, el);
-        if (hamiltonian(&run->opt))
-            s->mom = malloc(run->model.dim * sizeof *s->mom);
-        if (sivei_drhmc_on(&run->opt))
-            s->dr = sivei_drhmc_new(run);
-        if (run->opt.auto_step > 0)
-            s->as = sivei_autostep_new(run);
-    }
+    mala_work *s = work_new(run, 0);
     *state = s;
-    return s && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
-                   (s->dr || !sivei_drhmc_on(&run->opt)) && (s->as || !run->opt.auto_step)
-               ? SIVE_OK
-               : SIVE_E_NOMEM;
+    if (!s || !sivei_replica_on(&run->opt))
+        return s ? SIVE_OK : SIVE_E_NOMEM;
+    const int R = (int)run->opt.replicas;
+    s->rep = sivei_replica_new(&run->opt);
+    s->rungs = calloc((size_t)R - 1, sizeof *s->rungs);
+    if (!s->rep || !s->rungs)
+        return SIVE_E_NOMEM; /* released by the caller */
+    s->nr = R - 1;
+    for (int k = 1; k < R; k++)
+        if (!(s->rungs[k - 1] = work_new(run, k)))
+            return SIVE_E_NOMEM;
+    return SIVE_OK;
 }
 
 /* w->theta is theta* here: the proposal buffer starts as its copy, so the
  * parameters the chain does not move hold theta*'s values in both. */
-static void mala_chain_start(sivei_work *w, void *state, int32_t c)
+static void work_start(sivei_work *w, mala_work *s, int32_t c)
 {
-    mala_work *s = state;
     const sivei_run *run = w->run;
     const size_t el = sivei_model_el(&run->model);
     memcpy(s->prop, w->theta, run->model.dim * el);
+    if (s->rung) /* replicas: every rung starts at theta* */
+        memcpy(s->theta, w->theta, run->model.dim * el);
     s->have = 0;
     s->chain = c;
     s->pc = sivei_precond_of(w); /* reset by its own chain_start, before this */
@@ -287,6 +336,17 @@ static void mala_chain_start(sivei_work *w, void *state, int32_t c)
         sivei_drhmc_chain_start(s->dr, run, w->theta);
     if (s->as)
         sivei_autostep_chain_start(s->as, w);
+}
+
+static void mala_chain_start(sivei_work *w, void *state, int32_t c)
+{
+    mala_work *s = state;
+    work_start(w, s, c);
+    if (!s->rep)
+        return;
+    sivei_replica_chain_start(s->rep);
+    for (int k = 1; k < (int)w->run->opt.replicas; k++)
+        work_start(w, s->rungs[k - 1], c);
 }
 
 static int mala_cached(sivei_work *w, void *ws, double *loss)
@@ -655,18 +715,14 @@ static int auto_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     return 0;
 }
 
-static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
-                     int64_t m, double *gnorm, double *disp)
+/* One move of state s (w->theta, w->grad; at w->t_step) with the kernel
+ * the options select: the Langevin proposal, a Hamiltonian trajectory or
+ * the auto step, then its tally. */
+static int move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
+                const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double *gnorm,
+                double *disp)
 {
-    mala_run *r = rs;
-    mala_work *s = ws;
     sivei_chain_out *out = sivei_chain(run->r, s->chain);
-    if (!s->have) { /* the chain's own call at theta_0 */
-        s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
-        s->have = 1;
-        s->r2 = dist2(run, w->theta);
-    }
-    const sivei_precond *pc = precond_at(run, w, s, m);
     const double a = step_at(run, s, s->r2), z = disp_z(run, s->r2);
     double la;
     int acc;
@@ -699,6 +755,99 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     return mala_tally(run, r, s, m, la, z, acc);
 }
 
+/* replicas: rung k's state (k = 0: the chain's, in w). */
+typedef struct rung_ref {
+    void **theta, **grad;
+    mala_work *s;
+} rung_ref;
+
+static rung_ref rung_at(sivei_work *w, mala_work *s0, int k)
+{
+    mala_work *s = k ? s0->rungs[k - 1] : s0;
+    return (rung_ref){k ? &s->theta : &w->theta, k ? &s->grad : &w->grad, s};
+}
+
+typedef struct swap_ctx {
+    sivei_work *w;
+    mala_work *s;
+} swap_ctx;
+
+/* replicas: rungs k and k + 1 exchange their states (the steps stay). */
+static void exchange(void *ctx, int k)
+{
+    swap_ctx *c = ctx;
+    rung_ref a = rung_at(c->w, c->s, k), b = rung_at(c->w, c->s, k + 1);
+    swap(a.theta, b.theta);
+    swap(a.grad, b.grad);
+    const double l = a.s->loss, r2 = a.s->r2;
+    a.s->loss = b.s->loss;
+    a.s->r2 = b.s->r2;
+    b.s->loss = l;
+    b.s->r2 = r2;
+}
+
+/* replicas, after rung 0's move: rungs 1 .. R-1 moved at t/q^k (their
+ * state swapped into w for the move; trace norms discarded), then the
+ * swaps; at the last step the rungs' tallies into the run's table. */
+static int replica_step(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s0,
+                        const sivei_precond *pc, sivei_pcg32 *noise, int64_t m)
+{
+    const int R = (int)run->opt.replicas;
+    const double t0 = w->t_step;
+    double loss[64], acc[128], gn, dp; /* acc: the rungs' acceptances, then log a */
+    int rc = 0;
+    loss[0] = s0->loss;
+    for (int k = 1; k < R && !rc; k++) {
+        rung_ref q = rung_at(w, s0, k);
+        w->t_step = sivei_replica_t(&run->opt, t0, k);
+        swap(&w->theta, q.theta);
+        swap(&w->grad, q.grad);
+        rc = move(run, w, r, q.s, pc, noise, m, &gn, &dp);
+        swap(&w->theta, q.theta);
+        swap(&w->grad, q.grad);
+        loss[k] = q.s->loss;
+    }
+    w->t_step = t0;
+    if (rc)
+        return 1;
+    swap_ctx c = {w, s0};
+    sivei_replica_swap(run, s0->rep, m, t0, loss, noise, exchange, &c);
+    if (m + 1 == run->opt.steps) {
+        for (int k = 0; k < R; k++) {
+            const mala_work *q = rung_at(w, s0, k).s;
+            acc[k] = q->tries ? (double)q->accepted / (double)q->tries : NAN;
+            acc[R + k] = q->log_a;
+        }
+        sivei_replica_chain_end(r->rep, s0->chain - r->begin, s0->rep, acc);
+    }
+    return 0;
+}
+
+static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pcg32 *noise,
+                     int64_t m, double *gnorm, double *disp)
+{
+    mala_run *r = rs;
+    mala_work *s = ws;
+    sivei_chain_out *out = sivei_chain(run->r, s->chain);
+    if (!s->have) { /* the chain's own call at theta_0 */
+        s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
+        s->have = 1;
+        s->r2 = dist2(run, w->theta);
+    }
+    const sivei_precond *pc = precond_at(run, w, s, m);
+    for (int k = 0; k < s->nr; k++) /* replicas: theta*'s gradient, before rung 0 moves */
+        if (!s->rungs[k]->have) {
+            mala_work *q = s->rungs[k];
+            memcpy(q->grad, w->grad, run->model.dim * sivei_model_el(&run->model));
+            q->loss = s->loss;
+            q->r2 = s->r2;
+            q->have = 1;
+        }
+    if (move(run, w, r, s, pc, noise, m, gnorm, disp))
+        return 1;
+    return s->rep ? replica_step(run, w, r, s, pc, noise, m) : 0;
+}
+
 /* After a move: the adaptation, the tail's acceptance count, and the
  * chain's frozen values at its last step. */
 static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, double la,
@@ -709,7 +858,7 @@ static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, doub
         s->tries++;
         s->accepted += acc;
     }
-    if (m + 1 == run->opt.steps) {
+    if (m + 1 == run->opt.steps && !s->rung) {
         r->accept[s->chain - r->begin] = (double)s->accepted / (double)s->tries;
         r->step[s->chain - r->begin] = exp(s->log_a);
         r->beta[s->chain - r->begin] = s->beta;
@@ -768,6 +917,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
     int rc = sivei_health_append(res, line);
     if (!rc && s->dr)
         rc = sivei_drhmc_note(run, s->dr, res);
+    if (!rc && s->rep)
+        rc = sivei_replica_note(run, s->rep, res);
     return rc ? rc : sivei_autostep_note(run, s->autostep, res);
 }
 

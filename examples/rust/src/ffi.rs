@@ -115,6 +115,8 @@ pub const SIVE_OPT_ANNEAL: sive_option = 1075;
 /// Experimental tier (sive/experimental.h): may change or go in any release.
 pub const SIVE_OPT_AUTO_STEP: sive_option = 1076;
 pub const SIVE_OPT_DELAYED_REJECTION: sive_option = 1080;
+pub const SIVE_OPT_REPLICAS: sive_option = 1085;
+pub const SIVE_OPT_REPLICA_RATIO: sive_option = 1086;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
