@@ -43,10 +43,11 @@ extern "C" {
 
 /**
  * "leapfrog" (int, 1 .. 1024, default 1): with metropolis = 1, K >= 2 makes
- * every chain step a Hamiltonian Monte Carlo step of K leapfrog moves (K
- * gradient calls; the step size adapted in the burn-in, then frozen;
- * docs/theory.md, "Hamiltonian steps").  1: the Metropolis-adjusted
- * Langevin step, bit for bit.  Refused above 1 without metropolis.
+ * every chain step a Hamiltonian Monte Carlo step of 1 .. 2K-1 leapfrog
+ * moves, drawn per step (mean K gradient calls; the step size adapted in
+ * the burn-in, then frozen; docs/theory.md, "Hamiltonian steps").  1: the
+ * Metropolis-adjusted Langevin step, bit for bit.  Refused above 1
+ * without metropolis.
  */
 #define SIVE_OPT_LEAPFROG ((sive_option)1070)
 
@@ -77,7 +78,8 @@ extern "C" {
  * calls; the health text gives the tail's calls per step and the chosen
  * j.  The base step adapts in the burn-in toward the chosen steps, then
  * is frozen.  0: off (the sampler without it, bit for bit).  Refused
- * without metropolis.  docs/theory.md, "Locally adaptive step".
+ * without metropolis, and with SIVE_OPT_DELAYED_REJECTION (two ways of
+ * shrinking a rejected step).  docs/theory.md, "Locally adaptive step".
  */
 #define SIVE_OPT_AUTO_STEP ((sive_option)1076)
 
@@ -90,8 +92,9 @@ extern "C" {
  * trajectory from its end point when the uniform does not already reject
  * (up to (k + 1) K more gradient calls on a rejected step; the health text
  * reports the calls per step).  0 and 1: off, bit for bit the sampler
- * without it.  Refused without leapfrog >= 2.  Composes with anneal and
- * precondition.  docs/theory.md, "Delayed rejection".
+ * without it.  Refused without leapfrog >= 2 and metropolis, and with
+ * SIVE_OPT_AUTO_STEP.  Composes with anneal and precondition.
+ * docs/theory.md, "Delayed rejection".
  */
 #define SIVE_OPT_DELAYED_REJECTION ((sive_option)1080)
 
