@@ -62,7 +62,9 @@ extern "C" {
  * lambda-hat and mean tail loss are compared (SIVE_STAT_START_Z,
  * SIVE_FLAG_START_DEPENDENT).
  * The radius search's pilots (c_h = 0) run every chain hot.  Not with
- * SIVE_OPT_GRAD_NOISE_COMPENSATION.  docs/theory.md, "Annealed burn-in".
+ * SIVE_OPT_GRAD_NOISE_COMPENSATION, nor with a burn-in of fewer than 4
+ * steps (floor(burn_in * steps) < 4: no first quarter to run hot).
+ * docs/theory.md, "Annealed burn-in".
  */
 #define SIVE_OPT_ANNEAL ((sive_option)1075)
 
