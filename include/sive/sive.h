@@ -1006,7 +1006,8 @@ enum {
                                              share) d/2 on some chain; or
                                              lambda-hat > 3 (1 + step share)
                                              (t (mean - loss at theta*) +
-                                             slope proxy), by 4 SE        */
+                                             slope proxy), by 4 SE, where
+                                             that sum is positive         */
     SIVE_FLAG_START_DEPENDENT = 1u << 13 /**< with the experimental option
                                              anneal > 1: the chains started
                                              hot (annealed burn-in) and the

@@ -140,8 +140,9 @@ static const flag_desc flags[] = {
      "about lambda <= d/2), so the chain climbed to a loss level far above theta*'s and "
      "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h); or, on "
      "some chain, lambda-hat is more than " STR(VAR_MEAN) " (1 + the step's share) times "
-     "the mean estimator t (mean - L(theta*)) + the slope proxy (near a minimum the two "
-     "agree), so lambda-hat measures excursions the mean loss does not follow"},
+     "the mean estimator t (mean - L(theta*)) + the slope proxy, where that is positive (near "
+     "a minimum the two agree), so lambda-hat measures excursions the mean loss does not "
+     "follow"},
     {SIVE_FLAG_START_DEPENDENT, "start_dependent",
      "the estimate depends on where the chains started: with anneal > 1 the chains started "
      "hot (annealed burn-in) and those started cold at theta* differ in lambda-hat or in "
