@@ -249,6 +249,17 @@ pub enum Stat {
     RmsDispRelH,
     TailLength,
     SiveEss,
+    HalvesZ,
+    DlambdaDlogH,
+    DlambdaDlogHSe,
+    StepCurvature,
+    SiveStep0,
+    McseStep0,
+    SiveFullBatch,
+    McseFullBatch,
+    GradNoiseClipped,
+    /// With the experimental option `anneal` > 1 (summary only).
+    StartZ,
 }
 
 impl Stat {

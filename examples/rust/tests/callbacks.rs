@@ -70,6 +70,11 @@ fn stats_are_keyed_by_the_library_names() {
         Some(r.stat(Stat::SiveUnclipped, None))
     );
     assert_eq!(stats[Stat::TailLength as usize].0, "tail_length"); // in enum order
+    // the enum names every statistic of the library, in its order
+    assert_eq!(stats.len(), Stat::StartZ as usize + 1);
+    assert_eq!(Stat::StartZ.name(), "start_z");
+    assert_eq!(stats[Stat::HalvesZ as usize].0, "halves_z");
+    assert_eq!(stats[Stat::GradNoiseClipped as usize].0, "grad_noise_clipped");
     assert_eq!(
         (Trace::Lbar.name(), ChainStatus::Aborted.name()),
         ("lbar", "aborted")
