@@ -294,6 +294,8 @@ pub enum ChainStatus {
     Diverged,
     Callback,
     Aborted,
+    /// Outside the run's chain range (`chain_begin` .. `chain_end`): no traces.
+    NotRun,
     Invalid,
 }
 
@@ -304,6 +306,7 @@ impl ChainStatus {
             ChainStatus::Diverged => ffi::SIVE_CHAIN_DIVERGED,
             ChainStatus::Callback => ffi::SIVE_CHAIN_CALLBACK,
             ChainStatus::Aborted => ffi::SIVE_CHAIN_ABORTED,
+            ChainStatus::NotRun => ffi::SIVE_CHAIN_NOT_RUN,
             ChainStatus::Invalid => ffi::SIVE_CHAIN_INVALID,
         }
     }
@@ -892,6 +895,7 @@ impl ProbeResult {
             ffi::SIVE_CHAIN_DIVERGED => ChainStatus::Diverged,
             ffi::SIVE_CHAIN_CALLBACK => ChainStatus::Callback,
             ffi::SIVE_CHAIN_ABORTED => ChainStatus::Aborted,
+            ffi::SIVE_CHAIN_NOT_RUN => ChainStatus::NotRun,
             _ => ChainStatus::Invalid,
         };
         (status, step)

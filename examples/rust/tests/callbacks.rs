@@ -58,6 +58,17 @@ fn runs_and_reads_the_result() {
 }
 
 #[test]
+fn a_chain_outside_the_range_is_not_run() {
+    let mut p = probe();
+    p.set("chain_begin", 1).unwrap();
+    let r = p.run(&model(), &THETA).unwrap();
+    assert_eq!(r.chain_status(0).0, ChainStatus::NotRun); // the library's "not run"
+    assert_eq!(ChainStatus::NotRun.name(), "not_run");
+    assert_eq!(r.chain_status(1), (ChainStatus::Ok, 200));
+    assert_eq!(r.chain_status(2).0, ChainStatus::Invalid);
+}
+
+#[test]
 fn stats_are_keyed_by_the_library_names() {
     let r = probe().run(&model(), &THETA).unwrap();
     let stats = r.stats(None);
