@@ -47,7 +47,9 @@ done
 # a radius given without --metropolis (auto, resolved to 0): the merged
 # settings are the whole run's, "h = 0.05" and "metropolis = auto" (the
 # parts' notes said "sampler auto" and merge reset the radius to c_h auto)
-for rad in "--h 0.05" "--c-h 2"; do
+# (and an annealed run: the start test over the merged chains, its health
+# line and start_z, as the whole run's)
+for rad in "--h 0.05" "--c-h 2" "--anneal 4"; do
     for f in json table; do
         run "whole probe $rad $f" 0 "$SIVE" probe "$C" "${P[@]}" $rad --format "$f" &&
             strip_time $f <"$TMP/out" >"$TMP/whole.$f"
