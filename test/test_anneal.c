@@ -5,6 +5,9 @@
  *    option bit for bit (ULA and metropolis), the even ones differ;
  *    anneal 1 is the run without the option; the start test is NaN and
  *    the flag down without the option or with one chain;
+ *  - the start test's two parts (SIVE_STAT_START_Z_LAMBDA, _MEAN) are
+ *    sivei_start_test's z, START_Z their combination, in the health line,
+ *    bit for bit after a save and load, NaN without the option;
  *  - the tail's law is the law at t: K1 (K = 1 + x^2, theta* = 0.2,
  *    t = 10^4, h = 2) with metropolis and anneal 1000 within 4 MCSE of the
  *    continuous law, and the flag down on K1 and on an isotropic
@@ -103,6 +106,73 @@ START_TEST(cold_chains_are_the_plain_chains)
     sive_result *r = run(probe(1e4, 0.5, 3000, 1, 7, 1, 100.0), &m, th);
     ck_assert(isnan(sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY)));
     sive_result_free(r);
+}
+END_TEST
+
+/* A result through sive_result_to_bytes() and sive_result_from_bytes(). */
+static sive_result *round_trip(const sive_result *r)
+{
+    void *bytes = NULL;
+    size_t len = 0;
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &len), SIVE_OK);
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    sive_free(bytes);
+    return back;
+}
+
+static int same_bits(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* The start test's two parts are published: START_Z_LAMBDA and
+ * START_Z_MEAN are sivei_start_test's Welch z of lambda-hat and of t
+ * times the tail mean loss, START_Z their Bonferroni combination (the
+ * part with the larger |z|, its tail probability doubled), the health
+ * line prints them; recomputed from the traces, they survive a save and
+ * load bit for bit; NaN without the option or with one chain. */
+START_TEST(start_z_parts_published)
+{
+    static quad_fixture q = {.k = 0.002, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    const double th[3] = {0.2, -0.1, 0.05};
+    static const sive_stat parts[3] = {SIVE_STAT_START_Z, SIVE_STAT_START_Z_LAMBDA,
+                                       SIVE_STAT_START_Z_MEAN};
+    sive_result *hot = run(probe(1e4, 0.5, 3000, 4, 7, 1, 100.0), &m, th);
+    sivei_start st;
+    ck_assert_int_eq(sivei_start_test(hot, &st), SIVE_OK);
+    const double zl = sive_result_stat(hot, SIVE_STAT_START_Z_LAMBDA, SIVE_SUMMARY),
+                 zm = sive_result_stat(hot, SIVE_STAT_START_Z_MEAN, SIVE_SUMMARY),
+                 z = sive_result_stat(hot, SIVE_STAT_START_Z, SIVE_SUMMARY);
+    printf("start test: z %+.4f of lambda-hat %+.4f and t mean loss %+.4f\n", z, zl, zm);
+    ck_assert(isfinite(zl) && isfinite(zm));
+    ck_assert(zl == st.z[0] && zm == st.z[1] && z == st.zmin);
+    const double big = fabs(zl) > fabs(zm) ? zl : zm;
+    ck_assert(fabs(z) <= fabs(big) && (z == 0.0 || (z > 0.0) == (big > 0.0)));
+    for (int i = 0; i < 3; i++) { /* summary only */
+        ck_assert(isnan(sive_result_stat(hot, parts[i], 0)));
+        ck_assert(isnan(sive_result_stat_std(hot, parts[i])));
+    }
+    char want[160];
+    snprintf(want, sizeof want, "(z %+.2f, ", zl);
+    ck_assert_ptr_nonnull(strstr(sive_result_health(hot), want));
+    snprintf(want, sizeof want, "(z %+.2f, ", zm);
+    ck_assert_ptr_nonnull(strstr(sive_result_health(hot), want));
+    sive_result *back = round_trip(hot);
+    for (int i = 0; i < 3; i++)
+        ck_assert(same_bits(sive_result_stat(back, parts[i], SIVE_SUMMARY),
+                            sive_result_stat(hot, parts[i], SIVE_SUMMARY)));
+    sive_result_free(back);
+    sive_result_free(hot);
+    sive_result *plain = run(probe(1e4, 0.5, 3000, 4, 7, 1, 0.0), &m, th);
+    sive_result *one = run(probe(1e4, 0.5, 3000, 1, 7, 1, 100.0), &m, th);
+    for (int i = 0; i < 3; i++) {
+        ck_assert(isnan(sive_result_stat(plain, parts[i], SIVE_SUMMARY)));
+        ck_assert(isnan(sive_result_stat(one, parts[i], SIVE_SUMMARY)));
+    }
+    sive_result_free(plain);
+    sive_result_free(one);
 }
 END_TEST
 
@@ -364,6 +434,8 @@ START_TEST(null_distribution)
             s2[i] += st.z[i] * st.z[i];
         }
         ck_assert(sive_result_stat(r, SIVE_STAT_START_Z, SIVE_SUMMARY) == st.zmin);
+        ck_assert(sive_result_stat(r, SIVE_STAT_START_Z_LAMBDA, SIVE_SUMMARY) == st.z[0]);
+        ck_assert(sive_result_stat(r, SIVE_STAT_START_Z_MEAN, SIVE_SUMMARY) == st.z[1]);
         const int flag = !!(sive_result_flags(r) & SIVE_FLAG_START_DEPENDENT);
         ck_assert_int_eq(flag, fabs(st.zmin) > 3.0);
         over += flag;
@@ -390,6 +462,7 @@ int main(void)
     tcase_add_test(tc, cold_chains_are_the_plain_chains);
     tcase_add_test(tc, refused_without_a_hot_phase);
     tcase_add_test(tc, start_line_names_the_unclipped);
+    tcase_add_test(tc, start_z_parts_published);
     tcase_add_test(tc, tail_law_unchanged_and_quiet);
     tcase_add_test(tc, fires_on_a_slow_mode);
     tcase_add_test(tc, hamiltonian_steps_run_hot);

@@ -364,6 +364,13 @@ z = z["mean"] if isinstance(z, dict) else z
 assert math.isfinite(z), z
 m = re.search(r"^  start test z \(start_z\) +(-?[0-9.]+) \(chains started hot - cold\)$", text, re.M)
 assert m and m.group(1) == "%.2f" % z, (m, z)
+# its two parts: summary-only numbers in the JSON, one table row
+zl, zm = d["start_z_lambda"], d["start_z_mean"]
+assert math.isfinite(zl) and math.isfinite(zm), (zl, zm)
+m = re.search(r"^  start test parts +(-?[0-9.]+) of lambda-hat, (-?[0-9.]+) of t mean tail loss$",
+              text, re.M)
+assert m and m.groups() == ("%.2f" % zl, "%.2f" % zm), (m, zl, zm)
+assert d["auto_step_grads"]["mean"] is None and d["auto_step_rescaled"]["mean"] is None
 PY
     bad "table: start_z with --anneal"
 # a tiny budget raises low_ess: the summary row carries the mark and names
@@ -470,6 +477,15 @@ last = e[-1]
 for r, o in zip(last["retrospective"]["chains"], last["online"]["chains"]):
     assert abs(r - o) <= 1e-6 * abs(o), (r, o)'
 pycheck "trajectory.json" "$TJ/trajectory.json" 'assert len(d["epochs"]) == 3 and len(d["retrospective_anchor"]) == 2'
+# the probe settings as the runs resolved them (metropolis 0 on a mini-batch
+# loss, as `sive probe`'s settings), probe_requested as given (-1: auto),
+# and each epoch's own resolved settings
+pycheck "trajectory.json: probe resolved, probe_requested as given" "$TJ/trajectory.json" '
+s, q = d["probe"], d["probe_requested"]
+assert s["metropolis"] == 0 and q["metropolis"] == -1 and set(q) == set(s), (s, q)
+assert {k for k in s if s[k] != q[k]} == {"metropolis"}, (s, q)
+assert s["steps"] == 200 and s["chains"] == 2 and "blis_threads" in s, s
+assert all(e["settings"] == s for e in d["epochs"]), [e["settings"] for e in d["epochs"]]'
 # the chain geometry `sive probe` prints is in the JSON too
 pycheck "trajectory.json: geometry diagnostics" "$TJ/trajectory.json" '
 for e in d["epochs"]:

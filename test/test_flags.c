@@ -9,6 +9,10 @@
  *  - unstable's climb trigger raised on a chain that sits far above the
  *    loss at theta* (a narrow dip there), and not on the plain quadratic
  *    at the defaults nor on K1 at 4 times the default step;
+ *  - unstable's variance-over-mean trigger not raised on a chain that went
+ *    downhill past the slope proxy (a closed-form "summit": theta* not
+ *    near a minimum), and raised on K1's even blow-up near the ULA step's
+ *    stability limit;
  *  - step_extrapolate: the run at base_lr is untouched, SIVE_STEP0 is
  *    2 lambda(a/2) - lambda(a) of the two runs, and (argument "slow") K1's
  *    continuous-law value 0.5 is recovered;
@@ -218,6 +222,114 @@ START_TEST(unstable_on_climb)
 }
 END_TEST
 
+/* unstable's variance-over-mean trigger is skipped on a chain that went
+ * downhill past the slope proxy, t (mean - Lbar_0) + t^2 h^2 ||g_0||^2 <= 0
+ * (theta* not near a minimum): on the "summit"
+ *   L = l0 + b sum x_i - (c/2) |x|^2   (x = theta - theta*, theta* = 0)
+ * with t c h^2 = 1/2 (the tethered law exp(-t L - |x|^2/(2h^2)) is
+ * Gaussian: precision P = 1/h^2 - t c, mean mu = -t b/P per coordinate),
+ *   t (E L - l0) = t d (b mu - (c/2)(mu^2 + 1/P)) = -1.25 d,
+ *   slope proxy t^2 h^2 d b^2 = 0.25 d (t b h = 1/2),
+ *   lambda = t^2 d ((b - c mu)^2 / P + c^2 / (2 P^2)) = 2.5 d,
+ * so the mean estimator plus the slope proxy is -d while lambda-hat is
+ * 2.5 d: without the guard lambda-hat - 3 (-d) = 5.5 d, many standard
+ * errors, would raise unstable (nothing else does: the chain descends, no
+ * spikes).  The exact sampler (metropolis 1) makes lambda-hat the closed
+ * form above.  The counterpart uphill: K1 (L = 1 + x^2) under ULA at
+ * base_lr 0.95 (a k = 1.9, near the step's stability limit) blows up
+ * evenly above theta*, t k s^2 ~ 2/(2 - a k) = 20 times the law's
+ * spread: lambda-hat ~ 20 times the mean estimator, and the trigger
+ * fires (as on the suite's L2 10-20-10 r3 in test_truth). */
+typedef struct summit {
+    quad_fixture q; /* l0, and sigma the evaluation noise */
+    double b, c;
+} summit;
+
+static double summit_loss(const summit *p, const double *th, size_t d)
+{
+    double s = 0.0, l = 0.0;
+    for (size_t i = 0; i < d; i++) {
+        l += th[i];
+        s += th[i] * th[i];
+    }
+    return p->q.l0 + p->b * l - 0.5 * p->c * s;
+}
+
+static int summit_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                       double *loss, void *user)
+{
+    const summit *p = user;
+    const double *th = theta;
+    double *g = grad;
+    (void)b;
+    *loss = summit_loss(p, th, d);
+    for (size_t i = 0; i < d; i++)
+        g[i] = p->b - p->c * th[i];
+    return 0;
+}
+
+static int summit_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                        void *user)
+{
+    const summit *p = user;
+    quad_noisy_groups(b, summit_loss(p, theta, d), p->q.sigma, gl);
+    return 0;
+}
+
+START_TEST(unstable_var_mean_not_downhill)
+{
+    enum { D = 4 };
+    const double h = 0.01, c = 0.5 / (T * h * h), b = 0.5 / (T * h);
+    summit p = {{.l0 = 1.0, .sigma = 1e-6}, b, c};
+    sive_model m = quad_fixture_model(&p.q, D);
+    m.grad = summit_grad;
+    m.group_loss = summit_group;
+    m.user = &p;
+    sive_probe *pr = NULL;
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_new(&pr), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(pr, SIVE_OPT_H, h), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(pr, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_STEPS, 20000), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_CHAINS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_SEED, 21), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_THREADS, 2), SIVE_OK);
+    double th[D] = {0};
+    ck_assert_int_eq(sive_probe_run(pr, &m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double prec = 1.0 / (h * h) - T * c, mu = -T * b / prec;
+    const double want = T * T * D * ((b - c * mu) * (b - c * mu) / prec + c * c / (2 * prec * prec));
+    const double mean_est = T * (sive_result_stat(r, SIVE_STAT_TAIL_MEAN_LOSS, SIVE_SUMMARY) - 1.0),
+                 slope = sive_result_stat(r, SIVE_STAT_SLOPE_PROXY, SIVE_SUMMARY);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r);
+    const char *health = sive_result_health(r);
+    printf("summit (downhill): lambda-hat %.4g +- %.3g (closed form %.4g), t (mean - L0) %.4g "
+           "(closed form %.4g) + slope proxy %.4g (%.4g), flags 0x%x\n%s", lam, se, want,
+           mean_est, T * D * (b * mu - 0.5 * c * (mu * mu + 1.0 / prec)), slope,
+           T * T * h * h * D * b * b, sive_result_flags(r), health);
+    /* the model is what it claims: lambda-hat the closed form, the chain
+     * well below L(theta*) past the slope proxy */
+    ck_assert_msg(fabs(lam - want) < 4.0 * se, "lambda-hat %g, closed form %g", lam, want);
+    ck_assert_double_eq_tol(slope, T * T * h * h * D * b * b, 1e-9);
+    ck_assert_msg(mean_est + slope < -0.5 * D, "%g + %g", mean_est, slope);
+    /* and not flagged: lambda-hat is 2.5 times |mean + slope| */
+    ck_assert_msg(!(sive_result_flags(r) & SIVE_FLAG_UNSTABLE), "%s", health);
+    ck_assert_ptr_null(strstr(health, "excursions the mean loss does not follow"));
+    sive_result_free(r);
+    sive_probe_free(pr);
+    /* uphill, the trigger fires: K1 under ULA near its stability limit */
+    setting k1 = {.centre = 0.0, .h = 2.0, .a = 0.95, .sigma = 1e-5, .steps = 20000,
+                  .chains = 4, .groups = 16, .seed = 5};
+    r = run(&k1);
+    health = sive_result_health(r);
+    printf("K1 at base_lr 0.95 (uphill): lambda-hat %.4g, flags 0x%x\n%s",
+           sive_result_lambda(r), sive_result_flags(r), health);
+    ck_assert(sive_result_flags(r) & SIVE_FLAG_UNSTABLE);
+    ck_assert_ptr_nonnull(strstr(health, "excursions the mean loss does not follow"));
+    sive_result_free(r);
+}
+END_TEST
+
 START_TEST(imprecise_by_definition)
 {
     const int64_t steps[2] = {40, 50000};
@@ -402,6 +514,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, step_curvature_k1);
         tcase_add_test(tc, imprecise_by_definition);
         tcase_add_test(tc, unstable_on_climb);
+        tcase_add_test(tc, unstable_var_mean_not_downhill);
         tcase_add_test(tc, extrapolate_pairs_runs);
     }
     suite_add_tcase(s, tc);

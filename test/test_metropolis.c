@@ -39,7 +39,9 @@
  *    "Locally adaptive step"): K1, the anisotropic quadratic (with P and
  *    leapfrog 4, and as autoMALA, leapfrog 1), the quartic, and the funnel
  *    u^2 v^2 against its continuous law by quadrature, each within 3 MCSE;
- *    auto_step 0 gives the sampler's bits; refused without metropolis.
+ *    auto_step 0 gives the sampler's bits; refused without metropolis;
+ *    its tallies (SIVE_STAT_AUTO_STEP_GRADS, _RESCALED) per chain and as
+ *    the health line gives them, NaN after a load or a merge.
  * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
  * quartic), and the MCSE small enough that a bias of ULA's size (+11 % on
  * K1) would fail by far. */
@@ -483,6 +485,86 @@ START_TEST(auto_step_off_same_bits)
 }
 END_TEST
 
+/* auto_step's tallies are published: SIVE_STAT_AUTO_STEP_GRADS (the
+ * tail's gradient calls per step) and _RESCALED (the share of tail moves
+ * whose step was halved or doubled) per chain, their summary the mean
+ * over chains, as the health line gives them (pooled over the moves:
+ * the chains' tails are equally long); measured while the chains step,
+ * NaN after a save and load or a merge (lambda-hat unchanged), and
+ * without auto_step. */
+START_TEST(auto_step_stats_published)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    double th[3] = {0.2, -0.1, 0.05};
+    sive_result *r = NULL, *part[2] = {NULL, NULL};
+    for (int k = 0; k < 3; k++) { /* the whole run, then chains 0..1 and 2..3 */
+        sive_probe *p = k1_probe(3000, 4, 8, 2);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_AUTO_STEP, 4), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 2), SIVE_OK);
+        if (k) {
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, 2 * (k - 1)), SIVE_OK);
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_END, 2 * k), SIVE_OK);
+        }
+        ck_assert_int_eq(sive_probe_run(p, &m, th, k ? &part[k - 1] : &r), SIVE_OK);
+        sive_probe_free(p);
+    }
+    const sive_stat st[2] = {SIVE_STAT_AUTO_STEP_GRADS, SIVE_STAT_AUTO_STEP_RESCALED};
+    for (int i = 0; i < 2; i++) {
+        double sum = 0.0;
+        for (int32_t c = 0; c < 4; c++) {
+            const double v = sive_result_stat(r, st[i], c);
+            ck_assert_msg(i ? v >= 0.0 && v <= 1.0 : v >= 1.0, "%s chain %d: %g",
+                          sive_stat_name(st[i]), (int)c, v);
+            sum += v;
+        }
+        ck_assert_double_eq_tol(sive_result_stat(r, st[i], SIVE_SUMMARY), sum / 4, 1e-12);
+        ck_assert(isfinite(sive_result_stat_std(r, st[i])));
+    }
+    const double grads = sive_result_stat(r, SIVE_STAT_AUTO_STEP_GRADS, SIVE_SUMMARY),
+                 rescaled = sive_result_stat(r, SIVE_STAT_AUTO_STEP_RESCALED, SIVE_SUMMARY);
+    const char *hl = sive_result_health(r), *a = strstr(hl, "tail gradient calls per step ");
+    const char *j0 = strstr(hl, " +0 ");
+    double hg = NAN, h0 = NAN;
+    ck_assert(a && j0 && sscanf(a, "tail gradient calls per step %lf", &hg) == 1 &&
+              sscanf(j0, " +0 %lf", &h0) == 1);
+    printf("auto_step 4, leapfrog 2: %s %.4f (health %.3g), %s %.4f (health: j = 0 on %.3f)\n",
+           sive_stat_name(st[0]), grads, hg, sive_stat_name(st[1]), rescaled, h0);
+    ck_assert_msg(fabs(grads - hg) <= 0.006 * hg, "%g vs %g", grads, hg);
+    ck_assert_msg(fabs(rescaled - (1.0 - h0)) <= 0.0006, "%g vs 1 - %g", rescaled, h0);
+    /* run-only: NaN after a save and load, or a merge */
+    void *bytes = NULL;
+    size_t len = 0;
+    sive_result *back = NULL, *merged = NULL;
+    ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &len), SIVE_OK);
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    sive_free(bytes);
+    ck_assert_int_eq(sive_result_merge(&merged, (const sive_result *const *)part, 2), SIVE_OK);
+    ck_assert(sive_result_lambda(back) == sive_result_lambda(r));
+    ck_assert(sive_result_lambda(merged) == sive_result_lambda(r));
+    for (int i = 0; i < 2; i++) {
+        ck_assert(isfinite(sive_result_stat(part[0], st[i], SIVE_SUMMARY)));
+        ck_assert(isnan(sive_result_stat(back, st[i], SIVE_SUMMARY)));
+        ck_assert(isnan(sive_result_stat(back, st[i], 0)));
+        ck_assert(isnan(sive_result_stat(merged, st[i], SIVE_SUMMARY)));
+    }
+    sive_result_free(back);
+    sive_result_free(merged);
+    sive_result_free(part[0]);
+    sive_result_free(part[1]);
+    sive_result_free(r);
+    /* without auto_step: NaN */
+    sive_probe *p = k1_probe(3000, 2, 8, 1);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    for (int i = 0; i < 2; i++)
+        ck_assert(isnan(sive_result_stat(r, st[i], SIVE_SUMMARY)) &&
+                  isnan(sive_result_stat(r, st[i], 0)));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* Pairs of runs that must give the same bits, without (k = 0, 1) and with
  * (k = 2, 3) the preconditioner: 1 and 2 threads, or (leapfrog1) the
  * leapfrog option unset and set to 1; the preconditioner changes them. */
@@ -753,6 +835,7 @@ int main(void)
     tcase_add_test(tc, auto_step_exact);
     tcase_add_test(tc, auto_step_funnel);
     tcase_add_test(tc, auto_step_off_same_bits);
+    tcase_add_test(tc, auto_step_stats_published);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, threads_same_bits);
     tcase_add_test(tc, hmc_exact);

@@ -430,6 +430,16 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     if (!isnan(z))
         fprintf(f, "  %-26s%.2f (chains started hot - cold)\n",
                 "start test z (start_z)", z);
+    if (!isnan(z))
+        fprintf(f, "  %-26s%.2f of lambda-hat, %.2f of t mean tail loss\n",
+                "start test parts", summ(r, SIVE_STAT_START_Z_LAMBDA),
+                summ(r, SIVE_STAT_START_Z_MEAN));
+    /* --auto-step's tallies (NaN without it, and in a merged result) */
+    double ag = summ(r, SIVE_STAT_AUTO_STEP_GRADS);
+    if (!isnan(ag))
+        fprintf(f, "  %-26s%.3g gradient calls per tail step, %.3g of the moves "
+                   "halved or doubled\n",
+                "auto_step", ag, summ(r, SIVE_STAT_AUTO_STEP_RESCALED));
 }
 
 /* 1 when view v's losses were control variates (lib/core/eval_views.c). */

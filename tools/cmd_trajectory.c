@@ -57,6 +57,8 @@ typedef struct traj_epoch {
     char *health;
     char *stopped;          /* "chain 1: aborted at step 812 of 3000\n"...,
                                one line per chain that did not finish    */
+    char *settings;         /* JSON members: the options as the run
+                               resolved them (NULL: it did not start)    */
 } traj_epoch;
 
 /* Everything one trajectory run holds. */
@@ -91,7 +93,24 @@ static void column_stats(traj_epoch *e, int32_t K)
     }
 }
 
-static void collect(traj_epoch *e, const sive_result *r, int32_t K)
+/* The probe's settings as JSON members, as the run r resolved them (r
+ * NULL: as given), into a new string (NULL without memory). */
+static char *settings_json(const probe_cfg *c, const sive_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return NULL;
+    probe_json_settings(m, c, r);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void collect(traj_epoch *e, const probe_cfg *c, const sive_result *r, int32_t K)
 {
     /* the chains that finished, as in the library's summaries (a chain
      * stopped by Ctrl-C is left out of the mean over chains) */
@@ -108,6 +127,7 @@ static void collect(traj_epoch *e, const sive_result *r, int32_t K)
     e->chains_ok = sive_result_chains_ok(r);
     e->flags = sive_result_flags(r);
     e->health = strdup(sive_result_health(r));
+    e->settings = settings_json(c, r);
     char *buf = NULL, note[300];
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
@@ -255,10 +275,13 @@ static void json_pm(FILE *f, const traj_epoch *e, int k, int32_t K)
     fputs("]}", f);
 }
 
-static void json_epoch(FILE *f, const traj_epoch *e, int32_t K)
+static void json_epoch(FILE *f, const traj_epoch *e, int32_t K, const char *requested)
 {
     fprintf(f, "{\"epoch\":%lld,\"checkpoint\":", (long long)e->tr.epoch);
     cli_json_str(f, e->tr.path);
+    /* what this checkpoint's run resolved and ran, as `sive probe`'s
+     * settings; the top-level probe_requested when it did not start */
+    fprintf(f, ",\"settings\":{%s}", e->settings ? e->settings : requested);
     const char *key[4] = {"train_loss", "test_loss", "train_accuracy", "test_accuracy"};
     double v[4] = {e->tr.train_loss, e->tr.test_loss, e->tr.train_acc, e->tr.test_acc};
     for (size_t j = 0; j < 4; j++)
@@ -301,9 +324,17 @@ static void write_json(FILE *f, const traj_ctx *x)
             x->in, (long long)t->h1, (long long)t->h2, x->classes, (long long)t->epochs, t->lr,
             (long long)t->batch, (unsigned long long)t->seed);
     cli_json_str(f, t->data_dir ? t->data_dir : cli_data_dir());
-    fputs("},\"probe\":{", f);
-    probe_json_settings(f, &x->c->probe, NULL);
-    fprintf(f, "},\"interrupted\":%s,\"budget\":", x->interrupted ? "true" : "false");
+    /* the settings as the runs resolved them (the first checkpoint's run
+     * that started; the options as given when none did), then as given
+     * (metropolis -1: auto), as `sive probe`'s settings and
+     * settings_requested */
+    char *requested = settings_json(&x->c->probe, NULL);
+    const char *resolved = NULL;
+    for (int64_t i = 0; i < x->n && !resolved; i++)
+        resolved = x->ep[i].settings;
+    const char *given = requested ? requested : "";
+    fprintf(f, "},\"probe\":{%s},\"probe_requested\":{%s}", resolved ? resolved : given, given);
+    fprintf(f, ",\"interrupted\":%s,\"budget\":", x->interrupted ? "true" : "false");
     if (x->c->budget_note)
         cli_json_str(f, x->c->budget_note);
     else
@@ -317,9 +348,10 @@ static void write_json(FILE *f, const traj_ctx *x)
     fputs("],\"epochs\":[", f);
     for (int64_t i = 0; i < x->n; i++) {
         fputs(i ? ",\n" : "\n", f);
-        json_epoch(f, &x->ep[i], x->K);
+        json_epoch(f, &x->ep[i], x->K, given);
     }
     fputs("]}\n", f);
+    free(requested);
 }
 
 /* Written atomically (cli_out): a reader never sees half a file. */
@@ -357,6 +389,7 @@ static void traj_free(traj_ctx *x)
         free(x->ep[i].pc);
         free(x->ep[i].health);
         free(x->ep[i].stopped);
+        free(x->ep[i].settings);
     }
     free(x->ep);
     free(x->rows);
@@ -403,7 +436,7 @@ static void traj_probe_one(traj_ctx *x, int64_t i)
         e->rc = probe_run(&x->c->probe, m, theta, x->train, x->pg, label, &r, &e->secs, e->err,
                           sizeof e->err);
     }
-    collect(e, r, x->K);
+    collect(e, &x->c->probe, r, x->K);
     sive_result_free(r);
     sive_free(theta);
     sive_mlp_free(m);
@@ -755,7 +788,7 @@ static int gather_one(traj_ctx *x, int64_t i, traj_piece *pc, int64_t k)
     e->secs = secs; /* the sum over the pieces, as `sive merge` reports */
     if ((e->rc = sive_result_status(r))) /* diverged chains, as one process says */
         snprintf(e->err, sizeof e->err, "%s", sive_result_errmsg(r));
-    collect(e, r, x->K);
+    collect(e, &x->c->probe, r, x->K);
     sive_result_free(r);
     return note_epoch(x, e);
 }

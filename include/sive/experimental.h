@@ -59,7 +59,8 @@ extern "C" {
  * the burn-in and the tail run at t, so the tail's law is the tethered
  * law at t, and the cost is unchanged (same steps).  The odd chains start
  * cold (at t from theta*, as without the option), and the two groups'
- * lambda-hat and mean tail loss are compared (SIVE_STAT_START_Z,
+ * lambda-hat and mean tail loss are compared (SIVE_STAT_START_Z, its
+ * parts SIVE_STAT_START_Z_LAMBDA and SIVE_STAT_START_Z_MEAN,
  * SIVE_FLAG_START_DEPENDENT).
  * The radius search's pilots (c_h = 0) run every chain hot.  Not with
  * SIVE_OPT_GRAD_NOISE_COMPENSATION, nor with a burn-in of fewer than 4
@@ -78,7 +79,8 @@ extern "C" {
  * chooses the same j, so the chain keeps the tethered law exactly (after
  * autoMALA and AutoStep).  Each trial step costs a trajectory's gradient
  * calls; the health text gives the tail's calls per step and the chosen
- * j.  The base step adapts in the burn-in toward the chosen steps, then
+ * j, SIVE_STAT_AUTO_STEP_GRADS and SIVE_STAT_AUTO_STEP_RESCALED the calls
+ * per step and the share of moves halved or doubled per chain.  The base step adapts in the burn-in toward the chosen steps, then
  * is frozen.  0: off (the sampler without it, bit for bit).  Refused
  * without metropolis, and with SIVE_OPT_DELAYED_REJECTION (two ways of
  * shrinking a rejected step).  docs/theory.md, "Locally adaptive step".

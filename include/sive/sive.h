@@ -775,7 +775,27 @@ typedef enum sive_stat {
      *  SIVE_FLAG_START_DEPENDENT, in at most 0.27 % of runs whose chains
      *  sample one law (docs/theory.md, "Annealed burn-in").  Summary only;
      *  NaN otherwise. */
-    SIVE_STAT_START_Z = 29
+    SIVE_STAT_START_Z = 29,
+    /** The start test's two parts (SIVE_STAT_START_Z combines them): the
+     *  signed z of the Welch test of hot- minus cold-started chains'
+     *  unclipped SIVE (START_Z_LAMBDA) and of t times their tail mean loss
+     *  (START_Z_MEAN), each before the Bonferroni combination.  Summary
+     *  only; NaN without anneal > 1 or a chain of each kind.  Recomputed
+     *  from the traces, so they survive sive_result_load() and merges. */
+    SIVE_STAT_START_Z_LAMBDA = 30,
+    SIVE_STAT_START_Z_MEAN = 31,
+    /** With the experimental option auto_step > 0 (sive/experimental.h):
+     *  the tail's gradient calls per step (every trajectory of the step
+     *  selection and of its reverse check counted; a plain Hamiltonian
+     *  step of the same leapfrog costs its moves alone), per chain and
+     *  their mean.  NaN otherwise, and, measured while the chains step,
+     *  after sive_result_load() or sive_result_merge(). */
+    SIVE_STAT_AUTO_STEP_GRADS = 32,
+    /** With auto_step > 0: the share of the tail's moves whose chosen step
+     *  is not the base step (halved or doubled at least once, j != 0; the
+     *  health text gives each j's share), per chain and their mean.  NaN
+     *  otherwise, and after sive_result_load() or sive_result_merge(). */
+    SIVE_STAT_AUTO_STEP_RESCALED = 33
 } sive_stat;
 
 /** Stable machine name of a statistic ("sive", "mcse", ...), used as the

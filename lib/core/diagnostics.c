@@ -191,22 +191,34 @@ static int ess(sive_result *r, const tails *t, int32_t ok, double *multi)
  * over chains (SIVE_POOL_QUADRATURE in stat_table.h) combine in
  * quadrature.  The SIVE_POOL_ALL_CHAINS and _SUMMARY_ONLY summaries are
  * set by sivei_result_summarise(). */
+static void pool_one(sive_result *r, int s, int32_t ok)
+{
+    double sum = 0.0, sum2 = 0.0;
+    for (int32_t c = r->begin; c < r->end; c++)
+        if (sivei_chain(r, c)->status == SIVE_CHAIN_OK)
+            sum += sivei_chain(r, c)->stat[s];
+    double mean = ok ? sum / ok : NAN;
+    for (int32_t c = r->begin; c < r->end; c++)
+        if (sivei_chain(r, c)->status == SIVE_CHAIN_OK) {
+            double dv = sivei_chain(r, c)->stat[s] - mean;
+            sum2 += dv * dv;
+        }
+    r->summary[s] = mean;
+    r->spread[s] = ok >= 2 ? sqrt(sum2 / (ok - 1)) : NAN;
+}
+
+void sivei_result_pool_mean(sive_result *r, int s)
+{
+    int32_t ok = 0;
+    for (int32_t c = r->begin; c < r->end; c++)
+        ok += sivei_chain(r, c)->status == SIVE_CHAIN_OK;
+    pool_one(r, s, ok);
+}
+
 static void pool(sive_result *r, int32_t ok)
 {
-    for (int s = 0; s < SIVEI_N_STATS; s++) {
-        double sum = 0.0, sum2 = 0.0;
-        for (int32_t c = r->begin; c < r->end; c++)
-            if (sivei_chain(r, c)->status == SIVE_CHAIN_OK)
-                sum += sivei_chain(r, c)->stat[s];
-        double mean = ok ? sum / ok : NAN;
-        for (int32_t c = r->begin; c < r->end; c++)
-            if (sivei_chain(r, c)->status == SIVE_CHAIN_OK) {
-                double dv = sivei_chain(r, c)->stat[s] - mean;
-                sum2 += dv * dv;
-            }
-        r->summary[s] = mean;
-        r->spread[s] = ok >= 2 ? sqrt(sum2 / (ok - 1)) : NAN;
-    }
+    for (int s = 0; s < SIVEI_N_STATS; s++)
+        pool_one(r, s, ok);
     if (ok == 0)
         return;
     for (int s = 0; s < SIVEI_N_STATS; s++) {

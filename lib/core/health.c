@@ -605,6 +605,8 @@ int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
     sivei_start st;
     t.rc = sivei_start_test(r, &st);
     r->summary[SIVE_STAT_START_Z] = st.zmin;
+    r->summary[SIVE_STAT_START_Z_LAMBDA] = st.z[0];
+    r->summary[SIVE_STAT_START_Z_MEAN] = st.z[1];
     uint32_t f = chain_flags(r, &t);
     f |= summary_flags(r, worst_z, worst_chain, &st, &t);
     if (t.rc) {

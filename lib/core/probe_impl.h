@@ -180,6 +180,10 @@ SIVE_HIDDEN int sivei_chain_estimate(const sive_result *r, sivei_chain_out *c);
 /* diagnostics.c: per-chain estimators, summaries over chains, multi-chain
  * ESS, split-Rhat; then health.c's flags. */
 SIVE_HIDDEN int sivei_result_summarise(sive_result *r);
+/* The summary (mean) and spread of statistic s over r's finished chains,
+ * as sivei_result_summarise pools a SIVE_POOL_MEAN statistic: for the
+ * statistics a sampler sets after it (its note). */
+SIVE_HIDDEN void sivei_result_pool_mean(sive_result *r, int s);
 /* diag_geometry.c: DLAMBDA_DLOG_H and its SE for the finished chains
  * ids[0..k-1] (SIVE_OK or SIVE_E_NOMEM), and a chain's STEP_CURVATURE. */
 SIVE_HIDDEN int sivei_radius_sensitivity(sive_result *r, const int32_t *ids, size_t k);

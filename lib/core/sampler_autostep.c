@@ -25,6 +25,8 @@
  * the selection chooses, then frozen). */
 #include "sampler_autostep.h"
 
+#include "leapfrog.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,71 +144,23 @@ static void swapd(double **x, double **y)
     *y = t;
 }
 
-static inline void put(const sivei_run *run, void *x, size_t i, double v)
-{
-    if (run->model.dtype == SIVE_F32)
-        ((float *)x)[i] = (float)v;
-    else
-        ((double *)x)[i] = v;
-}
-
-/* The leapfrog trajectory of n moves of size eps on H = t L + |x -
- * theta*|^2/(2h^2) + p'Pp/2 from (x, momentum sign * p; gradient g, loss
- * loss) into the trial buffers.  Returns ell = H(start) - H(end), -inf
- * when a loss on the way is not finite; *rc the callback's failure. */
+/* The leapfrog trajectory (leapfrog.c) of n moves of size eps from (x,
+ * momentum sign * p; gradient g, loss loss) into the trial buffers.
+ * Returns ell = H(start) - H(end), -inf when a loss on the way is not
+ * finite; *rc the callback's failure. */
 static double trajectory(const sivei_run *run, const sivei_work *w, sivei_autostep *s,
                          const sivei_autostep_call *c, const void *x, const void *g,
                          double loss, const double *p, double sign, double eps, int64_t n,
                          int *rc)
 {
-    const double t = w->t_step, ih2 = 1.0 / (run->h * run->h);
-    const sivei_precond *pc = c->pc;
-    double kin0 = 0.0, kin1 = 0.0, r20 = 0.0, r21 = 0.0, lp = NAN;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
-        size_t b, e;
-        sivei_range_at(run, k, &b, &e);
-        for (size_t i = b; i < e; i++) {
-            const double th = sivei_sampler_val(run, x, i);
-            const double d = th - sivei_sampler_val(run, run->theta_star, i);
-            const double P = pc ? pc->p[i] : 1.0;
-            double q = sign * p[i];
-            kin0 += 0.5 * P * q * q;
-            r20 += d * d;
-            q -= 0.5 * eps * (t * sivei_sampler_val(run, g, i) + d * ih2);
-            s->tp[i] = q;
-            put(run, s->tx, i, th + eps * P * q);
-        }
-    }
-    *rc = 0;
-    for (int64_t k = 1; k <= n; k++) {
-        s->calls++;
-        if ((*rc = c->grad(c->ctx, s->tx, s->tg, &lp)) != 0)
-            return -INFINITY;
-        if (!isfinite(lp))
-            return -INFINITY; /* U = +inf on the trajectory */
-        const double f = k < n ? eps : 0.5 * eps;
-        for (size_t q = 0; q < sivei_range_count(run); q++) {
-            size_t b, e;
-            sivei_range_at(run, q, &b, &e);
-            for (size_t i = b; i < e; i++) {
-                const double th = sivei_sampler_val(run, s->tx, i);
-                const double d = th - sivei_sampler_val(run, run->theta_star, i);
-                const double P = pc ? pc->p[i] : 1.0;
-                const double v = s->tp[i] - f * (t * sivei_sampler_val(run, s->tg, i) + d * ih2);
-                s->tp[i] = v;
-                if (k < n)
-                    put(run, s->tx, i, th + eps * P * v);
-                else {
-                    kin1 += 0.5 * P * v * v;
-                    r21 += d * d;
-                }
-            }
-        }
-    }
-    s->tloss = lp;
-    s->tr2 = r21;
-    const double l = -t * (lp - loss) - (r21 - r20) * (0.5 * ih2) - (kin1 - kin0);
-    return isfinite(l) ? l : -INFINITY;
+    sivei_leapfrog_end e;
+    *rc = sivei_leapfrog(run, w->t_step, c->pc, c->grad, c->ctx, x, g, p, sign, eps, n, s->tp,
+                         s->tx, s->tg, &s->calls, &e);
+    if (*rc)
+        return -INFINITY;
+    s->tloss = e.lp;
+    s->tr2 = e.r2;
+    return sivei_leapfrog_log_ratio(run, w->t_step, loss, e.r20, e.kin0, &e);
 }
 
 /* The selection's direction at |ell| = al: -1 halve (exp(-al) < lo), +1
@@ -362,10 +316,30 @@ int sivei_autostep_move(const sivei_run *run, sivei_work *w, sivei_autostep *s,
     return 0;
 }
 
+/* SIVE_STAT_AUTO_STEP_GRADS and _RESCALED of each finished chain (its
+ * tail's gradient calls per step, its share of moves with j != 0) and
+ * their means over them. */
+static void autostep_stats(const sivei_autostep_run *r, sive_result *res)
+{
+    for (int32_t c = res->begin; c < res->end; c++) {
+        sivei_chain_out *ch = sivei_chain(res, c);
+        const int32_t k = c - res->begin;
+        if (ch->status != SIVE_CHAIN_OK || k >= r->chains || !r->done[k] || !r->t[k].moves)
+            continue;
+        const tally *x = &r->t[k];
+        const double mv = (double)x->moves;
+        ch->stat[SIVE_STAT_AUTO_STEP_GRADS] = (double)x->grads / mv;
+        ch->stat[SIVE_STAT_AUTO_STEP_RESCALED] = (double)(x->moves - x->hist[SMAX]) / mv;
+    }
+    sivei_result_pool_mean(res, SIVE_STAT_AUTO_STEP_GRADS);
+    sivei_result_pool_mean(res, SIVE_STAT_AUTO_STEP_RESCALED);
+}
+
 int sivei_autostep_note(const sivei_run *run, const sivei_autostep_run *r, sive_result *res)
 {
     if (!r)
         return SIVE_OK;
+    autostep_stats(r, res);
     tally all;
     memset(&all, 0, sizeof all);
     int chains = 0;

@@ -47,7 +47,9 @@ SIVE_HIDDEN int sivei_autostep_move(const sivei_run *run, sivei_work *w, sivei_a
                                     int64_t m, double *gnorm, double *disp,
                                     sivei_autostep_out *out);
 /* The tail's gradient calls per step, the chosen steps and the reverse
- * check's rejections, into the health text. */
+ * check's rejections, into the health text, and per finished chain into
+ * SIVE_STAT_AUTO_STEP_GRADS and SIVE_STAT_AUTO_STEP_RESCALED (with their
+ * summaries). */
 SIVE_HIDDEN int sivei_autostep_note(const sivei_run *run, const sivei_autostep_run *r,
                                     sive_result *res);
 

@@ -28,6 +28,8 @@
  * option (the second stage is a fallback, not a different tuning). */
 #include "drhmc.h"
 
+#include "leapfrog.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,78 +118,9 @@ void sivei_drhmc_chain_start(sivei_drhmc *d, const sivei_run *run, const void *t
 
 double *sivei_drhmc_p0(sivei_drhmc *d) { return d->p0; }
 
-static inline void put(const sivei_run *run, void *x, size_t i, double v)
-{
-    if (run->model.dtype == SIVE_F32)
-        ((float *)x)[i] = (float)v;
-    else
-        ((double *)x)[i] = v;
-}
-
-static inline double metric(const sivei_precond *pc, size_t i) { return pc ? pc->p[i] : 1.0; }
-
-/* K leapfrog moves of step eps on H = t L + |x - theta*|^2/(2h^2) + p'Pp/2
- * from (x0, sign pin), x0's gradient g0: the end point into x, g (its
- * gradient), p (its momentum), *lp (its loss; not finite: the trajectory
- * stopped there, rejected), *kin and *r2 (its p'Pp/2 and |x - theta*|^2).
- * The moves of hmc_move() (sampler_mala.c).  1: a gradient call failed. */
-static int trajectory(const sivei_run *run, const sivei_work *w, const sivei_precond *pc,
-                      sivei_drhmc_grad grad, void *ctx, const void *x0, const void *g0,
-                      const double *pin, double sign, double *p, void *x, void *g,
-                      double eps, int64_t K, double *lp, double *kin, double *r2,
-                      int64_t *calls)
-{
-    const double t = w->t_step, ih2 = 1.0 / (run->h * run->h);
-    for (size_t q = 0; q < sivei_range_count(run); q++) {
-        size_t b, e;
-        sivei_range_at(run, q, &b, &e);
-        for (size_t i = b; i < e; i++) {
-            const double th = sivei_sampler_val(run, x0, i);
-            const double xx = th - sivei_sampler_val(run, run->theta_star, i);
-            p[i] = sign * pin[i] - 0.5 * eps * (t * sivei_sampler_val(run, g0, i) + xx * ih2);
-            put(run, x, i, th + eps * metric(pc, i) * p[i]);
-        }
-    }
-    *kin = *r2 = 0.0;
-    for (int64_t k = 1; k <= K; k++) {
-        (*calls)++;
-        if (grad(ctx, x, g, lp))
-            return 1;
-        if (!isfinite(*lp))
-            return 0;
-        const double f = k < K ? eps : 0.5 * eps;
-        for (size_t q = 0; q < sivei_range_count(run); q++) {
-            size_t b, e;
-            sivei_range_at(run, q, &b, &e);
-            for (size_t i = b; i < e; i++) {
-                const double th = sivei_sampler_val(run, x, i);
-                const double xx = th - sivei_sampler_val(run, run->theta_star, i);
-                const double P = metric(pc, i);
-                p[i] -= f * (t * sivei_sampler_val(run, g, i) + xx * ih2);
-                if (k < K)
-                    put(run, x, i, th + eps * P * p[i]);
-                else {
-                    *kin += 0.5 * P * p[i] * p[i];
-                    *r2 += xx * xx;
-                }
-            }
-        }
-    }
-    return 0;
-}
-
 static double uniform01(sivei_pcg32 *noise)
 {
     return (double)(sivei_pcg32_next64(noise) >> 11) * 0x1p-53;
-}
-
-/* log pi(z')/pi(z) from the end point's loss, r2 and kinetic energy. */
-static double log_ratio(const sivei_run *run, const sivei_work *w, double lp, double loss,
-                        double r2p, double r2, double kinp, double kin)
-{
-    const double l = -w->t_step * (lp - loss) - (r2p - r2) * (0.5 / (run->h * run->h)) -
-                     (kinp - kin);
-    return isfinite(lp) && isfinite(l) ? l : -INFINITY;
 }
 
 int sivei_drhmc_retry(const sivei_run *run, sivei_work *w, sivei_drhmc *d,
@@ -201,35 +134,31 @@ int sivei_drhmc_retry(const sivei_run *run, sivei_work *w, sivei_drhmc *d,
     *acc = st->acc1;
     if (!st->acc1 && a1 < 1.0) {
         const int64_t k = run->opt.delayed_rejection;
-        double kin0 = 0.0, kin2, lp2, r22;
-        for (size_t q = 0; q < sivei_range_count(run); q++) {
-            size_t b, e;
-            sivei_range_at(run, q, &b, &e);
-            for (size_t i = b; i < e; i++)
-                kin0 += 0.5 * metric(st->pc, i) * d->p0[i] * d->p0[i];
-        }
+        const double t = w->t_step;
+        sivei_leapfrog_end e2;
         d->tries2 += st->tail;
-        rc = trajectory(run, w, st->pc, grad, ctx, w->theta, w->grad, d->p0, 1.0, mom, prop,
-                        gprop, st->eps / (double)k, k * st->K, &lp2, &kin2, &r22, &calls);
+        rc = sivei_leapfrog(run, t, st->pc, grad, ctx, w->theta, w->grad, d->p0, 1.0,
+                            st->eps / (double)k, k * st->K, mom, prop, gprop, &calls, &e2) != 0;
         const double lu = log(uniform01(noise));
         /* log of pi(z2) / (pi(z0) (1 - alpha1(z0))): an upper bound of log alpha2 */
         const double bound =
             rc ? -INFINITY
-               : log_ratio(run, w, lp2, st->loss0, r22, st->r20, kin2, kin0) - log1p(-a1);
+               : sivei_leapfrog_log_ratio(run, t, st->loss0, st->r20, e2.kin0, &e2) -
+                     log1p(-a1);
         if (lu < bound) { /* the ghost decides */
-            double lg, king, r2g;
+            sivei_leapfrog_end eg;
             d->ghosts += st->tail;
-            rc = trajectory(run, w, st->pc, grad, ctx, prop, gprop, mom, -1.0, d->pg, d->xg,
-                            d->gg, st->eps, st->K, &lg, &king, &r2g, &calls);
+            rc = sivei_leapfrog(run, t, st->pc, grad, ctx, prop, gprop, mom, -1.0, st->eps,
+                                st->K, d->pg, d->xg, d->gg, &calls, &eg) != 0;
             if (!rc) {
-                const double lag = log_ratio(run, w, lg, lp2, r2g, r22, king, kin2);
+                const double lag = sivei_leapfrog_log_ratio(run, t, e2.lp, e2.r2, e2.kin, &eg);
                 const double ag = lag >= 0.0 ? 1.0 : exp(lag);
                 *acc = ag < 1.0 && lu < bound + log1p(-ag);
             }
         }
         if (*acc) {
-            *lp = lp2;
-            *r2p = r22;
+            *lp = e2.lp;
+            *r2p = e2.r2;
             d->acc2 += st->tail;
         }
     }

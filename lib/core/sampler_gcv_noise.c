@@ -369,27 +369,17 @@ static int noise_gradient(sivei_run *run, sivei_work *w, void *rs, void *ws,
 static int noise_note(sivei_run *run, void *state, sive_result *res)
 {
     const noise_run *r = state;
-    double sum = 0.0, sum2 = 0.0;
     int32_t k = 0;
     for (int32_t c = res->begin; c < res->end; c++) {
         sivei_chain_out *ch = sivei_chain(res, c);
         if (ch->status != SIVE_CHAIN_OK)
             continue;
+        k++;
         const double tr = r->trace[c - r->begin];
         ch->stat[SIVE_STAT_GRAD_NOISE_CLIPPED] = tr > 0.0 ? r->clip[c - r->begin] / tr : 0.0;
-        sum += ch->stat[SIVE_STAT_GRAD_NOISE_CLIPPED];
-        k++;
     }
-    if (k == 0)
-        return SIVE_OK;
-    const double mean = sum / k;
-    for (int32_t c = res->begin; c < res->end; c++)
-        if (sivei_chain(res, c)->status == SIVE_CHAIN_OK) {
-            double d = sivei_chain(res, c)->stat[SIVE_STAT_GRAD_NOISE_CLIPPED] - mean;
-            sum2 += d * d;
-        }
-    res->summary[SIVE_STAT_GRAD_NOISE_CLIPPED] = mean;
-    res->spread[SIVE_STAT_GRAD_NOISE_CLIPPED] = k >= 2 ? sqrt(sum2 / (k - 1)) : NAN;
+    sivei_result_pool_mean(res, SIVE_STAT_GRAD_NOISE_CLIPPED);
+    const double mean = res->summary[SIVE_STAT_GRAD_NOISE_CLIPPED];
     if (!(mean > CLIPPED_NOTE))
         return SIVE_OK;
     char line[400];

@@ -29,7 +29,9 @@
  * With the experimental leapfrog = K > 1 each step is a Hamiltonian Monte
  * Carlo step instead (hmc_move(): momentum N(0, P^-1), 1 .. 2K-1 leapfrog
  * moves, the same adaptation toward HMC_TARGET with beta = 0; docs/theory.md
- * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above.
+ * "Hamiltonian steps"); leapfrog 1 is the Langevin proposal above.  Its
+ * moves are sivei_leapfrog() (leapfrog.c), as the auto step's and delayed
+ * rejection's.
  * With the experimental auto_step = S >= 1 the size of each move is
  * chosen per move among the base step times 2^j, |j| <= S, reversibly
  * (sampler_autostep.c; docs/theory.md "Locally adaptive step"); the base
@@ -38,6 +40,7 @@
  * stage instead (sampler_drhmc.c; hooks marked delayed_rejection); the two
  * are not combined. */
 #include "drhmc.h"
+#include "leapfrog.h"
 #include "sampler.h"
 #include "sampler_autostep.h"
 
@@ -506,7 +509,8 @@ static int call_at(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     return rc;
 }
 
-/* delayed_rejection's gradient calls (sampler_drhmc.c): call_at at x. */
+/* The Hamiltonian step's gradient calls (its leapfrog trajectory and
+ * delayed_rejection's, sampler_drhmc.c): call_at at x. */
 typedef struct dr_ctx {
     sivei_run *run;
     sivei_work *w;
@@ -517,7 +521,7 @@ typedef struct dr_ctx {
     int64_t m;
 } dr_ctx;
 
-static int dr_grad(void *ctx, const void *x, void *g, double *lp)
+static int hmc_grad(void *ctx, const void *x, void *g, double *lp)
 {
     dr_ctx *c = ctx;
     void *prop = c->s->prop, *gprop = c->s->gprop;
@@ -527,14 +531,6 @@ static int dr_grad(void *ctx, const void *x, void *g, double *lp)
     c->s->prop = prop;
     c->s->gprop = gprop;
     return rc;
-}
-
-static inline void store(const sivei_run *run, void *x, size_t i, double v)
-{
-    if (run->model.dtype == SIVE_F32)
-        ((float *)x)[i] = (float)v;
-    else
-        ((double *)x)[i] = v;
 }
 
 static double uniform(sivei_pcg32 *noise)
@@ -563,29 +559,25 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
                     double *gnorm, double *disp, double *la, int *acc)
 {
     sivei_chain_out *out = sivei_chain(run->r, s->chain);
-    const double t = w->t_step, ih2 = 1.0 / (run->h * run->h);
+    const double t = w->t_step;
     const double eps = sqrt(2.0 * a / t) * (1.0 + HMC_JITTER * (2.0 * uniform(noise) - 1.0));
     /* the number of moves, uniform in 1 .. 2 leapfrog - 1 (mean leapfrog) */
     const int64_t K = 1 + (int64_t)(uniform(noise) * (double)(2 * run->opt.leapfrog - 1));
-    double g2 = 0.0, r2 = 0.0, kin0 = 0.0, kin1 = 0.0, r2p = 0.0, lp = NAN;
+    double g2 = 0.0, r2 = 0.0;
     double *p0 = s->dr ? sivei_drhmc_p0(s->dr) : NULL; /* delayed_rejection */
     sivei_chunks it = sivei_chunks_start(run);
     while (sivei_chunks_next(&it, noise, w->noise))
         for (size_t j = 0; j < it.nb; j++) {
             const size_t i = it.i0 + j;
-            const double th = sivei_sampler_val(run, w->theta, i);
-            const double x = th - sivei_sampler_val(run, run->theta_star, i);
+            const double x = sivei_sampler_val(run, w->theta, i) -
+                             sivei_sampler_val(run, run->theta_star, i);
             const double g = sivei_sampler_val(run, w->grad, i);
-            const double P = metric(pc, i);
-            double p = sivei_sampler_val(run, w->noise, j) / noise_factor(pc, i);
-            kin0 += 0.5 * P * p * p;
+            const double p = sivei_sampler_val(run, w->noise, j) / noise_factor(pc, i);
             if (p0)
                 p0[i] = p;
             g2 += g * g;
             r2 += x * x;
-            p -= 0.5 * eps * (t * g + x * ih2);
             s->mom[i] = p;
-            store(run, s->prop, i, th + eps * P * p);
         }
     *gnorm = sqrt(g2);
     *disp = sqrt(r2 * (1.0 / (double)run->moved));
@@ -593,40 +585,18 @@ static int hmc_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
     *acc = 0;
     if (!isfinite(s->loss) || !isfinite(g2))
         return 1;
-    for (int64_t k = 1; k <= K; k++) {
-        if (call_at(run, w, r, s, out, noise, m, &lp))
-            return 1;
-        if (!isfinite(lp))
-            break; /* U = +inf on the trajectory: rejected */
-        const double f = k < K ? eps : 0.5 * eps; /* two half kicks, or the last */
-        for (size_t q = 0; q < sivei_range_count(run); q++) {
-            size_t b, e;
-            sivei_range_at(run, q, &b, &e);
-            for (size_t i = b; i < e; i++) {
-                const double th = sivei_sampler_val(run, s->prop, i);
-                const double x = th - sivei_sampler_val(run, run->theta_star, i);
-                const double P = metric(pc, i);
-                double p = s->mom[i] - f * (t * sivei_sampler_val(run, s->gprop, i) + x * ih2);
-                s->mom[i] = p;
-                if (k < K)
-                    store(run, s->prop, i, th + eps * P * p);
-                else {
-                    kin1 += 0.5 * P * p * p;
-                    r2p += x * x;
-                }
-            }
-        }
-        if (k == K) {
-            const double l = -t * (lp - s->loss) - (r2p - r2) * (0.5 * ih2) - (kin1 - kin0);
-            *la = isfinite(l) ? l : -INFINITY;
-        }
-    }
+    sivei_leapfrog_end e;
+    dr_ctx c = {run, w, r, s, out, noise, m};
+    if (sivei_leapfrog(run, t, pc, hmc_grad, &c, w->theta, w->grad, s->mom, 1.0, eps, K,
+                       s->mom, s->prop, s->gprop, NULL, &e))
+        return 1;
+    double lp = e.lp, r2p = e.r2;
+    *la = sivei_leapfrog_log_ratio(run, t, s->loss, e.r20, e.kin0, &e);
     *acc = log(uniform(noise)) < *la;
     if (s->dr) { /* a rejected trajectory: the second stage (sampler_drhmc.c) */
         const sivei_drhmc_step st = {pc, eps, K, s->loss, r2, *la, *acc,
                                      m >= burn_end(&run->opt), K};
-        dr_ctx c = {run, w, r, s, out, noise, m};
-        if (sivei_drhmc_retry(run, w, s->dr, &st, dr_grad, &c, noise, s->prop, s->gprop,
+        if (sivei_drhmc_retry(run, w, s->dr, &st, hmc_grad, &c, noise, s->prop, s->gprop,
                               s->mom, &lp, &r2p, acc))
             return 1;
     }

@@ -68,7 +68,15 @@
       "share of the gradient noise a^2 C/(2 eta) the compensation clipped (NaN without it)") \
     X(SIVE_STAT_START_Z, "start_z", SUMMARY_ONLY, 1,                            \
       "z of hot- minus cold-started chains' lambda-hat and mean loss, Welch tests combined "  \
-      "(anneal > 1; start_dependent flag)")
+      "(anneal > 1; start_dependent flag)")                                   \
+    X(SIVE_STAT_START_Z_LAMBDA, "start_z_lambda", SUMMARY_ONLY, 1,              \
+      "the start test's z of hot- minus cold-started chains' lambda-hat (anneal > 1)") \
+    X(SIVE_STAT_START_Z_MEAN, "start_z_mean", SUMMARY_ONLY, 1,                  \
+      "the start test's z of hot- minus cold-started chains' t mean tail loss (anneal > 1)") \
+    X(SIVE_STAT_AUTO_STEP_GRADS, "auto_step_grads", MEAN, 0,                    \
+      "gradient calls per tail step of the locally adaptive step (auto_step; NaN after a load)") \
+    X(SIVE_STAT_AUTO_STEP_RESCALED, "auto_step_rescaled", MEAN, 0,              \
+      "share of the tail's auto_step moves whose step was halved or doubled (NaN after a load)")
 
 /* The number of statistics, counted from the rows. */
 #define SIVEI_STAT_COUNT_ROW(id, name, pool, scalar, doc) +1

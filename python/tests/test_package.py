@@ -158,6 +158,12 @@ class Package(unittest.TestCase):
         self.assertTrue(sive.STATS[sive.Stat.MCSE].scalar)
         self.assertFalse(sive.STATS[sive.Stat.SIVE].scalar)
         self.assertTrue(all(s.doc for s in sive.STATS))
+        # the start test's parts and auto_step's tallies (ids 30-33)
+        self.assertEqual([int(sive.Stat.START_Z_LAMBDA), int(sive.Stat.START_Z_MEAN),
+                          int(sive.Stat.AUTO_STEP_GRADS), int(sive.Stat.AUTO_STEP_RESCALED)],
+                         [30, 31, 32, 33])
+        self.assertEqual(sive.STATS[sive.Stat.START_Z_MEAN].pool, sive.StatPool.SUMMARY_ONLY)
+        self.assertEqual(sive.STATS[sive.Stat.AUTO_STEP_GRADS].pool, sive.StatPool.MEAN)
 
     def test_typed_exceptions(self):
         with self.assertRaises(sive.InvalidArgument) as cm:

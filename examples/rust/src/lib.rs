@@ -260,6 +260,11 @@ pub enum Stat {
     GradNoiseClipped,
     /// With the experimental option `anneal` > 1 (summary only).
     StartZ,
+    StartZLambda,
+    StartZMean,
+    /// With the experimental option `auto_step` > 0.
+    AutoStepGrads,
+    AutoStepRescaled,
 }
 
 impl Stat {
