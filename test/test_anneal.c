@@ -176,6 +176,67 @@ START_TEST(start_z_parts_published)
 }
 END_TEST
 
+/* A burn-in without a first quarter (floor(burn_in * steps) < 4: burn_in
+ * 0, say) has no step to run hot: anneal > 1 was a silent no-op whose
+ * start test still reported "the chains started hot"; it is refused. */
+START_TEST(refused_without_a_hot_phase)
+{
+    static quad_fixture q = {.k = 0.002, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m = quad_fixture_model(&q, 3);
+    const double th[3] = {0.2, -0.1, 0.05};
+    const struct {
+        double burn_in;
+        int64_t steps;
+        int ok;
+    } cases[] = {{0.0, 3000, 0}, {0.3, 10, 0}, {0.4, 10, 1}, {0.3, 3000, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sive_probe *p = probe(1e4, 0.5, cases[i].steps, 2, 7, 0, 4.0);
+        ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BURN_IN, cases[i].burn_in), SIVE_OK);
+        sive_result *r = NULL;
+        const int rc = sive_probe_run(p, &m, th, &r);
+        if (cases[i].ok) {
+            ck_assert_msg(rc == SIVE_OK, "case %zu: %s", i, sive_probe_errmsg(p));
+        } else {
+            ck_assert_int_eq(rc, SIVE_E_INVALID_ARG);
+            ck_assert_ptr_null(r);
+            ck_assert_msg(strstr(sive_probe_errmsg(p), "anneal 4"), "%s", sive_probe_errmsg(p));
+        }
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+}
+END_TEST
+
+/* The start line names its estimates as every health line does: a group's
+ * "lambda-hat X" is its chains' reported (clipped) estimates' mean, with
+ * the unclipped mean the test compares named beside it when they differ;
+ * noise-dominated chains (sigma 0.05, 2 groups) give negative unclipped
+ * group means, which read "lambda-hat -1.328". */
+START_TEST(start_line_names_the_unclipped)
+{
+    static quad_fixture q = {.k = 1.0, .l0 = 1.0, .sigma = 0.05};
+    sive_model m = quad_fixture_model(&q, 2);
+    const double th[2] = {0.2, -0.1};
+    int negative = 0;
+    for (int seed = 0; seed < 6; seed++) {
+        sive_probe *p = probe(100.0, 0.5, 400, 4, seed, 0, 4.0);
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
+        sive_result *r = run(p, &m, th);
+        const char *h = sive_result_health(r), *line = strstr(h, "anneal 4: ");
+        ck_assert_ptr_nonnull(line);
+        ck_assert_msg(!strstr(h, "lambda-hat -"), "%s", h);
+        for (int g = 0; g < 2; g++) {
+            const double mean = (chain_lam(r, g) + chain_lam(r, g + 2)) / 2.0;
+            negative += mean < 0.0;
+            if (mean < 0.0)
+                ck_assert_msg(strstr(line, "(unclipped -"), "%s", line);
+        }
+        sive_result_free(r);
+    }
+    ck_assert_int_gt(negative, 0); /* the case happened */
+}
+END_TEST
+
 /* t^2 Var[L] for L = 1 + x^2 under exp(-t L - (x - 0.2)^2/(2 h^2)). */
 static double k1_continuous(double t, double h)
 {
@@ -399,6 +460,8 @@ int main(void)
     TCase *tc = tcase_create("anneal");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, cold_chains_are_the_plain_chains);
+    tcase_add_test(tc, refused_without_a_hot_phase);
+    tcase_add_test(tc, start_line_names_the_unclipped);
     tcase_add_test(tc, start_z_parts_published);
     tcase_add_test(tc, tail_law_unchanged_and_quiet);
     tcase_add_test(tc, fires_on_a_slow_mode);

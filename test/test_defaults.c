@@ -358,6 +358,20 @@ START_TEST(exact_defaults_split)
     for (int32_t c = 0; c < 3; c++)
         expect_bits("a chain's SIVE", sive_result_stat(merged, SIVE_STAT_SIVE_UNCLIPPED, c),
                     sive_result_stat(whole, SIVE_STAT_SIVE_UNCLIPPED, c));
+    ck_assert_uint_eq(sive_result_flags(merged), sive_result_flags(whole));
+    /* the health text: the whole run's without the run's notes (its
+     * "metropolis:", "defaults:" and "radius:" lines), which no part's
+     * file holds (sive_result_merge(), docs/guide.md "Defaults") */
+    char kept[4096] = "";
+    for (const char *l = sive_result_health(whole); *l;) {
+        const size_t n = strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n');
+        if (strncmp(l, "metropolis:", 11) && strncmp(l, "defaults:", 9) &&
+            strncmp(l, "radius:", 7))
+            strncat(kept, l, n);
+        l += n;
+    }
+    ck_assert_ptr_nonnull(strstr(sive_result_health(whole), "\ndefaults: metropolis 1"));
+    ck_assert_str_eq(sive_result_health(merged), kept);
     sive_result_free(merged);
     sive_result_free(part[0]);
     sive_result_free(part[1]);

@@ -44,6 +44,25 @@ for f in json csv table; do
         ok "merge $f = whole probe $f (byte for byte but the time)" ||
         bad "merge $f differs: $(strip_time $f <"$TMP/out" | diff - "$TMP/whole.$f" | head -5)"
 done
+# a radius given without --metropolis (auto, resolved to 0): the merged
+# settings are the whole run's, "h = 0.05" and "metropolis = auto" (the
+# parts' notes said "sampler auto" and merge reset the radius to c_h auto)
+# (and an annealed run: the start test over the merged chains, its health
+# line and start_z, as the whole run's)
+for rad in "--h 0.05" "--c-h 2" "--anneal 4"; do
+    for f in json table; do
+        run "whole probe $rad $f" 0 "$SIVE" probe "$C" "${P[@]}" $rad --format "$f" &&
+            strip_time $f <"$TMP/out" >"$TMP/whole.$f"
+    done
+    run "part 0:1 $rad" 0 "$SIVE" probe "$C" "${P[@]}" $rad --chain-range 0:1 --save-result "$TMP/ra.sres"
+    run "part 1:3 $rad" 0 "$SIVE" probe "$C" "${P[@]}" $rad --chain-range 1:3 --save-result "$TMP/rb.sres"
+    for f in json table; do
+        run "merge $rad $f" 0 "$SIVE" merge --format "$f" "$TMP/ra.sres" "$TMP/rb.sres" &&
+            strip_time $f <"$TMP/out" | cmp -s - "$TMP/whole.$f" &&
+            ok "merge $rad $f = whole probe $f" ||
+            bad "merge $rad $f differs: $(strip_time $f <"$TMP/out" | diff - "$TMP/whole.$f" | head -5)"
+    done
+done
 
 # misfits
 run "other seed" 0 "$SIVE" probe "$C" "${P[@]}" --seed 8 --chain-range 1:3 --save-result "$TMP/s.sres"

@@ -360,6 +360,11 @@ static void ham_check(sive_model *m, const double *th, double h, int64_t steps, 
     ck_assert_msg(se < se_max * want, "MCSE %.4g", se);
     ck_assert_ptr_nonnull(strstr(hl, "leapfrog moves"));
     ck_assert_ptr_nonnull(strstr(hl, "median beta 0 (0 .. 0)"));
+    /* the auto step adapts a toward the chosen steps, not an acceptance
+     * target, and a move costs the trial trajectories' gradients (its own
+     * line): the metropolis line says so, not "acceptance target 0.70" */
+    ck_assert(!strstr(hl, "acceptance target") == !!S);
+    ck_assert(!strstr(hl, "adapted toward the chosen steps") == !S);
     sive_result_free(r);
     sive_probe_free(p);
 }

@@ -948,8 +948,18 @@ static void emit(probe_args *a, int i, const probe_out *o)
  * path comes last and runs to the end, so it may hold any character.  The
  * line "sampler auto" (before the path) says that neither --metropolis
  * nor a radius was given: the result holds the sampler and radius the
- * run resolved, the settings line the probe's "auto". */
+ * run resolved, the settings line the probe's "auto"; "metropolis auto"
+ * says that --metropolis was not given but a radius was (--h or --c-h):
+ * the radius is the result's, the sampler "auto". */
 #define NOTE_HEAD "sive-probe-note 1\n"
+
+/* The note's sampler line for c (see above): "" when --metropolis was given. */
+static const char *note_sampler(const probe_cfg *c)
+{
+    if (cli_opt_int(c->p, SIVE_OPT_METROPOLIS) >= 0)
+        return "";
+    return c->radius ? "metropolis auto\n" : "sampler auto\n";
+}
 
 static char *note_make(const probe_out *o)
 {
@@ -964,13 +974,13 @@ static char *note_make(const probe_out *o)
              (long long)ci->meta.epoch, (unsigned long long)ci->meta.seed, ci->sizes[0],
              ci->sizes[1], ci->sizes[2], ci->sizes[3], ci->dim, ci->meta.train_loss,
              ci->meta.test_loss, (long long)probe_blis(o->cfg), o->seconds,
-             cli_opt_int(o->cfg->p, SIVE_OPT_METROPOLIS) < 0 ? "sampler auto\n" : "", ci->path);
+             note_sampler(o->cfg), ci->path);
     return s;
 }
 
 /* The note back into ci (path borrowed from note), blis threads and
- * seconds, and (sampler_auto not NULL) whether it says "sampler auto";
- * -1 when it is not a probe's note. */
+ * seconds, and (sampler_auto not NULL) its sampler line: 1 "sampler auto",
+ * 2 "metropolis auto", 0 none; -1 when it is not a probe's note. */
 static int note_parse(const char *note, ckpt_info *ci, int64_t *blis, double *seconds,
                       int *sampler_auto)
 {
@@ -986,8 +996,13 @@ static int note_parse(const char *note, ckpt_info *ci, int64_t *blis, double *se
                &ci->dim, &ci->meta.train_loss, &ci->meta.test_loss, &bl, seconds,
                &used) != 11 || !used)
         return -1;
-    const int sampler = !strncmp(note + used, "sampler auto\n", 13);
-    used += sampler ? 13 : 0;
+    static const char *const lines[] = {"sampler auto\n", "metropolis auto\n"};
+    int sampler = 0;
+    for (int k = 0; k < 2 && !sampler; k++)
+        if (!strncmp(note + used, lines[k], strlen(lines[k]))) {
+            sampler = k + 1;
+            used += (int)strlen(lines[k]);
+        }
     if (sampler_auto)
         *sampler_auto = sampler;
     if (strncmp(note + used, "checkpoint ", 11))
@@ -1363,12 +1378,14 @@ static const char merge_usage[] =
     "('seconds' is the sum of the parts').  Parts of different probes,\n"
     "overlapping or missing chains are refused.\n";
 
-/* Part 0's note said "sampler auto" (note_make). */
+/* Part 0's note's sampler line (note_parse: 1 "sampler auto", 2
+ * "metropolis auto"). */
 static int merge_sampler_auto;
 
 /* The probe settings the merged run used, for the settings line (with
  * "sampler auto", the settings the whole run printed: metropolis auto and
- * the radius at its default, not what they resolved to). */
+ * the radius at its default, not what they resolved to; with "metropolis
+ * auto", metropolis auto and the radius given, the result's). */
 static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
 {
     const sive_option_info *in;
@@ -1383,10 +1400,12 @@ static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
             return -1; /* NaN: no anchor, or the radius mode not in use */
         }
     }
-    if (merge_sampler_auto &&
-        (sive_probe_set_double(c->p, SIVE_OPT_C_H, 1.0) ||
-         sive_probe_set_int(c->p, SIVE_OPT_METROPOLIS, -1)))
+    if (merge_sampler_auto == 1 && sive_probe_set_double(c->p, SIVE_OPT_C_H, 1.0))
         return -1;
+    if (merge_sampler_auto && sive_probe_set_int(c->p, SIVE_OPT_METROPOLIS, -1))
+        return -1;
+    if (merge_sampler_auto == 2) /* the radius the parts were given */
+        c->radius = isnan(cli_opt_double(c->p, SIVE_OPT_H)) ? "--c-h" : "--h";
     c->threads_set = 1;
     c->blis_threads = blis;
     return 0;

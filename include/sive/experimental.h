@@ -44,10 +44,11 @@ extern "C" {
 
 /**
  * "leapfrog" (int, 1 .. 1024, default 1): with metropolis = 1, K >= 2 makes
- * every chain step a Hamiltonian Monte Carlo step of K leapfrog moves (K
- * gradient calls; the step size adapted in the burn-in, then frozen;
- * docs/theory.md, "Hamiltonian steps").  1: the Metropolis-adjusted
- * Langevin step, bit for bit.  Refused above 1 without metropolis.
+ * every chain step a Hamiltonian Monte Carlo step of 1 .. 2K-1 leapfrog
+ * moves, drawn per step (mean K gradient calls; the step size adapted in
+ * the burn-in, then frozen; docs/theory.md, "Hamiltonian steps").  1: the
+ * Metropolis-adjusted Langevin step, bit for bit.  Refused above 1
+ * without metropolis.
  */
 #define SIVE_OPT_LEAPFROG ((sive_option)1070)
 
@@ -63,7 +64,9 @@ extern "C" {
  * parts SIVE_STAT_START_Z_LAMBDA and SIVE_STAT_START_Z_MEAN,
  * SIVE_FLAG_START_DEPENDENT).
  * The radius search's pilots (c_h = 0) run every chain hot.  Not with
- * SIVE_OPT_GRAD_NOISE_COMPENSATION.  docs/theory.md, "Annealed burn-in".
+ * SIVE_OPT_GRAD_NOISE_COMPENSATION, nor with a burn-in of fewer than 4
+ * steps (floor(burn_in * steps) < 4: no first quarter to run hot).
+ * docs/theory.md, "Annealed burn-in".
  */
 #define SIVE_OPT_ANNEAL ((sive_option)1075)
 
@@ -80,7 +83,8 @@ extern "C" {
  * j, SIVE_STAT_AUTO_STEP_GRADS and SIVE_STAT_AUTO_STEP_RESCALED the calls
  * per step and the share of moves halved or doubled per chain.  The base step adapts in the burn-in toward the chosen steps, then
  * is frozen.  0: off (the sampler without it, bit for bit).  Refused
- * without metropolis.  docs/theory.md, "Locally adaptive step".
+ * without metropolis, and with SIVE_OPT_DELAYED_REJECTION (two ways of
+ * shrinking a rejected step).  docs/theory.md, "Locally adaptive step".
  */
 #define SIVE_OPT_AUTO_STEP ((sive_option)1076)
 
@@ -93,8 +97,9 @@ extern "C" {
  * trajectory from its end point when the uniform does not already reject
  * (up to (k + 1) K more gradient calls on a rejected step; the health text
  * reports the calls per step).  0 and 1: off, bit for bit the sampler
- * without it.  Refused without leapfrog >= 2.  Composes with anneal and
- * precondition.  docs/theory.md, "Delayed rejection".
+ * without it.  Refused without leapfrog >= 2 and metropolis, and with
+ * SIVE_OPT_AUTO_STEP.  Composes with anneal and precondition.
+ * docs/theory.md, "Delayed rejection".
  */
 #define SIVE_OPT_DELAYED_REJECTION ((sive_option)1080)
 

@@ -1026,7 +1026,8 @@ enum {
                                              share) d/2 on some chain; or
                                              lambda-hat > 3 (1 + step share)
                                              (t (mean - loss at theta*) +
-                                             slope proxy), by 4 SE        */
+                                             slope proxy), by 4 SE, where
+                                             that sum is positive         */
     SIVE_FLAG_START_DEPENDENT = 1u << 13 /**< with the experimental option
                                              anneal > 1: the chains started
                                              hot (annealed burn-in) and the
@@ -1119,7 +1120,12 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
 /**
  * Merge results of disjoint chain ranges of one probe into the result the
  * whole run would have given: the same per-chain values, traces,
- * summaries, ESS, R-hat, flags, health text and status, bit for bit.
+ * summaries, ESS, R-hat, flags, health text and status, bit for bit, but
+ * for the notes a run adds to its health text from state that no result
+ * keeps (the lines "metropolis: ...", "delayed rejection ...",
+ * "auto_step ...", "grad_noise_compensation: ...", "defaults: ..." and
+ * "radius: ..."): the merged text, as a loaded result's, has the flags'
+ * lines only (docs/guide.md, "Defaults").
  *
  * parts[0 .. n-1] (n >= 1, any order) must have equal options (the chain
  * range and the thread count excepted), radius, model dtype, dim and
@@ -1143,7 +1149,8 @@ SIVE_API int sive_result_merge(sive_result **out,
  * Save a result to path: options, radius, model dtype/dim/n_examples,
  * theta* hash, chain range, status and message, and per chain its status,
  * stop step and traces (statistics are recomputed on load, so they cannot
- * disagree with the traces).  note (may be NULL) is an opaque text of the
+ * disagree with the traces; so is the health text, without the run's
+ * notes: see sive_result_merge()).  note (may be NULL) is an opaque text of the
  * caller's, at most 1 MiB, kept verbatim (e.g. the CLI's checkpoint
  * metadata).  The format is versioned and checksummed (docs/scale.md) and
  * the file is written atomically: a temporary beside path, fsynced, then

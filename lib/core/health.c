@@ -140,8 +140,9 @@ static const flag_desc flags[] = {
      "about lambda <= d/2), so the chain climbed to a loss level far above theta*'s and "
      "lambda-hat measures that level's fluctuations (lower base_lr, or h or c_h); or, on "
      "some chain, lambda-hat is more than " STR(VAR_MEAN) " (1 + the step's share) times "
-     "the mean estimator t (mean - L(theta*)) + the slope proxy (near a minimum the two "
-     "agree), so lambda-hat measures excursions the mean loss does not follow"},
+     "the mean estimator t (mean - L(theta*)) + the slope proxy, where that is positive (near "
+     "a minimum the two agree), so lambda-hat measures excursions the mean loss does not "
+     "follow"},
     {SIVE_FLAG_START_DEPENDENT, "start_dependent",
      "the estimate depends on where the chains started: with anneal > 1 the chains started "
      "hot (annealed burn-in) and those started cold at theta* differ in lambda-hat or in "
@@ -197,15 +198,24 @@ static int lam_differs(const sive_result *r)
     return strcmp(a, b) != 0;
 }
 
-static lam_text lambda_hat(const sive_result *r)
+/* "lambda-hat X" for the reported (clipped) value, "lambda-hat X
+ * (unclipped Y)" when the unclipped one prints differently. */
+static lam_text lam_pair(double clipped, double unclipped)
 {
     lam_text l;
-    if (lam_differs(r))
-        snprintf(l.s, sizeof l.s, "lambda-hat %.4g (unclipped %.4g)", r->summary[SIVE_STAT_SIVE],
-                 r->summary[SIVE_STAT_SIVE_UNCLIPPED]);
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.4g", clipped);
+    snprintf(b, sizeof b, "%.4g", unclipped);
+    if (strcmp(a, b))
+        snprintf(l.s, sizeof l.s, "lambda-hat %s (unclipped %s)", a, b);
     else
-        snprintf(l.s, sizeof l.s, "lambda-hat %.4g", r->summary[SIVE_STAT_SIVE]);
+        snprintf(l.s, sizeof l.s, "lambda-hat %s", a);
     return l;
+}
+
+static lam_text lambda_hat(const sive_result *r)
+{
+    return lam_pair(r->summary[SIVE_STAT_SIVE], r->summary[SIVE_STAT_SIVE_UNCLIPPED]);
 }
 
 static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -505,11 +515,24 @@ static uint32_t start_flag(const sive_result *r, const sivei_start *st, text *t)
 {
     if (!isfinite(st->zmin))
         return 0;
-    char parts[320];
+    /* the groups' reported lambda-hat, and the unclipped means the test
+     * compares where they differ */
+    lam_text g[2];
+    for (int k = 0; k < 2; k++) {
+        double sum = 0.0;
+        int n = 0;
+        for (int32_t c = r->begin; c < r->end; c++) {
+            const sivei_chain_out *ch = sivei_chain(r, c);
+            if (ch->status == SIVE_CHAIN_OK && sivei_anneal_cold(&r->opt, c) == k)
+                sum += ch->stat[SIVE_STAT_SIVE], n++;
+        }
+        g[k] = lam_pair(n ? sum / n : NAN, st->mean[0][k]);
+    }
+    char parts[400];
     snprintf(parts, sizeof parts,
-             "the chains started hot read lambda-hat %.4g, those started cold at theta* %.4g "
-             "(z %+.2f, %.0f dof), t times their mean tail loss differs by %+.4g (z %+.2f, %.0f "
-             "dof)", st->mean[0][0], st->mean[0][1], st->z[0], st->dof[0],
+             "the chains started hot read %s, those started cold at theta* %s (z %+.2f, %.0f "
+             "dof), t times their mean tail loss differs by %+.4g (z %+.2f, %.0f dof)",
+             g[0].s, g[1].s + strlen("lambda-hat "), st->z[0], st->dof[0],
              st->mean[1][0] - st->mean[1][1], st->z[1], st->dof[1]);
     if (!(fabs(st->zmin) > START_Z)) {
         add(t, "anneal %g: %s: start z %+.2f (start_dependent above |z| = %d)\n", r->opt.anneal,

@@ -192,6 +192,14 @@ static int check_sizes(const sivei_options *o, const sive_model *m, char *err)
                          "eval stride %lld); at least 4 are needed",
                          (long long)tail, (long long)o->steps, o->burn_in,
                          (long long)o->eval_stride);
+    /* the hot phase is the burn-in's first quarter (anneal.c) */
+    const int64_t burn = (int64_t)floor(o->burn_in * (double)o->steps);
+    if (o->anneal > 1.0 && burn / 4 < 1)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "anneal %g runs the burn-in's first quarter hot: floor(burn_in*steps) "
+                         "= %lld steps (burn_in %g, steps %lld) leaves it none; at least 4 "
+                         "are needed",
+                         o->anneal, (long long)burn, o->burn_in, (long long)o->steps);
     if (o->grad_extrapolate && (m->n_examples == 0 || o->metropolis))
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "grad_extrapolate needs a data set (n_examples > 0) and no "

@@ -893,7 +893,7 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
     qsort(s->beta, (size_t)k, sizeof *s->beta, cmp);
     res->mala_step = s->step[k / 2];
     res->mala_accept = acc / k;
-    char line[640];
+    char line[1024];
     int len = snprintf(line, sizeof line,
                        "metropolis: tail acceptance %.3f (mean over %d chains); steps adapted "
                        "in the burn-in: median a = %.4g (%.4g .. %.4g; base_lr %g)",
@@ -907,7 +907,15 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         len += snprintf(line + len, sizeof line - (size_t)len,
                         "; preconditioned (each chain's P learnt in steps < %lld)",
                         (long long)precond_end(&run->opt));
-    if (hamiltonian(&run->opt))
+    if (run->opt.auto_step > 0) /* adapt(): toward the chosen steps */
+        len += snprintf(line + len, sizeof line - (size_t)len,
+                        "; every trial step a trajectory of 1 .. %lld leapfrog moves (mean "
+                        "%lld), size sqrt(2a/t) jittered by +-%.0f %% times 2^j, a adapted "
+                        "toward the chosen steps (the auto_step line gives the gradient calls "
+                        "per step)",
+                        (long long)(2 * run->opt.leapfrog - 1), (long long)run->opt.leapfrog,
+                        100.0 * HMC_JITTER);
+    else if (hamiltonian(&run->opt))
         len += snprintf(line + len, sizeof line - (size_t)len,
                         "; Hamiltonian steps: 1 .. %lld leapfrog moves (gradients) per step, "
                         "mean %lld, size sqrt(2a/t) jittered by +-%.0f %%, acceptance target "

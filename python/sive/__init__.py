@@ -707,26 +707,58 @@ def wbic_t(n):
     return n / math.log(n)
 
 
-def round_to_error(value, error):
-    """(value, error) as text the way the sive program prints them: error to
-    2 significant digits and value to the same decimal place,
-    (0.5518, 0.0483) -> ("0.552", "0.048"), (4519.15, 10.2) -> ("4519",
-    "10"); without a usable error (NaN, infinite, 0) value to 4 significant
-    digits and error as "nan", "inf" or "0"."""
-    value, error = float(value), float(error)
-    if not math.isfinite(value) or not math.isfinite(error) or error <= 0:
-        return f"{value:.4g}", f"{error:g}"
-    place = math.floor(math.log10(error)) - 1      # of the error's 2nd digit
-    if round(error / 10.0 ** place) >= 100:        # 0.0996 -> 0.10
-        place += 1
-    if not -12 <= place <= 15:                     # out of fixed-point range
-        return f"{value:.3g}", f"{error:.2g}"
-    if place < 0:
-        v, e = f"{value:.{-place}f}", f"{error:.{-place}f}"
+def _decade(x):
+    """The decimal exponent e of |x| (finite, not 0): 10^e <= |x| < 10^(e+1)."""
+    x = abs(x)
+    e = math.floor(math.log10(x))
+    if 10.0 ** e > x:
+        e -= 1
+    elif 10.0 ** (e + 1) <= x:
+        e += 1
+    return e
+
+
+def _round_away(x):
+    """C's round(): halves away from zero (Python's round() goes to even)."""
+    r = math.floor(abs(x))
+    return math.copysign(r + 1.0 if abs(x) - r >= 0.5 else r, x)
+
+
+def _at_place(x, p):
+    """x rounded to the place 10^p, never "-0"."""
+    s = f"{x:.{-p}f}" if p < 0 else f"{_round_away(x / 10.0 ** p) * 10.0 ** p:.0f}"
+    return s[1:] if s.startswith("-") and not s.strip("-0.") else s
+
+
+def _round_pm(v, u):
+    """tools/fmt.c's cli_round_pm(v, u, 0): v at the place of u's second
+    significant digit; without a usable u (NaN, infinite, 0) to 4
+    significant digits; a shared exponent below 1e-9 and past 1e15."""
+    if not math.isfinite(v):
+        return "nan" if math.isnan(v) else "inf" if v > 0 else "-inf"
+    u = abs(u)
+    if math.isfinite(u) and u > 0:
+        p = _decade(u) - 1
+        if _round_away(u / 10.0 ** p) >= 100:    # 0.0996 -> 0.10
+            p += 1
     else:
-        v = f"{round(value / 10.0 ** place) * 10.0 ** place:.0f}"
-        e = f"{round(error / 10.0 ** place) * 10.0 ** place:.0f}"
-    return ("0" + v[2:] if v.startswith("-0") and not v.strip("-0.") else v), e
+        p = _decade(v) - 3 if v != 0 else 0
+        if v != 0 and _round_away(abs(v) / 10.0 ** p) >= 10000:
+            p += 1
+    e = _decade(v) if (p < -9 or abs(v) >= 1e15) and v != 0 else 0
+    return _at_place(v / 10.0 ** e, p - e) + (f"e{e}" if p < -9 or abs(v) >= 1e15 else "")
+
+
+def round_to_error(value, error):
+    """(value, error) as text the way the sive program prints them
+    (tools/fmt.c): error to 2 significant digits and value to the same
+    decimal place, halves away from zero, (0.5518, 0.0483) -> ("0.552",
+    "0.048"), (4519.15, 10.2) -> ("4519", "10"); without a usable error
+    (NaN, infinite, 0) value to 4 significant digits, (2.5, nan) ->
+    ("2.500", "nan"); a number past 1e15, or a place below 1e-9, with its
+    exponent, (1e20, 1e18) -> ("1.000e20", "1.0e18")."""
+    value, error = float(value), float(error)
+    return _round_pm(value, error), _round_pm(error, error)
 
 
 def stats_ess(x):

@@ -285,6 +285,19 @@ class Helpers(unittest.TestCase):
         self.assertEqual(sive.round_to_error(0.0996, 0.0996), ("0.10", "0.10"))
         self.assertEqual(sive.round_to_error(-0.0001, 0.5), ("0.00", "0.50"))  # never "-0"
         self.assertEqual(sive.round_to_error(1.23456, float("nan")), ("1.235", "nan"))
+        # as tools/fmt.c's cli_round_pm(v, u, 0) and cli_round_pm(u, u, 0) print
+        # them: halves away from zero (C's round(), not Python's to even),
+        # 4 significant digits in fixed point without an error, a shared
+        # exponent past 1e15 or below 1e-9
+        self.assertEqual(sive.round_to_error(44.5, 10), ("45", "10"))
+        self.assertEqual(sive.round_to_error(4525, 125), ("4530", "130"))
+        self.assertEqual(sive.round_to_error(12.5, 12.5), ("13", "13"))
+        self.assertEqual(sive.round_to_error(2.5, float("nan")), ("2.500", "nan"))
+        self.assertEqual(sive.round_to_error(123456, float("nan")), ("123500", "nan"))
+        self.assertEqual(sive.round_to_error(1.5e-5, 0), ("0.00001500", "0"))
+        self.assertEqual(sive.round_to_error(1e20, 1e18), ("1.000e20", "1.0e18"))
+        self.assertEqual(sive.round_to_error(1.23456e-11, 2e-12), ("1.23e-11", "2.0e-12"))
+        self.assertEqual(sive.round_to_error(float("inf"), 1), ("inf", "1.0"))
 
     def test_python_md_first_example(self):
         # docs/python.md section 2's first example, verbatim: it runs, and on

@@ -182,6 +182,7 @@ pub const SIVE_CHAIN_OK: sive_chain_status = 0;
 pub const SIVE_CHAIN_DIVERGED: sive_chain_status = 1;
 pub const SIVE_CHAIN_CALLBACK: sive_chain_status = 2;
 pub const SIVE_CHAIN_ABORTED: sive_chain_status = 3;
+pub const SIVE_CHAIN_NOT_RUN: sive_chain_status = 4;
 pub const SIVE_CHAIN_INVALID: sive_chain_status = -1;
 
 pub type sive_trace = c_int;

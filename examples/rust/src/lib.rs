@@ -249,6 +249,22 @@ pub enum Stat {
     RmsDispRelH,
     TailLength,
     SiveEss,
+    HalvesZ,
+    DlambdaDlogH,
+    DlambdaDlogHSe,
+    StepCurvature,
+    SiveStep0,
+    McseStep0,
+    SiveFullBatch,
+    McseFullBatch,
+    GradNoiseClipped,
+    /// With the experimental option `anneal` > 1 (summary only).
+    StartZ,
+    StartZLambda,
+    StartZMean,
+    /// With the experimental option `auto_step` > 0.
+    AutoStepGrads,
+    AutoStepRescaled,
 }
 
 impl Stat {
@@ -283,6 +299,8 @@ pub enum ChainStatus {
     Diverged,
     Callback,
     Aborted,
+    /// Outside the run's chain range (`chain_begin` .. `chain_end`): no traces.
+    NotRun,
     Invalid,
 }
 
@@ -293,6 +311,7 @@ impl ChainStatus {
             ChainStatus::Diverged => ffi::SIVE_CHAIN_DIVERGED,
             ChainStatus::Callback => ffi::SIVE_CHAIN_CALLBACK,
             ChainStatus::Aborted => ffi::SIVE_CHAIN_ABORTED,
+            ChainStatus::NotRun => ffi::SIVE_CHAIN_NOT_RUN,
             ChainStatus::Invalid => ffi::SIVE_CHAIN_INVALID,
         }
     }
@@ -881,6 +900,7 @@ impl ProbeResult {
             ffi::SIVE_CHAIN_DIVERGED => ChainStatus::Diverged,
             ffi::SIVE_CHAIN_CALLBACK => ChainStatus::Callback,
             ffi::SIVE_CHAIN_ABORTED => ChainStatus::Aborted,
+            ffi::SIVE_CHAIN_NOT_RUN => ChainStatus::NotRun,
             _ => ChainStatus::Invalid,
         };
         (status, step)

@@ -58,6 +58,17 @@ fn runs_and_reads_the_result() {
 }
 
 #[test]
+fn a_chain_outside_the_range_is_not_run() {
+    let mut p = probe();
+    p.set("chain_begin", 1).unwrap();
+    let r = p.run(&model(), &THETA).unwrap();
+    assert_eq!(r.chain_status(0).0, ChainStatus::NotRun); // the library's "not run"
+    assert_eq!(ChainStatus::NotRun.name(), "not_run");
+    assert_eq!(r.chain_status(1), (ChainStatus::Ok, 200));
+    assert_eq!(r.chain_status(2).0, ChainStatus::Invalid);
+}
+
+#[test]
 fn stats_are_keyed_by_the_library_names() {
     let r = probe().run(&model(), &THETA).unwrap();
     let stats = r.stats(None);
@@ -70,6 +81,12 @@ fn stats_are_keyed_by_the_library_names() {
         Some(r.stat(Stat::SiveUnclipped, None))
     );
     assert_eq!(stats[Stat::TailLength as usize].0, "tail_length"); // in enum order
+    // the enum names every statistic of the library, in its order
+    assert_eq!(stats.len(), Stat::AutoStepRescaled as usize + 1);
+    assert_eq!(Stat::StartZ.name(), "start_z");
+    assert_eq!(stats[Stat::HalvesZ as usize].0, "halves_z");
+    assert_eq!(stats[Stat::GradNoiseClipped as usize].0, "grad_noise_clipped");
+    assert_eq!(stats[Stat::StartZMean as usize].0, "start_z_mean");
     // the start test's parts and auto_step's tallies (ids 30-33): NaN
     // without anneal and auto_step
     let names: Vec<&str> = stats[30..34].iter().map(|&(n, _)| n).collect();
