@@ -73,6 +73,8 @@ int sivei_start_test(const sive_result *r, sivei_start *s)
         double se2[2], nu[2];
         for (int k = 0; k < 2 && rc == SIVE_OK; k++) {
             rc = sivei_group_var(r, grp[k], (size_t)n[k], st, v, NULL, &nu[k]);
+            if (rc != SIVE_OK)
+                break; /* v and nu[k] are not set */
             double sum = 0.0, var = 0.0;
             for (int32_t i = 0; i < n[k]; i++) {
                 const double *cs = sivei_chain(r, grp[k][i])->stat;
@@ -82,10 +84,12 @@ int sivei_start_test(const sive_result *r, sivei_start *s)
             s->mean[st][k] = sum / n[k];
             se2[k] = scale * scale * var / ((double)n[k] * n[k]);
         }
+        if (rc != SIVE_OK)
+            break;
         const double se = sqrt(se2[0] + se2[1]);
         s->dof[st] = (se2[0] + se2[1]) * (se2[0] + se2[1]) /
                      (se2[0] * se2[0] / nu[0] + se2[1] * se2[1] / nu[1]);
-        if (rc == SIVE_OK && se > 0.0)
+        if (se > 0.0)
             s->z[st] = sivei_t_as_z((s->mean[st][0] - s->mean[st][1]) / se, s->dof[st]);
     }
     /* the smaller of the two tail probabilities, doubled */
