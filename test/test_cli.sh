@@ -343,6 +343,16 @@ run "probe csv" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --format csv --a
     [ "$(wc -l <"$TMP/out")" -eq 2 ] && ok "csv: header + one row"
 run "probe table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --traces "$TMP/tr.csv" --quiet &&
     grep -q "lambda-hat (SIVE)" "$TMP/out" && ok "table has lambda-hat"
+# one chain: no std, so only SIVE is rounded to its MCSE; the online mean
+# (far from SIVE) keeps 4 digits of the JSON's value (it printed 0)
+run "probe one chain json" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --chains 1 \
+    --format json --quiet && cp "$TMP/out" "$TMP/one.json"
+run "probe one chain table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --chains 1 --quiet &&
+    grep "online mean (naive)" "$TMP/out" | awk '{ print $NF }' >"$TMP/one_online"
+pycheck "one chain: online mean to 4 digits, not to SIVE's MCSE" "$TMP/one.json" "
+v = d['online_mean']['mean']
+shown = float(open('$TMP/one_online').read())
+assert fin(v) and v != 0 and abs(shown - v) <= 5e-4 * abs(v) + 1e-12, (shown, v)"
 # the settings line before the run: neither --h, --c-h nor --metropolis
 # given, so the run picks the radius and sampler at its start (not "c_h = 1")
 head -1 "$TMP/out" | grep -q "c_h = auto (from the loss or 1, resolved at the start),.*metropolis = auto" &&

@@ -327,13 +327,17 @@ static void row_num(FILE *f, const char *name, double v, double u, int show_u)
     fprintf(f, "  %-26s%s\n", name, cli_round_pm(buf, sizeof buf, v, u, show_u));
 }
 
-/* An estimator: mean ± std over chains, or with one chain the mean rounded
- * to the MCSE of SIVE (the only error the library gives for one chain). */
+/* An estimator: mean ± std over chains.  With one chain there is no std:
+ * SIVE (clipped or not) is rounded to its MCSE, the only error the library
+ * gives for one chain; the other estimators have none, so they print 4
+ * significant digits (SIVE's MCSE would round the online mean, thousands
+ * of units away from SIVE, to 0). */
 static void row_pm(FILE *f, const char *name, const sive_result *r, sive_stat s)
 {
     double sd = sive_result_stat_std(r, s);
     int show = isfinite(sd);
-    row_num(f, name, summ(r, s), show ? sd : sive_result_mcse(r), show);
+    int sive = s == SIVE_STAT_SIVE || s == SIVE_STAT_SIVE_UNCLIPPED;
+    row_num(f, name, summ(r, s), show ? sd : sive ? sive_result_mcse(r) : NAN, show);
 }
 
 /* A chain that did not finish: where it stopped and, when the library has
@@ -487,7 +491,10 @@ static void print_table(FILE *f, const probe_out *o)
     if (sive_result_params(r, NULL))
         fprintf(f, "  parameters moved: %llu (--params; the others stay at theta*)\n",
                 (unsigned long long)sive_result_params_dim(r));
-    fprintf(f, "  (mean ± std over %d chains, rounded to the std)\n", (int)sive_result_chains_ok(r));
+    if (sive_result_chains_ok(r) > 1)
+        fprintf(f, "  (mean ± std over %d chains, rounded to the std)\n", (int)sive_result_chains_ok(r));
+    else
+        fprintf(f, "  (one chain: SIVE rounded to its MCSE, the other estimators to 4 digits)\n");
     row_pm(f, "lambda-hat (SIVE)", r, SIVE_STAT_SIVE);
     row_pm(f, "SIVE unclipped", r, SIVE_STAT_SIVE_UNCLIPPED);
     row_pm(f, "raw variance t^2 Var(L)", r, SIVE_STAT_RAW_VARIANCE);
