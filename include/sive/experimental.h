@@ -24,7 +24,8 @@
  *
  * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075),
  * SIVE_OPT_AUTO_STEP (1076), SIVE_OPT_DELAYED_REJECTION (1080),
- * SIVE_OPT_REPLICAS (1085), SIVE_OPT_REPLICA_RATIO (1086).
+ * SIVE_OPT_REPLICAS (1085), SIVE_OPT_REPLICA_RATIO (1086),
+ * SIVE_OPT_ORBIT_EVERY (1090), SIVE_OPT_ORBIT_SCALE (1091).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -128,6 +129,32 @@ extern "C" {
  * that the health text's swap acceptances are about 0.3-0.6.
  */
 #define SIVE_OPT_REPLICA_RATIO ((sive_option)1086)
+
+/**
+ * "orbit_every" (int, 0 .. 2^20, default 0): with metropolis = 1 and a
+ * model that supplies sive_model.move (sive_dln_model() does), k >= 1
+ * adds an orbit move after every k-th step of each chain: the model
+ * proposes theta' on (or near) theta's orbit under a symmetry of the loss
+ * (for a deep linear network W_s -> g W_s, W_{s+1} -> W_{s+1} g^-1), and
+ * the library accepts it with the Metropolis-Hastings ratio of the
+ * tethered law at t (exact loss, tether and the move's Jacobian), so the
+ * law stays exact.  One gradient call per move (the exact loss and the
+ * gradient at theta'), so 1 + 1/k per step in all.  The move's size is
+ * adapted in the burn-in toward an acceptance of 0.4, then frozen; the
+ * health text gives the moves' tail acceptance and size.  0: off, bit for
+ * bit.  Refused without metropolis, without sive_model.move, and with
+ * parameter ranges (the move changes every parameter).  docs/theory.md,
+ * "Orbit moves".
+ */
+#define SIVE_OPT_ORBIT_EVERY ((sive_option)1090)
+
+/**
+ * "orbit_scale" (double, (0, 100], default 0.1): the orbit moves' initial
+ * size (the scale passed to sive_model.move, e.g. g = exp(scale A) with A
+ * a standard Gaussian matrix), adapted in the burn-in from there.  Only
+ * read when orbit_every >= 1.
+ */
+#define SIVE_OPT_ORBIT_SCALE ((sive_option)1091)
 
 /**
  * One option as a result file records it (experimental: the shape may

@@ -192,6 +192,32 @@ typedef int (*sive_group_fn)(const void *theta, size_t dim,
                              void *user);
 
 /**
+ * Move callback (optional, 0.3; sive_model.move): a proposal along a
+ * (near) symmetry of the loss, used by the experimental orbit moves
+ * (SIVE_OPT_ORBIT_EVERY, sive/experimental.h; docs/theory.md "Orbit
+ * moves").  From theta (dim values of the model's dtype) write a proposed
+ * theta' into theta_out (dim values, never aliasing theta) and into
+ * *log_ratio the log of |det d theta'/d theta| times the density of the
+ * reverse proposal (theta' -> theta) over that of this one: for a move
+ * theta' = T_g(theta) with g drawn from a law symmetric between g and
+ * g^-1 (T_g^-1 = T_{g^-1}), just log |det dT_g/dtheta|.  scale (> 0) is
+ * the size of the move (e.g. g = exp(scale A)), adapted by the library
+ * toward an acceptance rate; batch->seed is the only randomness to use (a
+ * 64-bit key from the chain's own stream, so results are reproducible
+ * and do not depend on threads); batch->index is NULL, batch->chain,
+ * worker and step are set as for the gradient callback (worker: per-thread
+ * scratch without locks).  The library accepts theta' with probability
+ * min(1, exp(-t (L(theta') - L(theta)) - (|theta' - theta*|^2 -
+ * |theta - theta*|^2)/(2 h^2) + *log_ratio)) using the exact loss, so the
+ * chain's law stays exact even when the move is only approximately a
+ * symmetry (it is then merely accepted less often).  Return 0, or non-zero
+ * to stop the run (as the gradient callback).  Same threading rules.
+ */
+typedef int (*sive_move_fn)(const void *theta, size_t dim, double scale,
+                            const sive_batch *batch, void *theta_out,
+                            double *log_ratio, void *user);
+
+/**
  * A model, described by value.  Fill it after sive_model_init() (which
  * zeroes it and sets struct_size), then pass it to sive_probe_run().
  *
@@ -221,6 +247,11 @@ typedef struct sive_model {
      *  identities differ, so parts probed on different data sets of the
      *  same size no longer merge.  Read only when struct_size covers it. */
     uint64_t identity;
+    /** Optional (0.3; NULL = none): a proposal along the loss's symmetry
+     *  orbits (sive_move_fn), used only when SIVE_OPT_ORBIT_EVERY asks for
+     *  orbit moves (sive_dln_model() sets it).  Read only when struct_size
+     *  covers it. */
+    sive_move_fn move;
 } sive_model;
 
 /**

@@ -118,6 +118,13 @@ static const sive_option_info table[] = {
             "step; only t feeds the estimators (R gradients per step; 1: off)"},
     DX(SIVE_OPT_REPLICA_RATIO, "replica_ratio", 1.0, 1e6, 1, 0, 1.5,
        "q > 1: the ratio of t between neighbouring replicas (replicas >= 2)"),
+    {.id = SIVE_OPT_ORBIT_EVERY, .name = "orbit_every", .type = SIVE_TYPE_INT, .int_lo = 0,
+     .int_hi = 1 << 20, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "k >= 1: with metropolis and a model that supplies a move, an exact "
+            "Metropolis-Hastings move along the loss's symmetry orbits after every k-th "
+            "step (one gradient call each; 0: off)"},
+    DX(SIVE_OPT_ORBIT_SCALE, "orbit_scale", 0.0, 100.0, 1, 0, 0.1,
+       "the orbit moves' initial size, adapted in the burn-in (orbit_every >= 1)"),
 };
 #undef I
 #undef D
@@ -184,6 +191,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_DELAYED_REJECTION: o->delayed_rejection = v; break;
             case SIVE_OPT_AUTO_STEP: o->auto_step = v; break;
             case SIVE_OPT_REPLICAS: o->replicas = v; break;
+            case SIVE_OPT_ORBIT_EVERY: o->orbit_every = v; break;
             default: break;
             }
         } else {
@@ -195,6 +203,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_BURN_IN: o->burn_in = v; break;
             case SIVE_OPT_ANNEAL: o->anneal = v; break;
             case SIVE_OPT_REPLICA_RATIO: o->replica_ratio = v; break;
+            case SIVE_OPT_ORBIT_SCALE: o->orbit_scale = v; break;
             default: break; /* h, anchor: no default (NaN) */
             }
         }
@@ -254,6 +263,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_AUTO_STEP: return &o->auto_step;
     case SIVE_OPT_REPLICAS: return &o->replicas;
     case SIVE_OPT_REPLICA_RATIO: return &o->replica_ratio;
+    case SIVE_OPT_ORBIT_EVERY: return &o->orbit_every;
+    case SIVE_OPT_ORBIT_SCALE: return &o->orbit_scale;
     }
     return NULL;
 }

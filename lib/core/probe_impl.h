@@ -59,6 +59,11 @@ typedef struct sivei_options {
      * rungs at t/q^k in each chain, swapped (sampler_replica.c); R 1: off */
     int64_t replicas;
     double replica_ratio;
+    /* orbit_every, orbit_scale (experimental options 1090, 1091): an orbit
+     * move (sive_model.move) after every k-th metropolis step
+     * (sampler_orbit.c); 0: off */
+    int64_t orbit_every;
+    double orbit_scale;
     /* internal, not an option (never saved): 1 runs every chain hot (the
      * radius search's pilots), 0 starts the odd chains cold */
     int anneal_all;

@@ -41,9 +41,13 @@
  * are not combined.  With the experimental replicas = R >= 2 each chain
  * also holds R - 1 rungs at t/q^k, each a mala_work of its own moved by
  * the same kernel, and swaps neighbours after every step (hooks marked
- * replicas; the ladder and the swaps in sampler_replica.c). */
+ * replicas; the ladder and the swaps in sampler_replica.c).  With the
+ * experimental orbit_every = k >= 1 the chain's state also makes an orbit
+ * move (the model's sive_model.move) after every k-th step (hooks marked
+ * orbit; the move in sampler_orbit.c). */
 #include "drhmc.h"
 #include "leapfrog.h"
+#include "orbit.h"
 #include "replica.h"
 #include "sampler.h"
 #include "sampler_autostep.h"
@@ -68,6 +72,7 @@ typedef struct mala_run {
     sivei_drhmc_run *dr;   /* delayed_rejection: per-chain counts, else NULL */
     sivei_autostep_run *autostep; /* auto_step: the chains' tallies, else NULL */
     sivei_replica_run *rep; /* replicas: the chains' swap counts, else NULL */
+    sivei_orbit_run *orb;   /* orbit: the chains' move tallies, else NULL */
 } mala_run;
 
 typedef struct mala_work {
@@ -94,13 +99,14 @@ typedef struct mala_work {
     struct mala_work **rungs;
     sivei_replica *rep;
     void *theta, *grad;
+    sivei_orbit orb; /* orbit: the chain's moves (rung 0 only) */
 } mala_work;
 
 /* leapfrog > 1 without metropolis comes here to be refused */
 static int mala_active(const sivei_options *o)
 {
     return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o) || o->auto_step > 0 ||
-           sivei_replica_on(o);
+           sivei_replica_on(o) || sivei_orbit_on(o);
 }
 
 /* Hamiltonian steps (leapfrog > 1, or the auto step's trajectories): no
@@ -144,7 +150,8 @@ int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err
                          "leapfrog %lld: Hamiltonian steps are Metropolis-adjusted: set "
                          "metropolis 1",
                          (long long)o->leapfrog);
-    if (sivei_drhmc_refuse(o, err) || sivei_replica_refuse(o, err))
+    if (sivei_drhmc_refuse(o, err) || sivei_replica_refuse(o, err) ||
+        sivei_orbit_refuse(o, model, err))
         return SIVE_E_INVALID_ARG;
     if (o->auto_step > 0 && !o->metropolis)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
@@ -193,6 +200,7 @@ static void mala_release(sivei_run *run, void *state)
         sivei_drhmc_run_free(s->dr);
         sivei_autostep_run_free(s->autostep);
         sivei_replica_run_free(s->rep);
+        sivei_orbit_run_free(s->orb);
     }
     free(s);
 }
@@ -201,6 +209,8 @@ static void mala_release(sivei_run *run, void *state)
 static int mala_prepare(sivei_run *run, void **state, char *err)
 {
     int rc = sivei_mala_refuse(&run->opt, &run->model, err);
+    if (!rc)
+        rc = sivei_orbit_refuse_run(run, err);
     if (rc)
         return rc;
     const uint64_t n = run->model.n_examples;
@@ -220,10 +230,12 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
             s->autostep = sivei_autostep_run_new(s->count);
         if (sivei_replica_on(&run->opt))
             s->rep = sivei_replica_run_new(&run->opt, s->count);
+        if (sivei_orbit_on(&run->opt))
+            s->orb = sivei_orbit_run_new(s->count);
     }
     if (!s || !g || !s->accept || !s->step || !s->beta || (n && !s->all) ||
         (sivei_drhmc_on(&run->opt) && !s->dr) || (run->opt.auto_step > 0 && !s->autostep) ||
-        (sivei_replica_on(&run->opt) && !s->rep)) {
+        (sivei_replica_on(&run->opt) && !s->rep) || (sivei_orbit_on(&run->opt) && !s->orb)) {
         free(g);
         return sivei_fail(err, SIVE_E_NOMEM, "out of memory for the metropolis sampler");
     }
@@ -336,6 +348,7 @@ static void work_start(sivei_work *w, mala_work *s, int32_t c)
         sivei_drhmc_chain_start(s->dr, run, w->theta);
     if (s->as)
         sivei_autostep_chain_start(s->as, w);
+    sivei_orbit_chain_start(&s->orb, &run->opt);
 }
 
 static void mala_chain_start(sivei_work *w, void *state, int32_t c)
@@ -845,6 +858,15 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
         }
     if (move(run, w, r, s, pc, noise, m, gnorm, disp))
         return 1;
+    if (r->orb) { /* orbit: after every k-th step, before the replicas' swaps */
+        dr_ctx c = {run, w, r, s, out, noise, m};
+        const sivei_orbit_state st = {&w->theta, &w->grad, &s->prop, &s->gprop,
+                                      &s->loss, &s->r2, s->chain};
+        if (sivei_orbit_step(run, w, &s->orb, &st, hmc_grad, &c, noise, m))
+            return 1;
+        if (m + 1 == run->opt.steps)
+            sivei_orbit_chain_end(r->orb, s->chain - r->begin, &s->orb);
+    }
     return s->rep ? replica_step(run, w, r, s, pc, noise, m) : 0;
 }
 
@@ -927,6 +949,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         rc = sivei_drhmc_note(run, s->dr, res);
     if (!rc && s->rep)
         rc = sivei_replica_note(run, s->rep, res);
+    if (!rc)
+        rc = sivei_orbit_note(run, s->orb, res);
     return rc ? rc : sivei_autostep_note(run, s->autostep, res);
 }
 

@@ -19,6 +19,7 @@ typedef struct dln_model {
      * never overlap: no lock. */
     sive_dln_work *work[MAX_WORKERS];
     double *buf[MAX_WORKERS];
+    double *mv[MAX_WORKERS]; /* the orbit move's matrices (move_cb) */
     sivei_star_cache star; /* pieces at theta* (lib/ref/star_cache.h) */
 } dln_model;
 
@@ -107,6 +108,123 @@ static int loss_cb(const void *theta, size_t dim, const sive_batch *batch,
                                    losses);
 }
 
+/* exp(e A) of the k x k matrix A into out by scaling and squaring: the
+ * Taylor series of B = e A / 2^j to order 16 with |B|_1 <= 1/2, squared j
+ * times (relative error near rounding for the moderate e a move uses);
+ * t1, t2: k*k scratch each. */
+static void expm(const double *a, double e, size_t k, double *out, double *t1, double *t2)
+{
+    double norm = 0.0;
+    for (size_t c = 0; c < k; c++) {
+        double col = 0.0;
+        for (size_t r = 0; r < k; r++)
+            col += fabs(a[r * k + c]);
+        norm = fmax(norm, col);
+    }
+    int j = 0;
+    double sc = e;
+    while (fabs(sc) * norm > 0.5 && j < 60) {
+        sc *= 0.5;
+        j++;
+    }
+    /* out = I + B + B^2/2! + ...; t1 = the current term */
+    for (size_t i = 0; i < k * k; i++) {
+        out[i] = 0.0;
+        t1[i] = 0.0;
+    }
+    for (size_t i = 0; i < k; i++)
+        out[i * k + i] = t1[i * k + i] = 1.0;
+    for (int n = 1; n <= 16; n++) {
+        for (size_t r = 0; r < k; r++)
+            for (size_t c = 0; c < k; c++) {
+                double s = 0.0;
+                for (size_t q = 0; q < k; q++)
+                    s += t1[r * k + q] * a[q * k + c];
+                t2[r * k + c] = s * sc / n;
+            }
+        for (size_t i = 0; i < k * k; i++) {
+            t1[i] = t2[i];
+            out[i] += t2[i];
+        }
+    }
+    for (; j > 0; j--) {
+        for (size_t r = 0; r < k; r++)
+            for (size_t c = 0; c < k; c++) {
+                double s = 0.0;
+                for (size_t q = 0; q < k; q++)
+                    s += out[r * k + q] * out[q * k + c];
+                t1[r * k + c] = s;
+            }
+        for (size_t i = 0; i < k * k; i++)
+            out[i] = t1[i];
+    }
+}
+
+/* The orbit move (sive_model.move; dln.h): a hidden layer s drawn
+ * uniformly from 1 .. L-1, A (H_s x H_s) with entries N(0, 1/H_s), g =
+ * exp(scale A); W_s -> g W_s, W_{s+1} -> W_{s+1} g^-1 with g^-1 =
+ * exp(-scale A).  The loss is invariant; -A has A's law, so the reverse
+ * proposal's density is the forward one's, and the Jacobian is
+ * det(g)^(H_{s-1}) det(g^-1)^(H_{s+1}): log_ratio = scale tr(A)
+ * (H_{s-1} - H_{s+1}). */
+static int move_cb(const void *theta, size_t dim, double scale, const sive_batch *batch,
+                   void *theta_out, double *log_ratio, void *user)
+{
+    dln_model *dm = user;
+    const sive_dln *m = dm->m;
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, dim, batch, &w);
+    if (rc)
+        return rc;
+    const double *th = theta;
+    double *out = theta_out;
+    memcpy(out, th, dim * sizeof *out);
+    *log_ratio = 0.0;
+    if (m->layers < 2)
+        return SIVE_OK; /* no hidden layer: no symmetry */
+    sive_rng g;
+    sive_rng_seed(&g, batch->seed, 0x6f72626974ULL /* "orbit" */);
+    const size_t s = 1 + (size_t)sive_rng_below(&g, m->layers - 1);
+    const size_t k = m->width[s], hin = m->width[s - 1], hout = m->width[s + 1];
+    double **buf = &dm->mv[batch->worker];
+    if (!*buf) {
+        size_t hmax = 0;
+        for (size_t i = 1; i < m->layers; i++)
+            hmax = m->width[i] > hmax ? m->width[i] : hmax;
+        *buf = malloc(5 * hmax * hmax * sizeof **buf);
+        if (!*buf)
+            return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the move");
+    }
+    double *a = *buf, *gm = a + k * k, *gi = gm + k * k, *t1 = gi + k * k, *t2 = t1 + k * k;
+    sive_rng_normals(&g, a, k * k);
+    double tr = 0.0;
+    for (size_t i = 0; i < k * k; i++)
+        a[i] /= sqrt((double)k);
+    for (size_t i = 0; i < k; i++)
+        tr += a[i * k + i];
+    expm(a, scale, k, gm, t1, t2);
+    expm(a, -scale, k, gi, t1, t2);
+    /* W_s (k x hin) at offset[s]; W_{s+1} (hout x k) at offset[s+1] */
+    const double *ws = th + m->offset[s], *wn = th + m->offset[s + 1];
+    double *os = out + m->offset[s], *on = out + m->offset[s + 1];
+    for (size_t r = 0; r < k; r++)
+        for (size_t c = 0; c < hin; c++) {
+            double v = 0.0;
+            for (size_t q = 0; q < k; q++)
+                v += gm[r * k + q] * ws[q * hin + c];
+            os[r * hin + c] = v;
+        }
+    for (size_t r = 0; r < hout; r++)
+        for (size_t c = 0; c < k; c++) {
+            double v = 0.0;
+            for (size_t q = 0; q < k; q++)
+                v += wn[r * k + q] * gi[q * k + c];
+            on[r * k + c] = v;
+        }
+    *log_ratio = scale * tr * ((double)hin - (double)hout);
+    return SIVE_OK;
+}
+
 /* Population mode: the exact loss, the same for every group. */
 static int group_cb(const void *theta, size_t dim, const sive_batch *batch,
                     double *group_loss, void *user)
@@ -130,6 +248,7 @@ static void destroy_cb(void *user)
     for (int i = 0; i < MAX_WORKERS; i++) {
         sive_dln_work_free(dm->work[i]);
         free(dm->buf[i]);
+        free(dm->mv[i]);
     }
     sivei_star_free(&dm->star);
     free(dm);
@@ -174,6 +293,8 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
     out->group_loss = pop ? group_cb : NULL;
     out->user = dm;
     out->destroy = destroy_cb;
+    if (out->struct_size >= offsetof(sive_model, move) + sizeof out->move)
+        out->move = move_cb;
     return SIVE_OK;
 }
 

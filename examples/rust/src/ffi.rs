@@ -117,6 +117,8 @@ pub const SIVE_OPT_AUTO_STEP: sive_option = 1076;
 pub const SIVE_OPT_DELAYED_REJECTION: sive_option = 1080;
 pub const SIVE_OPT_REPLICAS: sive_option = 1085;
 pub const SIVE_OPT_REPLICA_RATIO: sive_option = 1086;
+pub const SIVE_OPT_ORBIT_EVERY: sive_option = 1090;
+pub const SIVE_OPT_ORBIT_SCALE: sive_option = 1091;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;

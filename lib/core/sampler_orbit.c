@@ -1,0 +1,228 @@
+/* Orbit moves (experimental options SIVE_OPT_ORBIT_EVERY = k >= 1,
+ * SIVE_OPT_ORBIT_SCALE; docs/theory.md "Orbit moves").
+ *
+ * A model whose loss is invariant under a group acting on theta (a deep
+ * linear network: W_s -> g W_s, W_{s+1} -> W_{s+1} g^-1; a ReLU network:
+ * per-neuron positive rescaling) supplies sive_model.move, which proposes
+ * theta' = T_g(theta) and returns the log of |det dT_g/dtheta| times the
+ * reverse over the forward proposal density.  The library accepts theta'
+ * with probability min(1, exp(log_alpha)),
+ *   log_alpha = -t (L(theta') - L(theta))
+ *               - (|theta' - theta*|^2 - |theta - theta*|^2) / (2 h^2)
+ *               + log_ratio,
+ * the Metropolis-Hastings ratio of the tethered law at t for a
+ * deterministic map with a random g (Green 1995): the law is kept exactly
+ * whether or not L is invariant (an exact symmetry only makes the loss term
+ * vanish to rounding).  The loss is the exact loss at theta', from one
+ * gradient call, whose gradient the chain keeps when the move is accepted.
+ * The tether is not invariant, so the moves travel the flat directions the
+ * loss leaves to the tether in one step instead of a slow diffusion.  The
+ * move's size eps (the scale passed to the callback) adapts in the burn-in
+ * toward an acceptance of TARGET by Robbins-Monro on log eps and is frozen
+ * at its mean over the burn-in's last quarter: the tail's kernel is
+ * time-homogeneous, and each of its pieces (the Langevin step, the orbit
+ * move) keeps the tethered law. */
+#include "orbit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TARGET 0.4     /* the moves' acceptance target (a random-walk move) */
+#define EPS_MIN 1e-8   /* log eps stays in [log EPS_MIN, log EPS_MAX] */
+#define EPS_MAX 100.0
+
+struct sivei_orbit_run {
+    int32_t count;
+    double *accept, *eps; /* per chain: the tail's acceptance, the frozen size */
+    int64_t *moves;       /* per chain: the moves (gradient calls) made */
+};
+
+int sivei_orbit_on(const sivei_options *o) { return o->orbit_every > 0; }
+
+int sivei_orbit_refuse(const sivei_options *o, const sive_model *m, char *err)
+{
+    if (!sivei_orbit_on(o))
+        return SIVE_OK;
+    if (!o->metropolis)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "orbit_every %lld: orbit moves are accepted on the exact loss: set "
+                         "metropolis 1",
+                         (long long)o->orbit_every);
+    if (!m->move)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "orbit_every %lld: the model supplies no move (sive_model.move)",
+                         (long long)o->orbit_every);
+    return SIVE_OK;
+}
+
+int sivei_orbit_refuse_run(const sivei_run *run, char *err)
+{
+    if (sivei_orbit_on(&run->opt) && run->moved != run->model.dim)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "orbit_every %lld: an orbit move changes every parameter: not "
+                         "with parameter ranges (%llu of %zu moved)",
+                         (long long)run->opt.orbit_every, (unsigned long long)run->moved,
+                         run->model.dim);
+    return SIVE_OK;
+}
+
+sivei_orbit_run *sivei_orbit_run_new(int32_t chains)
+{
+    sivei_orbit_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    const size_t n = chains > 0 ? (size_t)chains : 1;
+    r->count = chains;
+    r->accept = malloc(n * sizeof *r->accept);
+    r->eps = malloc(n * sizeof *r->eps);
+    r->moves = calloc(n, sizeof *r->moves);
+    if (!r->accept || !r->eps || !r->moves) {
+        sivei_orbit_run_free(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        r->accept[i] = r->eps[i] = NAN;
+    return r;
+}
+
+void sivei_orbit_run_free(sivei_orbit_run *r)
+{
+    if (r) {
+        free(r->accept);
+        free(r->eps);
+        free(r->moves);
+    }
+    free(r);
+}
+
+void sivei_orbit_chain_start(sivei_orbit *o, const sivei_options *opt)
+{
+    *o = (sivei_orbit){.log_eps = log(opt->orbit_scale)};
+}
+
+static double dist2(const sivei_run *run, const void *theta)
+{
+    double r2 = 0.0;
+    for (size_t i = 0; i < run->model.dim; i++) {
+        const double x = sivei_sampler_val(run, theta, i) -
+                         sivei_sampler_val(run, run->theta_star, i);
+        r2 += x * x;
+    }
+    return r2;
+}
+
+static void swap(void **x, void **y)
+{
+    void *t = *x;
+    *x = *y;
+    *y = t;
+}
+
+/* Robbins-Monro on log eps toward TARGET over the burn-in (the j-th move's
+ * gain 0.5 (1 + j/20)^-0.6), frozen at its mean over the last quarter. */
+static void adapt(const sivei_run *run, sivei_orbit *o, int64_t m, double la)
+{
+    const int64_t end = (int64_t)floor(run->opt.burn_in * (double)run->opt.steps);
+    if (m >= end) {
+        if (!o->frozen && o->n_sum)
+            o->log_eps = o->log_eps_sum / (double)o->n_sum;
+        o->frozen = 1;
+        return;
+    }
+    const double p = la >= 0.0 ? 1.0 : exp(la);
+    o->log_eps += 0.5 * pow(1.0 + (double)o->moves / 20.0, -0.6) * (p - TARGET);
+    o->log_eps = fmin(fmax(o->log_eps, log(EPS_MIN)), log(EPS_MAX));
+    if (m >= end - (end + 3) / 4) {
+        o->log_eps_sum += o->log_eps;
+        o->n_sum++;
+    }
+}
+
+int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
+                     const sivei_orbit_state *st, sivei_orbit_grad f, void *ctx,
+                     sivei_pcg32 *noise, int64_t m)
+{
+    if ((m + 1) % run->opt.orbit_every)
+        return 0;
+    const int64_t end = (int64_t)floor(run->opt.burn_in * (double)run->opt.steps);
+    if (m >= end && !o->frozen)
+        adapt(run, o, m, 0.0); /* freeze before the tail's first move */
+    const sive_batch b = {.index = NULL, .n_groups = 1, .group_size = 0,
+                          .seed = sivei_pcg32_next64(noise), .chain = st->chain,
+                          .worker = w->worker, .step = m};
+    double lr = NAN, lp = NAN;
+    sivei_clear_error();
+    int rc = run->model.move(*st->theta, run->model.dim, exp(o->log_eps), &b, *st->prop, &lr,
+                             run->model.user);
+    if (rc) {
+        sivei_chain(run->r, st->chain)->status = SIVE_CHAIN_CALLBACK;
+        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
+                       "move callback returned %d at chain %d step %lld (orbit move)", rc,
+                       (int)st->chain, (long long)m);
+        return 1;
+    }
+    double la = -INFINITY;
+    const double r2p = dist2(run, *st->prop);
+    if (isfinite(lr) && isfinite(r2p)) {
+        if (f(ctx, *st->prop, *st->gprop, &lp))
+            return 1;
+        o->moves++;
+        la = -w->t_step * (lp - *st->loss) - (r2p - *st->r2) / (2.0 * run->h * run->h) + lr;
+        if (!isfinite(lp) || !isfinite(la))
+            la = -INFINITY;
+    }
+    const int acc = log(sivei_pcg32_uniform(noise)) < la;
+    if (acc) {
+        swap(st->theta, st->prop);
+        swap(st->grad, st->gprop);
+        *st->loss = lp;
+        *st->r2 = r2p;
+    }
+    if (m < end)
+        adapt(run, o, m, la);
+    else {
+        o->tries++;
+        o->accepted += acc;
+    }
+    return 0;
+}
+
+void sivei_orbit_chain_end(sivei_orbit_run *r, int32_t slot, const sivei_orbit *o)
+{
+    r->accept[slot] = o->tries ? (double)o->accepted / (double)o->tries : NAN;
+    r->eps[slot] = exp(o->log_eps);
+    r->moves[slot] = o->moves;
+}
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
+{
+    if (!r)
+        return SIVE_OK;
+    double acc = 0.0, moves = 0.0;
+    int32_t k = 0;
+    for (int32_t i = 0; i < r->count; i++)
+        if (isfinite(r->eps[i])) {
+            acc += isfinite(r->accept[i]) ? r->accept[i] : 0.0;
+            moves += (double)r->moves[i];
+            r->eps[k++] = r->eps[i];
+        }
+    if (!k)
+        return SIVE_OK;
+    qsort(r->eps, (size_t)k, sizeof *r->eps, cmp);
+    char line[512];
+    snprintf(line, sizeof line,
+             "orbit moves (the model's sive_model.move) after every %lld-th step: tail "
+             "acceptance %.3f (mean over %d chains), size adapted in the burn-in toward %.2f: "
+             "median %.4g (%.4g .. %.4g); %.0f moves = %.0f extra gradient calls (%.3g per "
+             "step)\n",
+             (long long)run->opt.orbit_every, acc / k, (int)k, TARGET, r->eps[k / 2], r->eps[0],
+             r->eps[k - 1], moves, moves, moves / ((double)k * (double)run->opt.steps));
+    return sivei_health_append(res, line);
+}
