@@ -1,0 +1,293 @@
+/* Orbit moves (experimental options orbit_every, orbit_scale; the model's
+ * sive_model.move; docs/theory.md "Orbit moves"):
+ *  - exactness: on L = u^2 (v_1^2 + v_2^2) with theta* = 0, whose loss is
+ *    invariant under (u, v) -> (c u, v / c) with Jacobian c^-1, lambda-hat
+ *    with an orbit move after every step matches the continuous tethered
+ *    law's t^2 Var[L] within 3 MCSE (16 chains; a Jacobian of the wrong
+ *    sign fails it by far: docs/validation.md "Orbit moves");
+ *  - the same bits on 1 and 2 threads; orbit_every 0 is the sampler
+ *    without it, bit for bit; refusals (no metropolis, no move, ranges);
+ *  - the deep linear network's move (sive_dln_model()): the loss is
+ *    invariant to rounding, log_ratio is log |det| of the map (a numerical
+ *    determinant on a tiny network whose widths make it non-zero), and a
+ *    probe with the moves reports them in its health text. */
+#define SIVE_EXPERIMENTAL
+#include <sive/dln.h>
+#include <sive/sive.h>
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_run.h"
+
+#define T 1e4
+#define KV 2 /* v's dimension */
+
+/* L = u^2 |v|^2, d = 1 + KV */
+static int uv_grad(const void *theta, size_t d, const sive_batch *b, void *grad, double *loss,
+                   void *user)
+{
+    const double *x = theta;
+    double *g = grad, v2 = 0.0;
+    (void)d;
+    (void)b;
+    (void)user;
+    for (int i = 1; i <= KV; i++)
+        v2 += x[i] * x[i];
+    g[0] = 2.0 * x[0] * v2;
+    for (int i = 1; i <= KV; i++)
+        g[i] = 2.0 * x[0] * x[0] * x[i];
+    *loss = x[0] * x[0] * v2;
+    return 0;
+}
+
+static int uv_group(const void *theta, size_t d, const sive_batch *b, double *gl, void *user)
+{
+    double l, g[1 + KV];
+    uv_grad(theta, d, b, g, &l, user);
+    for (size_t i = 0; i < b->n_groups; i++)
+        gl[i] = l;
+    return 0;
+}
+
+/* (u, v) -> (c u, v / c), log c = scale N(0, 1): |det| = c^(1 - KV); c and
+ * 1/c equally likely, so log_ratio = (1 - KV) log c. */
+static int uv_move(const void *theta, size_t d, double scale, const sive_batch *b, void *out,
+                   double *log_ratio, void *user)
+{
+    const double *x = theta;
+    double *y = out, z;
+    (void)d;
+    (void)user;
+    sive_rng g;
+    sive_rng_seed(&g, b->seed, 7);
+    sive_rng_normals(&g, &z, 1);
+    const double lc = scale * z, c = exp(lc);
+    y[0] = c * x[0];
+    for (int i = 1; i <= KV; i++)
+        y[i] = x[i] / c;
+    *log_ratio = (1.0 - KV) * lc;
+    return 0;
+}
+
+static sive_model uv_model(void)
+{
+    sive_model m;
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    m.dtype = SIVE_F64;
+    m.dim = 1 + KV;
+    m.grad = uv_grad;
+    m.group_loss = uv_group;
+    m.move = uv_move;
+    return m;
+}
+
+/* t^2 Var[L] under exp(-t u^2 |v|^2 - (u^2 + |v|^2)/(2 h^2)): given u, v is
+ * N(0, s^2 I), 1/s^2 = 2 t u^2 + 1/h^2, so E[L | u] = KV u^2 s^2 and
+ * E[L^2 | u] = KV (KV + 2) u^4 s^4; u's marginal density is proportional to
+ * exp(-u^2/(2h^2)) s^KV.  Simpson's rule in u on |u| <= 12 h. */
+static double uv_continuous(double t, double h)
+{
+    const int n = 200000;
+    const double U = 12.0 * h, du = 2.0 * U / n;
+    double z = 0.0, m1 = 0.0, m2 = 0.0;
+    for (int i = 0; i <= n; i++) {
+        const double u = -U + i * du, s2 = 1.0 / (2.0 * t * u * u + 1.0 / (h * h));
+        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
+                         exp(-u * u / (2.0 * h * h)) * pow(s2, 0.5 * KV);
+        z += w;
+        m1 += w * KV * u * u * s2;
+        m2 += w * KV * (KV + 2.0) * u * u * u * u * s2 * s2;
+    }
+    m1 /= z;
+    return t * t * (m2 / z - m1 * m1);
+}
+
+static sive_probe *probe(int64_t steps, int64_t chains, int64_t threads, double h,
+                         int64_t every)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, T), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, threads), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 18090), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    if (every >= 0)
+        ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_ORBIT_EVERY, every), SIVE_OK);
+    return p;
+}
+
+START_TEST(exact)
+{
+    sive_model m = uv_model();
+    const double th[1 + KV] = {0}, want = uv_continuous(T, 1.0);
+    sive_probe *p = probe(20000, 16, 2, 1.0, 1);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r), se = sive_result_mcse(r),
+                 z = (lam - want) / se;
+    const char *ol = strstr(sive_result_health(r), "orbit moves");
+    ck_assert_ptr_nonnull(ol);
+    printf("u^2 |v|^2 (|v| in R^%d), orbit moves after every step: %.5f +- %.5f (continuous "
+           "law %.5f): %+.2f %% (z %+.2f)\n  %s",
+           KV, lam, se, want, 100.0 * (lam / want - 1.0), z, ol);
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.05 * want, "MCSE %.4g", se);
+    const double acc = atof(strstr(ol, "tail acceptance ") + strlen("tail acceptance "));
+    ck_assert_msg(acc > 0.2 && acc < 0.7, "orbit acceptance %.3f", acc);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* lambda-hat of a short run (every < 0: the option unset). */
+static double lam_of(sive_model *m, const double *th, int64_t every, int64_t threads)
+{
+    sive_probe *p = probe(2000, 4, threads, 1.0, every);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    const double lam = sive_result_lambda(r);
+    ck_assert(!strstr(sive_result_health(r), "orbit moves") == (every <= 0));
+    sive_result_free(r);
+    sive_probe_free(p);
+    return lam;
+}
+
+START_TEST(bits_and_refusals)
+{
+    sive_model m = uv_model();
+    const double th[1 + KV] = {0.1, 0.2, -0.1};
+    double lam[5] = {lam_of(&m, th, -1, 1), lam_of(&m, th, 0, 1), lam_of(&m, th, 1, 1),
+                     lam_of(&m, th, 1, 2), lam_of(&m, th, 3, 2)};
+    ck_assert(memcmp(&lam[0], &lam[1], sizeof lam[0]) == 0);
+    ck_assert(lam[0] != lam[2]);
+    ck_assert(memcmp(&lam[2], &lam[3], sizeof lam[0]) == 0);
+    ck_assert(lam[2] != lam[4]);
+    sive_result *r = NULL;
+    sive_probe *p = probe(2000, 2, 1, 1.0, 1);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "0"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "metropolis 1"));
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    sive_model nm = m;
+    nm.move = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &nm, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "supplies no move"));
+    const uint64_t ranges[2] = {0, 2};
+    ck_assert_int_eq(sive_probe_set_params(p, ranges, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "parameter ranges"));
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_ORBIT_EVERY, -1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_ORBIT_SCALE, 0.0), SIVE_E_INVALID_ARG);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* log |det M| of the n x n matrix a (row-major, overwritten) by Gaussian
+ * elimination with partial pivoting. */
+static double log_abs_det(double *a, size_t n)
+{
+    double s = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        size_t piv = k;
+        for (size_t i = k + 1; i < n; i++)
+            if (fabs(a[i * n + k]) > fabs(a[piv * n + k]))
+                piv = i;
+        for (size_t j = 0; j < n; j++) {
+            const double tmp = a[k * n + j];
+            a[k * n + j] = a[piv * n + j];
+            a[piv * n + j] = tmp;
+        }
+        s += log(fabs(a[k * n + k]));
+        for (size_t i = k + 1; i < n; i++) {
+            const double f = a[i * n + k] / a[k * n + k];
+            for (size_t j = k; j < n; j++)
+                a[i * n + j] -= f * a[k * n + j];
+        }
+    }
+    return s;
+}
+
+START_TEST(dln_move)
+{
+    /* widths 2-3-4-3: hidden layers 1 (H0 - H2 = -2) and 2 (H1 - H3 = 0) */
+    const size_t widths[] = {2, 3, 4, 3};
+    sive_dln *dln = NULL;
+    ck_assert_int_eq(sive_dln_new(&dln, widths, 3, 1, NULL, 5), SIVE_OK);
+    sive_model m;
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_OK);
+    ck_assert_ptr_nonnull(m.move);
+    const size_t d = m.dim;
+    double *th = malloc(d * sizeof *th), *out = malloc(d * sizeof *out),
+           *g = malloc(d * sizeof *g), *jac = malloc(d * d * sizeof *jac),
+           *e = calloc(d, sizeof *e);
+    ck_assert(th && out && g && jac && e);
+    sive_rng rg;
+    sive_rng_seed(&rg, 11, 0);
+    sive_rng_normals(&rg, th, d);
+    sive_batch b = {.index = NULL, .n_groups = 1, .group_size = 1, .chain = 0, .worker = 0};
+    double l0, l1, lr;
+    ck_assert_int_eq(m.grad(th, d, &b, g, &l0, m.user), 0);
+    int nonzero = 0;
+    for (uint64_t key = 1; key <= 40; key++) {
+        b.seed = key;
+        ck_assert_int_eq(m.move(th, d, 0.5, &b, out, &lr, m.user), 0);
+        ck_assert_int_eq(m.grad(out, d, &b, g, &l1, m.user), 0);
+        ck_assert_msg(fabs(l1 - l0) <= 1e-12 * fabs(l0), "loss %.17g -> %.17g", l0, l1);
+        /* the map is linear in theta for a fixed key: column i is T(e_i) */
+        for (size_t i = 0; i < d; i++) {
+            double lri;
+            e[i] = 1.0;
+            ck_assert_int_eq(m.move(e, d, 0.5, &b, out, &lri, m.user), 0);
+            e[i] = 0.0;
+            ck_assert(lri == lr);
+            for (size_t j = 0; j < d; j++)
+                jac[j * d + i] = out[j];
+        }
+        const double ld = log_abs_det(jac, d);
+        ck_assert_msg(fabs(ld - lr) < 1e-9 * (1.0 + fabs(lr)), "key %d: log|det| %.12g, move %.12g",
+                      (int)key, ld, lr);
+        nonzero += fabs(lr) > 1e-3;
+    }
+    ck_assert_int_gt(nonzero, 5);
+    /* a probe with the moves: they run, and the health text names them */
+    sive_probe *p = probe(2000, 2, 2, 0.5, 2);
+    double *star = calloc(d, sizeof *star);
+    ck_assert_int_eq(sive_dln_factorisation(dln, NULL, 3, star), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_OK);
+    ck_assert_ptr_nonnull(strstr(sive_result_health(r), "orbit moves"));
+    sive_result_free(r);
+    sive_probe_free(p);
+    free(star);
+    free(th);
+    free(out);
+    free(g);
+    free(jac);
+    free(e);
+    sive_model_destroy(&m);
+    sive_dln_free(dln);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("orbit");
+    TCase *tc = tcase_create("orbit");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, exact);
+    tcase_add_test(tc, bits_and_refusals);
+    tcase_add_test(tc, dln_move);
+    suite_add_tcase(s, tc);
+    return check_run(s);
+}
