@@ -198,8 +198,16 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * Data mode: n_examples n, mini-batch gradients and per-example losses, so
  * grouping, deduplication and control variates apply.  m is borrowed:
  * it must outlive the model and keep its mode.  Each worker thread gets its
- * own workspace (worker numbers below 1024).  Release with
- * sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
+ * own workspace (worker numbers below 1024).  When out's struct_size
+ * covers sive_model.move (0.3) it also sets the orbit move of the
+ * experimental SIVE_OPT_ORBIT_EVERY: a hidden layer s drawn uniformly
+ * from 1 .. L-1, g = exp(scale A) with A an H_s x H_s matrix of N(0, 1/H_s)
+ * entries drawn from the key, W_s -> g W_s, W_{s+1} -> W_{s+1} g^-1
+ * (g^-1 = exp(-scale A)), which leaves the loss unchanged (to rounding),
+ * with log_ratio = scale tr(A) (H_{s-1} - H_{s+1}), the log of the map's
+ * |det| (-A has A's law, so the proposal is symmetric); with L = 1 the
+ * move returns theta unchanged.  It needs H_s^2 * 5 doubles per worker,
+ * allocated at the first move.  Release with sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
  * initialised, bad blis_threads), SIVE_E_NOMEM.
  */
 SIVE_API int sive_dln_model(sive_model *out, const sive_dln *m,
