@@ -206,6 +206,32 @@ static int prod_group(const void *theta, size_t dim, const sive_batch *batch,
     return SIVE_OK;
 }
 
+/* The orbit move (sive_model.move; experimental orbit_every): a block b
+ * drawn uniformly, log c = scale N(0, 1), w_{b,i} -> c^(e_i) w_{b,i} with
+ * e = (k_1, -k_0) for two factors (u^(2k_0) v^(2k_1) is invariant), and
+ * log |det| = (k_1 - k_0) log c; c and 1/c are equally likely.  Blocks of
+ * another number of factors: theta unchanged. */
+static int prod_move(const void *theta, size_t dim, double scale, const sive_batch *batch,
+                     void *out, double *log_ratio, void *user)
+{
+    const prod_model *pm = user;
+    const double *w = theta;
+    double *y = out, z;
+    memcpy(y, w, dim * sizeof *y);
+    *log_ratio = 0.0;
+    if (pm->nk != 2)
+        return SIVE_OK;
+    sive_rng g;
+    sive_rng_seed(&g, batch->seed, 0x6f72626974ULL);
+    const size_t b = 2 * (size_t)sive_rng_below(&g, pm->d / 2);
+    sive_rng_normals(&g, &z, 1);
+    const double lc = scale * z;
+    y[b] = w[b] * exp((double)pm->k[1] * lc);
+    y[b + 1] = w[b + 1] * exp(-(double)pm->k[0] * lc);
+    *log_ratio = ((double)pm->k[1] - (double)pm->k[0]) * lc;
+    return SIVE_OK;
+}
+
 static double clock_s(clockid_t id)
 {
     struct timespec ts;
@@ -284,6 +310,7 @@ static int make_case(const truth_case *c, const truth_settings *s, sive_model *m
         m->dim = pm->d;
         m->grad = prod_grad;
         m->group_loss = prod_group;
+        m->move = prod_move;
         m->user = pm;
         m->destroy = free;
     } else {
