@@ -1074,7 +1074,8 @@ SIVE_API const char *sive_result_health(const sive_result *r);
  * parallel >= 1 is the number of values run at the same time: slot 0 on
  * the calling thread, slots 1 .. parallel-1 on their own threads (each run
  * still uses SIVE_OPT_THREADS workers for its chains).  Parallel runs never
- * share a worker number: slot s sees batch->worker offset by s * w, w =
+ * share a worker number: slot s sees batch->worker offset by s * w (in
+ * the model's callbacks and in its evaluation views'), w =
  * min(threads, chains) (the largest swept value when the sweep is over
  * threads or chains), so a model that keeps per-worker scratch must accept
  * worker numbers up to parallel * w - 1 (the bundled MLP model accepts
