@@ -218,8 +218,25 @@ static lam_text lambda_hat(const sive_result *r)
     return lam_pair(r->summary[SIVE_STAT_SIVE], r->summary[SIVE_STAT_SIVE_UNCLIPPED]);
 }
 
+/* Append s to t whole, whatever its length. */
+static void add_text(text *t, const char *s)
+{
+    if (t->rc)
+        return;
+    size_t n = strlen(s);
+    char *nb = realloc(t->buf, t->len + n + 1);
+    if (!nb) {
+        t->rc = SIVE_E_NOMEM;
+        return;
+    }
+    memcpy(nb + t->len, s, n + 1);
+    t->buf = nb;
+    t->len += n;
+}
+
 static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append one formatted line (each line below is far shorter than 1 KiB). */
 static void add(text *t, const char *fmt, ...)
 {
     char line[1024];
@@ -227,17 +244,8 @@ static void add(text *t, const char *fmt, ...)
     va_start(ap, fmt);
     int k = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (t->rc || k < 0)
-        return;
-    size_t n = strlen(line);
-    char *nb = realloc(t->buf, t->len + n + 1);
-    if (!nb) {
-        t->rc = SIVE_E_NOMEM;
-        return;
-    }
-    memcpy(nb + t->len, line, n + 1);
-    t->buf = nb;
-    t->len += n;
+    if (k >= 0)
+        add_text(t, line);
 }
 
 static uint32_t chain_flags(const sive_result *r, text *t)
@@ -590,7 +598,7 @@ static uint32_t summary_flags(const sive_result *r, double worst_z, int32_t wors
     const uint32_t u = spike_flags(r, &spikes) | climb_flags(r, &spikes) |
                        var_mean_flags(r, &spikes);
     f |= geometry_flags(r, !(f & SIVE_FLAG_NONSTATIONARY) && !u, t) | u;
-    add(t, "%s", spikes.buf);
+    add_text(t, spikes.buf); /* up to three lines: longer than add()'s one */
     if (spikes.rc)
         t->rc = spikes.rc;
     free(spikes.buf);
