@@ -1044,6 +1044,9 @@ class Model(_Closing):
     def _struct(self):
         if self._closed:
             raise ValueError("Model is closed")
+        for r in self._refs:  # a handle the model borrows (mlp_model's data set)
+            if isinstance(r, _Handle) and r.closed:
+                raise ValueError(f"the Model's {type(r).__name__} is closed")
         return self._m
 
     def close(self):
@@ -1140,8 +1143,10 @@ class Probe(_Handle):
 
     def reset(self):
         """Every option back to its default (the progress callback stays;
-        the parameter subset goes back to all of theta)."""
+        the parameter subset goes back to all of theta; the evaluation views
+        are removed)."""
         self._check(_probe_reset(self._p))
+        self._views = []
         return self
 
     def add_eval_view(self, name, model, subset=None):
@@ -1159,7 +1164,7 @@ class Probe(_Handle):
             ptr, n = sub.ctypes.data_as(POINTER(c_uint64)), sub.size
         self._check(_probe_add_eval_view(self._p, str(name).encode(), byref(model._struct()),
                                          ptr, n))
-        self._views.append(model)
+        self._views.append((str(name), model))
         return self
 
     def clear_eval_views(self):
@@ -1208,10 +1213,19 @@ class Probe(_Handle):
         when the run ended early (status not OK).  With check=False such a
         result is returned: read its status and errmsg."""
         m = model._struct()
+        for name, v in self._views:
+            # the probe holds a copy of the view's description: a closed
+            # library-made model's state (or the data set it borrows) is
+            # freed, and its callbacks would read freed memory
+            try:
+                v._struct()
+            except ValueError as e:
+                raise ValueError(f"evaluation view {name!r}: {e} (remove the view with "
+                                 f"clear_eval_views())") from None
         theta = _array(theta_star, model.dtype, (model.dim,), "theta_star")
         self._failure.take()
         model._failure.take()
-        for v in self._views:
+        for _, v in self._views:
             v._failure.take()
         out = c_void_p()
         rc = _probe_run(self._p, byref(m), theta.ctypes.data_as(c_void_p), byref(out))
@@ -1219,7 +1233,7 @@ class Probe(_Handle):
             raise SiveError(rc, self.errmsg)
         result = Result(out.value)
         exc = model._failure.take() or self._failure.take()
-        for v in self._views:
+        for _, v in self._views:
             exc = exc or v._failure.take()
         if exc is not None:
             message = result.errmsg
