@@ -161,6 +161,19 @@ assert d["model"] == "k1" and d["steps"] == 20000 and isinstance(d["flag_names"]
 run "toy burn-in 0.995" 0 "$SIVE" toy --model k1 --steps 20000 --burn-in 0.995 --format json &&
     pycheck "toy burn-in 0.995 ran" "$TMP/out" 'assert d["burn_in"] == 0.995 and fin(d["sive"]["mean"])'
 run "toy steps below the bound" 2 "$SIVE" toy --steps 1 && expect_err "toy steps" "--steps"
+# NaN is written as null (docs/cli.md): every chain diverged (a tether of
+# eta/h^2 = 100 per step), or one chain (no std over chains)
+run "toy diverged json" 1 "$SIVE" toy --model k1 --steps 200 --chains 2 --h 1e-3 --format json &&
+    pycheck "toy diverged: null, not nan or 0" "$TMP/out" '
+assert d["chains_ok"] == 0 and d["flag_names"] == ["diverged"], d
+for k in ("oracle", "online_mean", "raw_variance", "sive", "sive_unclipped"):
+    assert d[k] == {"mean": None, "std": None}, (k, d[k])
+assert d["oracle_mcse"] is None, d["oracle_mcse"]'
+run "toy one chain json" 0 "$SIVE" toy --model k1 --steps 2000 --chains 1 --format json &&
+    pycheck "toy one chain: std null" "$TMP/out" '
+for k in ("oracle", "online_mean", "raw_variance", "sive", "sive_unclipped"):
+    assert fin(d[k]["mean"]) and d[k]["std"] is None, (k, d[k])'
+
 # the toy table marks only what makes a number untrustworthy: K1's large but
 # precisely known correction (dominant_correction) and the step's share of
 # its exact ULA target (step_bias) are information
