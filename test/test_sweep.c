@@ -10,7 +10,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 /* L(theta) = |theta|^2 with Gaussian evaluation noise (per group) */
 static quad_fixture qf = {.k = 2.0, .l0 = 0.0, .sigma = 0.01};
@@ -206,6 +208,35 @@ START_TEST(sweep_views_worker_offset)
 }
 END_TEST
 
+/* A 0.2 program's sive_model ends at destroy (struct_size says so): the
+ * sweep reads no byte past it.  The struct sits at the end of a readable
+ * page followed by an unreadable one, so a read of the 0.3 identity field
+ * beyond it faults. */
+START_TEST(sweep_reads_only_struct_size)
+{
+    const size_t v02 = offsetof(sive_model, identity), page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(map, MAP_FAILED);
+    ck_assert_int_eq(mprotect(map + page, page, PROT_NONE), 0);
+    sive_model full = qmodel();
+    sive_model *m02 = (sive_model *)(map + page - v02);
+    memcpy(m02, &full, v02);
+    m02->struct_size = (uint32_t)v02;
+    sive_probe *p = qprobe();
+    const double lr[] = {0.01, 0.05};
+    sive_result *out[2];
+    for (int32_t parallel = 1; parallel <= 2; parallel++) {
+        ck_assert_int_eq(sive_probe_sweep(p, m02, theta0, SIVE_OPT_BASE_LR, lr, 2, parallel, out),
+                         SIVE_OK);
+        for (int i = 0; i < 2; i++)
+            sive_result_free(out[i]);
+    }
+    sive_probe_free(p);
+    munmap(map, 2 * page);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sweep");
@@ -216,6 +247,7 @@ int main(void)
     tcase_add_test(tc, sweep_errors);
     tcase_add_test(tc, sweep_cancelled);
     tcase_add_test(tc, sweep_views_worker_offset);
+    tcase_add_test(tc, sweep_reads_only_struct_size);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -68,11 +68,19 @@ typedef struct sweep_slot {
     sweep_wrap *vwrap;  /* one per view */
 } sweep_slot;
 
+/* *out: the first struct_size bytes of m, the rest zero (a program built
+ * against an older header has a shorter struct: nothing past it is read). */
+static void model_copy(sive_model *out, const sive_model *m)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out, m, m->struct_size < sizeof *out ? m->struct_size : sizeof *out);
+}
+
 /* *out: inner's description with its callbacks seen through w, worker
  * numbers shifted by offset. */
 static void wrap_model(sive_model *out, const sive_model *inner, sweep_wrap *w, int32_t offset)
 {
-    *out = *inner;
+    model_copy(out, inner);
     w->inner = inner;
     w->offset = offset;
     out->user = w;
@@ -182,7 +190,7 @@ static int sweep_run(sweep_job *job, const sive_probe *p, const sive_model *m, s
     int ok = slots && tid && started;
     for (size_t s = 0; ok && s < nslots; s++) {
         slots[s].job = job;
-        slots[s].model = *m;
+        model_copy(&slots[s].model, m);
         if (s == 0) /* slot 0 uses the model and the views as they are */
             continue;
         const int32_t offset = (int32_t)((int64_t)s * threads);
