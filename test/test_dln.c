@@ -348,6 +348,13 @@ START_TEST(errors_and_monomials)
     ck_assert_int_eq(sive_dln_new(&m, ok, 2, 2, NULL, 0), SIVE_OK);
     ck_assert_int_eq(sive_dln_set_data(m, 5, NAN, 0), SIVE_E_INVALID_ARG);
     sive_model mod;
+    /* an uninitialised struct_size is refused as sive_mlp_model() and the
+     * run refuse it (a model made on it could not be destroyed: a leak) */
+    memset(&mod, 0xab, sizeof mod);
+    ck_assert_int_eq(sive_dln_model(&mod, m, 1), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "sive_model_init"));
+    const uint32_t kk[1] = {1};
+    ck_assert_int_eq(sive_monomial_model(&mod, kk, 1), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_model_init(&mod, sizeof mod), SIVE_OK);
     ck_assert_int_eq(sive_dln_model(&mod, m, 0), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_dln_model(&mod, m, 1), SIVE_OK);

@@ -146,7 +146,9 @@ static int check_out(const char *fn, const sive_model *out)
 {
     if (!out)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
-    if (out->struct_size < offsetof(sive_model, destroy) + sizeof out->destroy)
+    /* the sizes sive_model_init() accepts: a model made on garbage could
+     * not be released (sive_model_destroy() ignores it) */
+    if (!sivei_model_size_ok(out->struct_size))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: call sive_model_init(out, sizeof *out) first", fn);
     return SIVE_OK;
