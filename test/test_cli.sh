@@ -434,9 +434,17 @@ head -1 "$TMP/tr.csv" | grep -q '^checkpoint,chain,step,lbar,s2,' && ok "traces 
 
 # --- broken inputs -------------------------------------------------------------
 run "missing checkpoint" 1 "$SIVE" probe "$TMP/nope.ckpt" "${TINY[@]}" --quiet &&
-    expect_err "missing checkpoint" "nope.ckpt.*(file not found)"
+    expect_err "missing checkpoint" "^sive probe: .*nope.ckpt: file not found"
 grep -q "input/output error" "$TMP/err" && bad "missing checkpoint: reported as an I/O error" ||
     ok "missing checkpoint: not an I/O error"
+# every checkpoint is checked before the first is probed: a typo (or a
+# directory) among several stops the command at once, naming each
+run "unreadable checkpoints among several" 1 "$SIVE" probe "$CK/epoch_1.ckpt" "$TMP/nope.ckpt" \
+    "$CK" "${TINY[@]}" &&
+    expect_err "unreadable checkpoints: missing" "^sive probe: .*nope.ckpt: file not found" &&
+    expect_err "unreadable checkpoints: directory" "^sive probe: $CK: is a directory"
+[ -s "$TMP/out" ] && bad "unreadable checkpoints: a probe ran: $(head -3 "$TMP/out")" ||
+    ok "unreadable checkpoints: nothing probed"
 run "calibrate missing checkpoint" 1 "$SIVE" calibrate "$TMP/nope.ckpt" --quiet &&
     expect_err "calibrate missing checkpoint" "^sive calibrate: .*nope.ckpt: file not found"
 head -c 1000 "$CK/epoch_1.ckpt" >"$TMP/trunc.ckpt"

@@ -1167,7 +1167,13 @@ static int probe_all(probe_args *a)
     a->train = a->cfg.train = train;
     a->cfg.test = test; /* for --eval-data test */
     int refused = probe_cfg_check(&a->cfg, sive_dataset_count(train));
-    if (refused || (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
+    /* after the usage checks (exit 2 first), before any run: a typo in the
+     * last of many checkpoints must not show up hours later */
+    int unreadable = 0;
+    for (int i = 0; i < a->n_ckpt && !refused; i++)
+        unreadable |= cli_in_check(a->ckpts[i]) != 0;
+    if (refused || unreadable ||
+        (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
         sive_dataset_free(test);
         return refused ? refused : EXIT_RUN;
