@@ -1158,7 +1158,8 @@ static void print_preamble(const probe_args *a)
     }
 }
 
-/* Probe every checkpoint (a bad one does not stop the others). */
+/* Probe every checkpoint (one that fails to load or run does not stop the
+ * others; one that is not a readable file stops the command before any). */
 static int probe_all(probe_args *a)
 {
     sive_dataset *train = NULL, *test = NULL;
