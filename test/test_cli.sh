@@ -43,6 +43,15 @@ run "stray argument" 2 "$SIVE" demo extra
 for c in toy train probe trajectory demo options; do
     run "$c --help" 0 "$SIVE" $c --help
 done
+# `sive help CMD` is `sive CMD --help`; -h (no short options) names --help
+# and, where --h exists, says that --h is the radius
+"$SIVE" probe --help >"$TMP/probe_help_a" 2>&1
+run "help probe" 0 "$SIVE" help probe && cmp -s "$TMP/out" "$TMP/probe_help_a" &&
+    ok "help probe: the same as probe --help" || bad "help probe: not probe --help"
+run "probe -h" 2 "$SIVE" probe -h ckpt &&
+    expect_err "probe -h" "^sive probe: unknown option '-h' (--help lists the options; --h X is the radius)"
+run "train -h" 2 "$SIVE" train -h &&
+    expect_err "train -h" "^sive train: unknown option '-h' (--help lists the options)$"
 
 # --- options: the library's table is the one source of the probe flags --------
 run "options json" 0 "$SIVE" options --format json && cp "$TMP/out" "$TMP/options.json" &&
