@@ -61,7 +61,16 @@ for o in d:
     assert o["flag"] == "--" + o["name"].replace("_", "-"), o
     assert o["type"] in ("int", "double") and o["doc"], o
     if o["type"] == "int":
-        assert o["lo"] <= o["default"] <= o["hi"], o'
+        assert o["lo"] <= o["default"] <= o["hi"], o
+# the tier (docs/abi.md; not the id, which graduation keeps)
+tier = {o["name"]: o["experimental"] for o in d}
+assert all(isinstance(v, bool) for v in tier.values()), tier
+assert tier["anneal"] and not tier["steps"] and not tier["metropolis"], tier'
+"$SIVE" options >"$TMP/options.txt"
+grep -q '^anneal .*(experimental) ' "$TMP/options.txt" &&
+    ! grep -q '^steps .*(experimental)' "$TMP/options.txt" &&
+    ok "options table marks the experimental tier" ||
+    bad "options table: no (experimental) mark on anneal, or one on steps"
 run "options table" 0 "$SIVE" options &&
     [ "$(($(wc -l <"$TMP/out") - 1))" -eq "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TMP/options.json")" ] &&
     ok "options: one line per option"

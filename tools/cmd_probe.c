@@ -1627,6 +1627,8 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
     char def[OPTION_CELL], lo[OPTION_CELL], hi[OPTION_CELL], range[2 * OPTION_CELL + 8];
     option_texts(in, fmt != FMT_TABLE, def, lo, hi, sizeof def);
     const char *type = in->type == SIVE_TYPE_INT ? "int" : "double";
+    /* the tier (docs/abi.md): an experimental option may change or go */
+    const int experimental = in->tier == SIVE_TIER_EXPERIMENTAL;
     if (fmt == FMT_JSON) {
         fprintf(f, "%s\n{\"name\":\"%s\",\"id\":%d,\"flag\":\"--%s\",\"type\":\"%s\",",
                 first ? "" : ",", in->name, (int)in->id, cli_opt_flag(in), type);
@@ -1639,24 +1641,25 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
         fprintf(f, ",\"lo_open\":%s,\"hi_open\":%s,\"doc\":", in->lo_open ? "true" : "false",
                 in->hi_open ? "true" : "false");
         cli_json_str(f, in->doc);
-        fputc('}', f);
+        fprintf(f, ",\"experimental\":%s}", experimental ? "true" : "false");
     } else if (fmt == FMT_CSV) {
         fprintf(f, "%s,%d,--%s,%s,%s,%s,%s,%d,%d,", in->name, (int)in->id, cli_opt_flag(in), type,
                 def, lo, hi, in->lo_open, in->hi_open);
         cli_csv_str(f, in->doc);
-        fputc('\n', f);
+        fprintf(f, ",%d\n", experimental);
     } else {
         option_cells(in, def, range);
-        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s\n", w->name, in->name, type, w->def, def,
-                w->range, range, in->doc);
+        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s%s\n", w->name, in->name, type, w->def, def,
+                w->range, range, experimental ? "(experimental) " : "", in->doc);
     }
 }
 
 static const char options_usage[] =
     "usage: sive options [--format table|json|csv]\n"
     "Prints the library's probe options (sive_option_at()): name, type,\n"
-    "default, bounds and description.  The probe, trajectory and toy flags\n"
-    "are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
+    "default, bounds and description, and which are experimental (they may\n"
+    "change or go in any release; docs/abi.md).  The probe, trajectory and toy\n"
+    "flags are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
 
 int cmd_options(int argc, char **argv)
 {
@@ -1679,7 +1682,7 @@ int cmd_options(int argc, char **argv)
         printf("%-*s  %-6s  %-*s  %-*s  %s\n", w.name, "name", "type", w.def, "default",
                w.range, "bounds", "description");
     else if (fmt == FMT_CSV)
-        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc");
+        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc,experimental");
     else
         putchar('[');
     const sive_option_info *in;
