@@ -71,6 +71,9 @@ grep -q '^anneal .*(experimental) ' "$TMP/options.txt" &&
     ! grep -q '^steps .*(experimental)' "$TMP/options.txt" &&
     ok "options table marks the experimental tier" ||
     bad "options table: no (experimental) mark on anneal, or one on steps"
+"$SIVE" probe --help | grep -A6 '^  --anneal X' | grep -q '; experimental: may change)$' &&
+    ! "$SIVE" probe --help | grep -A3 '^  --steps INT' | grep -q experimental &&
+    ok "probe --help marks the experimental tier" || bad "probe --help: tier not marked"
 run "options table" 0 "$SIVE" options &&
     [ "$(($(wc -l <"$TMP/out") - 1))" -eq "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TMP/options.json")" ] &&
     ok "options: one line per option"

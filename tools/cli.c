@@ -622,7 +622,8 @@ static void opt_facts(char *buf, size_t len, const sive_probe *defaults,
     else if (in->type == SIVE_TYPE_DOUBLE && isfinite(in->double_lo) && isfinite(in->double_hi))
         snprintf(range, sizeof range, ", in %c%g, %g%c", in->lo_open ? '(' : '[', in->double_lo,
                  in->double_hi, in->hi_open ? ')' : ']');
-    snprintf(buf, len, "default %s%s", def[0] ? def : "none", range);
+    snprintf(buf, len, "default %s%s%s", def[0] ? def : "none", range,
+             in->tier == SIVE_TIER_EXPERIMENTAL ? "; experimental: may change" : "");
 }
 
 /* "  --flag X           doc" with doc wrapped at 79 columns under a
