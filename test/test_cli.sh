@@ -430,7 +430,9 @@ skip = "unstable" in row or "nonstationary" in row
 assert slope.startswith("not assessed: ") or not skip, (slope, row)
 assert not skip or re.match(r"not assessed: (unstable|nonstationary) tail$|"
                             r"not assessed: unclipped lambda-hat <= 0$", slope), slope
-assert skip or slope.startswith("not assessed: unclipped") or "±" in slope, slope
+assert skip or slope.startswith("not assessed: unclipped") or slope.endswith(" (SE)"), slope
+# a diagnostic's ± that is a standard error says so (the header's ± is the std)
+assert re.search(r"^  noise correction C +\S+ ± \S+ \(SE\)$", text, re.M), "noise correction"
 # the settings that matter are in the header
 for k in ("t", "base_lr", "c_h", "grad_batch", "burn_in", "steps", "groups", "eval_batch",
           "eval_stride", "chains"):

@@ -327,6 +327,14 @@ static void row_num(FILE *f, const char *name, double v, double u, int show_u)
     fprintf(f, "  %-26s%s\n", name, cli_round_pm(buf, sizeof buf, v, u, show_u));
 }
 
+/* A diagnostic with its standard error, labelled so ("6120 ± 50 (SE)"):
+ * the block's other ± are spreads over chains. */
+static void row_se(FILE *f, const char *name, double v, double u, const char *what)
+{
+    char buf[96];
+    fprintf(f, "  %-26s%s (%s)\n", name, cli_round_pm(buf, sizeof buf, v, u, 1), what);
+}
+
 /* An estimator: mean ± std over chains.  With one chain there is no std:
  * SIVE (clipped or not) is rounded to its MCSE, the only error the library
  * gives for one chain; the other estimators have none, so they print 4
@@ -399,8 +407,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     fprintf(f, "  %-26s%.0f\n", "ESS of Lbar (all chains)", sive_result_ess(r));
     fprintf(f, "  %-26s%.0f\n", "ESS of SIVE (sive_ess)", summ(r, SIVE_STAT_SIVE_ESS));
     fprintf(f, "  %-26s%.3f\n", "split-Rhat", sive_result_rhat(r));
-    row_num(f, "noise correction C", sive_result_noise_correction(r),
-            sive_result_noise_correction_std(r), 1);
+    row_se(f, "noise correction C", sive_result_noise_correction(r),
+           sive_result_noise_correction_std(r), "SE");
     fprintf(f, "  %-26s%.6g (tether step eta/h^2 %.3g)\n", "h", summ(r, SIVE_STAT_H),
             summ(r, SIVE_STAT_TETHER_STEP));
     fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
@@ -412,8 +420,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     if (skip)
         fprintf(f, "  %-26snot assessed: %s\n", "d ln lambda / d ln h", skip);
     else
-        row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
-                summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
+        row_se(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
+               summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), "SE"); /* its digits, as every ± */
     if (lam > 0.0)
         fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
                 summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
@@ -421,10 +429,10 @@ static void print_diagnostics(FILE *f, const sive_result *r)
         fprintf(f, "  %-26snot assessed: %s\n", "step share of lambda-hat", SKIP_LAMBDA);
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
-        row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
+        row_se(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), "MCSE");
     double fb = summ(r, SIVE_STAT_SIVE_FULL_BATCH);
     if (!isnan(fb))
-        row_num(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), 1);
+        row_se(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), "MCSE");
     double clipped = summ(r, SIVE_STAT_GRAD_NOISE_CLIPPED);
     if (!isnan(clipped))
         fprintf(f, "  %-26s%.3g\n", "grad noise clipped", clipped);
