@@ -327,6 +327,14 @@ static void row_num(FILE *f, const char *name, double v, double u, int show_u)
     fprintf(f, "  %-26s%s\n", name, cli_round_pm(buf, sizeof buf, v, u, show_u));
 }
 
+/* A diagnostic with its standard error, labelled so ("6120 ± 50 (SE)"):
+ * the block's other ± are spreads over chains. */
+static void row_se(FILE *f, const char *name, double v, double u, const char *what)
+{
+    char buf[96];
+    fprintf(f, "  %-26s%s (%s)\n", name, cli_round_pm(buf, sizeof buf, v, u, 1), what);
+}
+
 /* An estimator: mean ± std over chains.  With one chain there is no std:
  * SIVE (clipped or not) is rounded to its MCSE, the only error the library
  * gives for one chain; the other estimators have none, so they print 4
@@ -399,8 +407,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     fprintf(f, "  %-26s%.0f\n", "ESS of Lbar (all chains)", sive_result_ess(r));
     fprintf(f, "  %-26s%.0f\n", "ESS of SIVE (sive_ess)", summ(r, SIVE_STAT_SIVE_ESS));
     fprintf(f, "  %-26s%.3f\n", "split-Rhat", sive_result_rhat(r));
-    row_num(f, "noise correction C", sive_result_noise_correction(r),
-            sive_result_noise_correction_std(r), 1);
+    row_se(f, "noise correction C", sive_result_noise_correction(r),
+           sive_result_noise_correction_std(r), "SE");
     fprintf(f, "  %-26s%.6g (tether step eta/h^2 %.3g)\n", "h", summ(r, SIVE_STAT_H),
             summ(r, SIVE_STAT_TETHER_STEP));
     fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
@@ -412,8 +420,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     if (skip)
         fprintf(f, "  %-26snot assessed: %s\n", "d ln lambda / d ln h", skip);
     else
-        row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
-                summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
+        row_se(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
+               summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), "SE"); /* its digits, as every ± */
     if (lam > 0.0)
         fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
                 summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
@@ -421,10 +429,10 @@ static void print_diagnostics(FILE *f, const sive_result *r)
         fprintf(f, "  %-26snot assessed: %s\n", "step share of lambda-hat", SKIP_LAMBDA);
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
-        row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
+        row_se(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), "MCSE");
     double fb = summ(r, SIVE_STAT_SIVE_FULL_BATCH);
     if (!isnan(fb))
-        row_num(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), 1);
+        row_se(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), "MCSE");
     double clipped = summ(r, SIVE_STAT_GRAD_NOISE_CLIPPED);
     if (!isnan(clipped))
         fprintf(f, "  %-26s%.3g\n", "grad noise clipped", clipped);
@@ -1158,7 +1166,8 @@ static void print_preamble(const probe_args *a)
     }
 }
 
-/* Probe every checkpoint (a bad one does not stop the others). */
+/* Probe every checkpoint (one that fails to load or run does not stop the
+ * others; one that is not a readable file stops the command before any). */
 static int probe_all(probe_args *a)
 {
     sive_dataset *train = NULL, *test = NULL;
@@ -1167,7 +1176,13 @@ static int probe_all(probe_args *a)
     a->train = a->cfg.train = train;
     a->cfg.test = test; /* for --eval-data test */
     int refused = probe_cfg_check(&a->cfg, sive_dataset_count(train));
-    if (refused || (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
+    /* after the usage checks (exit 2 first), before any run: a typo in the
+     * last of many checkpoints must not show up hours later */
+    int unreadable = 0;
+    for (int i = 0; i < a->n_ckpt && !refused; i++)
+        unreadable |= cli_in_check(a->ckpts[i]) != 0;
+    if (refused || unreadable ||
+        (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
         sive_dataset_free(test);
         return refused ? refused : EXIT_RUN;
@@ -1620,6 +1635,8 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
     char def[OPTION_CELL], lo[OPTION_CELL], hi[OPTION_CELL], range[2 * OPTION_CELL + 8];
     option_texts(in, fmt != FMT_TABLE, def, lo, hi, sizeof def);
     const char *type = in->type == SIVE_TYPE_INT ? "int" : "double";
+    /* the tier (docs/abi.md): an experimental option may change or go */
+    const int experimental = in->tier == SIVE_TIER_EXPERIMENTAL;
     if (fmt == FMT_JSON) {
         fprintf(f, "%s\n{\"name\":\"%s\",\"id\":%d,\"flag\":\"--%s\",\"type\":\"%s\",",
                 first ? "" : ",", in->name, (int)in->id, cli_opt_flag(in), type);
@@ -1632,24 +1649,25 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
         fprintf(f, ",\"lo_open\":%s,\"hi_open\":%s,\"doc\":", in->lo_open ? "true" : "false",
                 in->hi_open ? "true" : "false");
         cli_json_str(f, in->doc);
-        fputc('}', f);
+        fprintf(f, ",\"experimental\":%s}", experimental ? "true" : "false");
     } else if (fmt == FMT_CSV) {
         fprintf(f, "%s,%d,--%s,%s,%s,%s,%s,%d,%d,", in->name, (int)in->id, cli_opt_flag(in), type,
                 def, lo, hi, in->lo_open, in->hi_open);
         cli_csv_str(f, in->doc);
-        fputc('\n', f);
+        fprintf(f, ",%d\n", experimental);
     } else {
         option_cells(in, def, range);
-        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s\n", w->name, in->name, type, w->def, def,
-                w->range, range, in->doc);
+        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s%s\n", w->name, in->name, type, w->def, def,
+                w->range, range, experimental ? "(experimental) " : "", in->doc);
     }
 }
 
 static const char options_usage[] =
     "usage: sive options [--format table|json|csv]\n"
     "Prints the library's probe options (sive_option_at()): name, type,\n"
-    "default, bounds and description.  The probe, trajectory and toy flags\n"
-    "are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
+    "default, bounds and description, and which are experimental (they may\n"
+    "change or go in any release; docs/abi.md).  The probe, trajectory and toy\n"
+    "flags are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
 
 int cmd_options(int argc, char **argv)
 {
@@ -1672,7 +1690,7 @@ int cmd_options(int argc, char **argv)
         printf("%-*s  %-6s  %-*s  %-*s  %s\n", w.name, "name", "type", w.def, "default",
                w.range, "bounds", "description");
     else if (fmt == FMT_CSV)
-        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc");
+        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc,experimental");
     else
         putchar('[');
     const sive_option_info *in;

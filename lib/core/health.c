@@ -489,7 +489,7 @@ static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
     const double *s = r->summary, lam = s[SIVE_STAT_SIVE_UNCLIPPED];
     if (s[SIVE_STAT_MCSE] > IMPRECISE_REL * fabs(lam)) {
         f |= SIVE_FLAG_IMPRECISE;
-        add(t, "imprecise: %s has MCSE %.3g (%.0f %%%s, above %.0f %%): raise steps "
+        add(t, "imprecise: %s has MCSE %.3g (%.1f %%%s, above %.0f %%): raise steps "
             "or chains\n", lambda_hat(r).s, s[SIVE_STAT_MCSE],
             100.0 * s[SIVE_STAT_MCSE] / fabs(lam), lam_differs(r) ? " of the unclipped" : "",
             100.0 * IMPRECISE_REL);
