@@ -371,8 +371,9 @@ static void print_chains(FILE *f, const sive_result *r, double seconds)
         steps += step;
         print_unfinished(f, r, k);
     }
-    fprintf(f, "  %-26s%.1f s (%.0f chain steps/s)\n", "time", seconds,
-            seconds > 0 ? (double)steps / seconds : NAN);
+    double rate = seconds > 0 ? (double)steps / seconds : NAN;
+    fprintf(f, "  %-26s%.1f s (%.*f chain steps/s)\n", "time", seconds,
+            cli_rate_decimals(rate), rate);
 }
 
 #define SKIP_LAMBDA "unclipped lambda-hat <= 0"
