@@ -509,7 +509,8 @@ SIVE_API int sive_probe_new(sive_probe **out);
 SIVE_API void sive_probe_free(sive_probe *p);
 /** Set every option back to its default (the progress callback stays;
  *  the parameter subset and the evaluation views are cleared; a radius set
- *  is forgotten, so SIVE_OPT_METROPOLIS' default chooses again). */
+ *  is forgotten, so SIVE_OPT_METROPOLIS' default chooses again, and so is
+ *  a radius taken with sive_probe_set_radius_from()). */
 SIVE_API int sive_probe_reset(sive_probe *p);
 
 /**
@@ -664,6 +665,28 @@ typedef struct sive_result sive_result;
  */
 SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
                             const void *theta_star, sive_result **out);
+
+/**
+ * Take the radius h that an earlier run chose from the loss (c_h = auto,
+ * or the defaults on an exact loss) instead of searching again: for the
+ * parts of a split run (SIVE_OPT_CHAIN_BEGIN/_END), which would otherwise
+ * each repeat the search's pilot runs and, with SIVE_OPT_METROPOLIS, its
+ * full-length check of all chains (docs/scale.md, "Parts and the radius
+ * from the loss").  r is the earlier run's result (a whole run, a part,
+ * a merged or a loaded one) and is only read; the probe keeps what it
+ * needs, so r may be freed afterwards.  Until reset (r NULL, or
+ * sive_probe_reset()), every sive_probe_run() of p runs its chains at r's
+ * h with no search, and its health text has r's "radius: " line (the
+ * search's, so the parts' lines are the whole run's and
+ * sive_result_merge() keeps it); its numbers are those of a run that
+ * searched and chose the same h, bit for bit.  Such a run is refused
+ * (SIVE_E_INVALID_ARG, at sive_probe_run()) unless its radius comes from
+ * the loss and its options (threads and the chain range excepted), model
+ * (dtype, dim, n_examples, identity) and theta* are r's.  Errors:
+ * SIVE_E_INVALID_ARG (p NULL; r's radius was not chosen from the loss, or
+ * its run did not complete), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_probe_set_radius_from(sive_probe *p, const sive_result *r);
 
 /* ------------------------------------------------------------------ */
 /* Results                                                            */
