@@ -11,7 +11,7 @@
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
 enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES,
-       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS, PO_EVAL_DATA };
+       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS, PO_EVAL_DATA, PO_H_FROM };
 
 /* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
 enum { BLIS_MAX = 1024 };
@@ -778,6 +778,10 @@ static const char probe_usage_text[] =
     "  --chain-range A:B   run only chains A .. B-1 of the --chains (the same\n"
     "                      numbers as in the whole run; see 'sive merge')\n"
     "  --save-result FILE  save the result (one checkpoint) for 'sive merge'\n"
+    "  --h-from FILE       the radius that the run saved in FILE (--save-result)\n"
+    "                      chose from the loss (c_h auto), without searching again:\n"
+    "                      for the other parts of a split run (one checkpoint; the\n"
+    "                      same options, checkpoint and data as FILE's run)\n"
     "  --quiet             no progress bar or notes on stderr\n";
 
 /* The synopsis, then (full) the description of the command's own flags. */
@@ -787,7 +791,7 @@ static void probe_usage(FILE *f, int full)
     static const char *const post[] = {"[--eval-data SPEC]...", "[--format table|json|csv]",
                                        "[--traces FILE]",
                                        "[--chain-range A:B]", "[--save-result FILE]",
-                                       "[--quiet]", NULL};
+                                       "[--h-from FILE]", "[--quiet]", NULL};
     cli_wrap w;
     cli_wrap_start(&w, f, "sive probe");
     cli_wrap_words(&w, pre);
@@ -801,6 +805,8 @@ static void probe_usage(FILE *f, int full)
 typedef struct probe_args {
     probe_cfg cfg;
     const char *data_dir, *traces, *save; /* save: --save-result */
+    const char *h_from;                   /* --h-from, and its result */
+    sive_result *h_from_r;
     int fmt;
     char **ckpts;
     int n_ckpt;
@@ -838,6 +844,27 @@ static int chain_range(probe_cfg *c, const char *arg)
     return 0;
 }
 
+/* --h-from FILE: its result into *r, checked as a source of a radius
+ * chosen from the loss.  It is given to the probe only after the options'
+ * check (probe_cfg_check() runs a stand-in model, not FILE's), by
+ * h_from_use(); the run then checks the options, model and theta*. */
+static int h_from_load(probe_cfg *c, const char *path, sive_result **r)
+{
+    int rc = sive_result_load(path, r, NULL);
+    if (rc)
+        fprintf(stderr, "%s: --h-from: %s (%s)\n", cli_cmd, sive_last_errmsg(), sive_strerror(rc));
+    else if ((rc = sive_probe_set_radius_from(c->p, *r)))
+        fprintf(stderr, "%s: --h-from %s: %s\n", cli_cmd, path, sive_probe_errmsg(c->p));
+    sive_probe_set_radius_from(c->p, NULL);
+    return rc ? -1 : 0;
+}
+
+static void h_from_use(probe_args *a)
+{
+    if (a->h_from_r)
+        sive_probe_set_radius_from(a->cfg.p, a->h_from_r); /* checked by h_from_load */
+}
+
 /* Parse argv into a; returns -1 to go on, else the exit status. */
 /* --eval-data SPEC (repeatable). */
 static int eval_data(probe_cfg *c, const char *spec)
@@ -863,6 +890,7 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         {"traces", required_argument, 0, PO_TRACES},
         {"chain-range", required_argument, 0, PO_CHAIN_RANGE},
         {"save-result", required_argument, 0, PO_SAVE_RESULT},
+        {"h-from", required_argument, 0, PO_H_FROM},
         {"eval-data", required_argument, 0, PO_EVAL_DATA}, {0, 0, 0, 0}};
     struct option opts[64] = {{0}};
     cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
@@ -880,6 +908,7 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         case PO_QUIET: a->cfg.quiet = 1; break;
         case PO_TRACES: a->traces = optarg; break;
         case PO_SAVE_RESULT: a->save = optarg; break;
+        case PO_H_FROM: a->h_from = optarg; break;
         case PO_EVAL_DATA:
             if (eval_data(&a->cfg, optarg))
                 return EXIT_USAGE;
@@ -906,7 +935,14 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         fprintf(stderr, "%s: --save-result saves one result: give one checkpoint\n", cli_cmd);
         return EXIT_USAGE;
     }
+    if (a->h_from && a->n_ckpt != 1) {
+        fprintf(stderr, "%s: --h-from gives one checkpoint's radius: give one checkpoint\n",
+                cli_cmd);
+        return EXIT_USAGE;
+    }
     probe_cfg_finish(&a->cfg);
+    if (a->h_from && h_from_load(&a->cfg, a->h_from, &a->h_from_r))
+        return EXIT_USAGE;
     /* before any run: a long run must not end in a failed write */
     if (a->save && cli_out_check(a->save))
         return EXIT_RUN;
@@ -1174,6 +1210,7 @@ static int probe_all(probe_args *a)
     }
     if (a->tf)
         traces_header(a->tf);
+    h_from_use(a);
     progress_catch_sigint();
     a->pg = progress_new(!a->cfg.quiet);
     progress_plan(a->pg, "sive probe", "checkpoints", a->n_ckpt);
@@ -1368,6 +1405,7 @@ int cmd_probe(int argc, char **argv)
     status = cli_mpi_go("sive probe", status);
     if (status < 0)
         status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
+    sive_result_free(a.h_from_r);
     probe_cfg_free(&a.cfg);
     cli_mpi_end();
     return status;
