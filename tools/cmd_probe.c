@@ -807,6 +807,7 @@ typedef struct probe_args {
     const char *data_dir, *traces, *save; /* save: --save-result */
     const char *h_from;                   /* --h-from, and its result */
     sive_result *h_from_r;
+    int share; /* under mpirun: each checkpoint's radius searched once (unit_rank) */
     int fmt;
     char **ckpts;
     int n_ckpt;
@@ -1235,20 +1236,35 @@ static int probe_all(probe_args *a)
     return status;
 }
 
+/* The rank that computes unit u = i*K + c.  Without a radius search to
+ * share, u mod R.  With one (a->share), chain 0 of checkpoint i first, on
+ * rank i mod R, which searches and broadcasts its result; the other
+ * units, in order, round-robin after those (equal work each). */
+static int unit_rank(const probe_args *a, int u, int32_t K, int R)
+{
+    if (!a->share)
+        return u % R;
+    const int i = u / K, c = u % K;
+    return c == 0 ? i % R : (a->n_ckpt + i * (K - 1) + c - 1) % R;
+}
+
 /* Rank 0: receive the other ranks' units, then, only if none failed,
  * merge and print checkpoint by checkpoint.  Returns the exit status. */
 static int mpi_collect(probe_args *a, char **buf, int64_t *len, int *fail, int32_t K, int R)
 {
     const int U = a->n_ckpt * K;
-    for (int u = 0; u < U; u++)
-        if (u % R && cli_mpi_recv(u % R, &buf[u], &len[u], &fail[u])) {
-            fprintf(stderr, "sive probe: lost the connection to rank %d\n", u % R);
+    for (int u = 0; u < U; u++) {
+        const int src = unit_rank(a, u, K, R);
+        if (src && cli_mpi_recv(src, &buf[u], &len[u], &fail[u])) {
+            fprintf(stderr, "sive probe: lost the connection to rank %d\n", src);
             return EXIT_RUN;
         }
+    }
     for (int u = 0; u < U; u++)
         if (fail[u]) {
             fprintf(stderr, "sive probe: rank %d, unit %d (checkpoint %s, chain %d) failed: %s\n",
-                    u % R, u, a->ckpts[u / K], (int)(u % K), buf[u] ? buf[u] : "out of memory");
+                    unit_rank(a, u, K, R), u, a->ckpts[u / K], (int)(u % K),
+                    buf[u] ? buf[u] : "out of memory");
             return EXIT_RUN;
         }
     sive_result **got = calloc((size_t)(unsigned)U + 1, sizeof *got);
@@ -1305,6 +1321,67 @@ static uint64_t probe_plan(const probe_args *a, int64_t units, const sive_datase
     return cli_hash(cli_hash_options(h, a->cfg.p), &data, sizeof data);
 }
 
+/* Whether a run of c's probe may choose its radius from the loss: c_h
+ * auto, or no radius and the sampler left to the defaults (which choose
+ * the search for an exact loss). */
+static int radius_may_be_searched(const probe_cfg *c)
+{
+    double ch = 1.0;
+    sive_probe_get_double(c->p, SIVE_OPT_C_H, &ch);
+    return (c->radius && !strcmp(c->radius, "--c-h") && ch == 0.0) ||
+           (!c->radius && cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0);
+}
+
+/* src[i] when checkpoint i's chain-0 unit failed: its other units are not
+ * run (the run fails at its unit). */
+static char share_failed;
+#define SHARE_FAILED ((sive_result *)(void *)&share_failed)
+
+/* Unit u on this rank into buf[u], len[u], fail[u] (1 when it failed).
+ * from (NULL: none) is its checkpoint's chain-0 result, whose radius it
+ * takes when that chose its radius from the loss. */
+static int mpi_unit(probe_args *a, int u, int32_t K, int data_bad, sive_result **from,
+                    char **buf, int64_t *len, int *fail)
+{
+    const char *why = data_bad ? "cannot open the training data"
+                      : from && *from == SHARE_FAILED
+                          ? "not run: the unit of chain 0, which chooses the radius, failed"
+                          : NULL;
+    if (why) {
+        buf[u] = strdup(why);
+        len[u] = buf[u] ? (int64_t)strlen(buf[u]) : 0;
+        return fail[u] = 1;
+    }
+    /* refused (left unset) when chain 0's run did not choose its radius */
+    if (from && *from)
+        sive_probe_set_radius_from(a->cfg.p, *from);
+    fail[u] = unit_run(a, u / K, u % K, &buf[u], &len[u]);
+    if (from)
+        sive_probe_set_radius_from(a->cfg.p, NULL);
+    return fail[u];
+}
+
+/* Every checkpoint's chain-0 unit from the rank that ran it to all (in
+ * checkpoint order: collective), unpacked into src[i] (SHARE_FAILED when
+ * it failed). */
+static void mpi_share(probe_args *a, int32_t K, int R, int rank, char **buf, int64_t *len,
+                      int *fail, sive_result **src)
+{
+    for (int i = 0; i < a->n_ckpt; i++) {
+        const int u = i * K, root = unit_rank(a, u, K, R);
+        char *b = rank == root ? buf[u] : NULL, why[1024];
+        int64_t n = rank == root ? len[u] : 0;
+        int bad = rank == root ? fail[u] : 0;
+        cli_mpi_bcast_from(root, &b, &n, &bad);
+        char *note = NULL;
+        if (bad || cli_mpi_unpack(b, n, &src[i], &note, why, sizeof why))
+            src[i] = SHARE_FAILED;
+        sive_free(note);
+        if (rank != root)
+            free(b);
+    }
+}
+
 static int probe_all_mpi(probe_args *a, int R, int rank)
 {
     int split = cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN) ||
@@ -1347,22 +1424,31 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     char **buf = calloc((size_t)(unsigned)U + 1, sizeof *buf);
     int64_t *len = calloc((size_t)(unsigned)U + 1, sizeof *len);
     int *fail = calloc((size_t)(unsigned)U + 1, sizeof *fail), status = 0;
-    if (!buf || !len || !fail)
+    sive_result **src = calloc((size_t)(unsigned)a->n_ckpt + 1, sizeof *src);
+    if (!buf || !len || !fail || !src)
         return EXIT_RUN; /* every rank is out of memory alike */
-    for (int u = rank; u < U; u += R) {
-        if (data_bad) {
-            buf[u] = strdup("cannot open the training data");
-            len[u] = buf[u] ? (int64_t)strlen(buf[u]) : 0;
-            fail[u] = 1;
-        } else {
-            fail[u] = unit_run(a, u / K, u % K, &buf[u], &len[u]);
-        }
-        status = fail[u] ? EXIT_RUN : status;
-    }
+    /* a radius from the loss is searched once per checkpoint: by its
+     * chain-0 unit, whose result every rank then has (mpi_share) */
+    a->share = !a->h_from_r && radius_may_be_searched(&a->cfg);
+    h_from_use(a);
+    if (a->share)
+        for (int u = 0; u < U; u += K)
+            if (unit_rank(a, u, K, R) == rank)
+                status = mpi_unit(a, u, K, data_bad, NULL, buf, len, fail) ? EXIT_RUN : status;
+    if (a->share)
+        mpi_share(a, K, R, rank, buf, len, fail, src);
+    for (int u = 0; u < U; u++)
+        if (unit_rank(a, u, K, R) == rank && !(a->share && u % K == 0))
+            status = mpi_unit(a, u, K, data_bad, a->share ? &src[u / K] : NULL, buf, len, fail)
+                         ? EXIT_RUN
+                         : status;
+    for (int i = 0; i < a->n_ckpt; i++)
+        sive_result_free(src[i] && src[i] != SHARE_FAILED ? src[i] : NULL);
+    free(src);
     sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN, 0); /* the settings shown */
     sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_END, 0);
-    for (int u = rank; rank && u < U; u += R)
-        if (cli_mpi_send(buf[u], len[u], fail[u]))
+    for (int u = 0; rank && u < U; u++)
+        if (unit_rank(a, u, K, R) == rank && cli_mpi_send(buf[u], len[u], fail[u]))
             status = EXIT_RUN;
     if (rank == 0) {
         if (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces))) {

@@ -1144,11 +1144,15 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
  * Merge results of disjoint chain ranges of one probe into the result the
  * whole run would have given: the same per-chain values, traces,
  * summaries, ESS, R-hat, flags, health text and status, bit for bit, but
- * for the notes a run adds to its health text from state that no result
- * keeps (the lines "metropolis: ...", "delayed rejection ...",
- * "auto_step ...", "grad_noise_compensation: ...", "defaults: ..." and
- * "radius: ..."): the merged text, as a loaded result's, has the flags'
- * lines only (docs/guide.md, "Defaults").
+ * for the run notes that summarise a part's own chains.  The run notes are
+ * the lines a run adds to its health text after the flags' lines
+ * ("metropolis: ...", "delayed rejection ...", "replicas R: ...",
+ * "auto_step ...", "grad_noise_compensation: ...", "defaults: ...",
+ * "radius: ..."): a line every part has verbatim (the defaults', the
+ * radius search's) is kept once, as the whole run has it; a line that
+ * differs (a sampler's acceptance over the part's chains) is kept once per
+ * part, by first chain, as "key (chains a..b): rest", key being the
+ * line's text before its first ": " (docs/scale.md, "Run notes").
  *
  * parts[0 .. n-1] (n >= 1, any order) must have equal options (the chain
  * range and the thread count excepted), radius, model dtype, dim and
@@ -1172,8 +1176,9 @@ SIVE_API int sive_result_merge(sive_result **out,
  * Save a result to path: options, radius, model dtype/dim/n_examples,
  * theta* hash, chain range, status and message, and per chain its status,
  * stop step and traces (statistics are recomputed on load, so they cannot
- * disagree with the traces; so is the health text, without the run's
- * notes: see sive_result_merge()).  note (may be NULL) is an opaque text of the
+ * disagree with the traces; so is the health text's flags' part, and the
+ * run's notes after it are stored: a loaded result's health text is the
+ * run's, byte for byte).  note (may be NULL) is an opaque text of the
  * caller's, at most 1 MiB, kept verbatim (e.g. the CLI's checkpoint
  * metadata).  The format is versioned and checksummed (docs/scale.md) and
  * the file is written atomically: a temporary beside path, fsynced, then
@@ -1189,7 +1194,8 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  * (free with sive_result_free()); note (may be NULL) receives the saved
  * note as a new NUL-terminated string to free with sive_free() (an empty
  * string when none was saved).  Both are NULL on failure.  Reads format
- * versions 1 (libsive 0.2.0) to 4.  A damaged, truncated or foreign file
+ * versions 1 (libsive 0.2.0) to 5 (formats 1-4 hold no run notes: their
+ * health text is the flags' lines only).  A damaged, truncated or foreign file
  * is SIVE_E_FORMAT, never a wrong result.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
  * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).
