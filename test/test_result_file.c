@@ -818,7 +818,7 @@ END_TEST
  * (or a part, or its loaded file) chose from the loss run no search and
  * merge into the whole run bit for bit, health text included; refused
  * for a result whose radius was set, for a run whose radius is set, and
- * for other options, model or theta*; merge refuses parts whose radii
+ * for other options, theta* or moved parameters; merge refuses parts whose radii
  * differ (one taken from a forged file). */
 START_TEST(radius_from_earlier_result)
 {
@@ -846,6 +846,11 @@ START_TEST(radius_from_earlier_result)
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 11), SIVE_OK);
     ck_assert_int_eq(sive_probe_run(p, &mo, other, &x), SIVE_E_INVALID_ARG);
     ck_assert_msg(strstr(sive_probe_errmsg(p), "theta*"), "%s", sive_probe_errmsg(p));
+    const uint64_t first_two[] = {0, 2};
+    ck_assert_int_eq(sive_probe_set_params(p, first_two, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &mo, theta_star, &x), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "other parameters"), "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_probe_set_params(p, NULL, 0), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 1.0), SIVE_OK);
     ck_assert_int_eq(sive_probe_run(p, &mo, theta_star, &x), SIVE_E_INVALID_ARG);
     ck_assert_msg(strstr(sive_probe_errmsg(p), "comes from the loss"), "%s",

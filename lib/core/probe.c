@@ -28,6 +28,7 @@ int sive_probe_new(sive_probe **out)
 static void reuse_forget(sive_probe *p)
 {
     free(p->reuse.note);
+    free(p->reuse.ranges);
     memset(&p->reuse, 0, sizeof p->reuse);
 }
 
@@ -96,9 +97,15 @@ int sive_probe_set_radius_from(sive_probe *p, const sive_result *r)
     int oom = 0;
     sivei_reuse u = {.on = 1, .h = r->h, .opt = r->opt, .dtype = r->dtype, .dim = r->dim,
                      .n_examples = r->n_examples, .theta_hash = r->theta_hash,
-                     .identity = r->identity, .note = radius_line(r, &oom)};
-    if (oom)
+                     .identity = r->identity, .n_ranges = r->n_ranges,
+                     .note = radius_line(r, &oom)};
+    if (r->n_ranges && (u.ranges = malloc(2 * r->n_ranges * sizeof *u.ranges)))
+        memcpy(u.ranges, r->ranges, 2 * r->n_ranges * sizeof *u.ranges);
+    if (oom || (r->n_ranges && !u.ranges)) {
+        free(u.note);
+        free(u.ranges);
         return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_set_radius_from: out of memory");
+    }
     p->reuse = u;
     sivei_clear_error();
     return SIVE_OK;
@@ -122,6 +129,11 @@ static int reuse_check(sive_probe *p, const sivei_options *o, int chosen, const 
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "the result whose radius this run takes had another '%s': its "
                          "search chose h for other options", what);
+    if (u->n_ranges != p->n_ranges ||
+        (p->n_ranges && memcmp(u->ranges, p->ranges, 2 * p->n_ranges * sizeof *p->ranges)))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "the result whose radius this run takes moved other parameters "
+                         "(sive_probe_set_params)");
     if (!m || !theta)
         return SIVE_OK; /* refused by the run's own checks */
     const size_t esz = m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);

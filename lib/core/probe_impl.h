@@ -96,6 +96,8 @@ typedef struct sivei_reuse {
     sivei_options opt;
     int32_t dtype;
     uint64_t dim, n_examples, theta_hash, identity;
+    uint64_t *ranges; /* the moved parameters' ranges (NULL: all) */
+    size_t n_ranges;
     char *note;
 } sivei_reuse;
 
