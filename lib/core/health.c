@@ -626,13 +626,26 @@ int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
     return SIVE_OK;
 }
 
-int sivei_health_append(sive_result *r, const char *line)
+int sivei_text_append(char **s, const char *src, size_t n)
 {
-    size_t old = r->health ? strlen(r->health) : 0, n = strlen(line);
-    char *t = realloc(r->health, old + n + 1);
+    size_t old = *s ? strlen(*s) : 0;
+    char *t = realloc(*s, old + n + 1);
     if (!t)
         return SIVE_E_NOMEM;
-    memcpy(t + old, line, n + 1);
-    r->health = t;
+    memcpy(t + old, src, n);
+    t[old + n] = '\0';
+    *s = t;
     return SIVE_OK;
+}
+
+/* A run's note: in the health text and in the notes a result file keeps. */
+int sivei_health_append(sive_result *r, const char *line)
+{
+    int rc = sivei_text_append(&r->notes, line, strlen(line));
+    return rc ? rc : sivei_text_append(&r->health, line, strlen(line));
+}
+
+int sivei_result_add_notes(sive_result *r, const char *text)
+{
+    return text && *text ? sivei_health_append(r, text) : SIVE_OK;
 }
