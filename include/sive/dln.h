@@ -197,7 +197,10 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * the exact loss for every group (no evaluation noise, correction 0).
  * Data mode: n_examples n, mini-batch gradients and per-example losses, so
  * grouping, deduplication and control variates apply.  m is borrowed:
- * it must outlive the model and keep its mode.  Each worker thread gets its
+ * it must outlive the model and keep its number of examples (hence its
+ * mode; the callbacks refuse, SIVE_E_INVALID_ARG, once
+ * sive_dln_set_data() changed it), while new data of the same size may be
+ * drawn between runs.  Each worker thread gets its
  * own workspace (worker numbers below 1024).  When out's struct_size
  * covers sive_model.move (0.3) it also sets the orbit move of the
  * experimental SIVE_OPT_ORBIT_EVERY: a hidden layer s drawn uniformly
@@ -207,7 +210,8 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * with log_ratio = scale tr(A) (H_{s-1} - H_{s+1}), the log of the map's
  * |det| (-A has A's law, so the proposal is symmetric); with L = 1 the
  * move returns theta unchanged.  It needs H_s^2 * 5 doubles per worker,
- * allocated at the first move.  Release with sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
+ * allocated at the first move.  Release with
+ * sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
  * initialised, bad blis_threads), SIVE_E_NOMEM.
  */
 SIVE_API int sive_dln_model(sive_model *out, const sive_dln *m,
