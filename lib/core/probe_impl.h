@@ -59,6 +59,11 @@ typedef struct sivei_options {
      * rungs at t/q^k in each chain, swapped (sampler_replica.c); R 1: off */
     int64_t replicas;
     double replica_ratio;
+    /* precondition_rank, _stiff, _update (experimental options 1095-1097):
+     * the constant low-rank dense preconditioner of the metropolis step
+     * (sampler_lowrank.c); rank 0: off */
+    int64_t precondition_rank, precondition_update;
+    double precondition_stiff;
     /* internal, not an option (never saved): 1 runs every chain hot (the
      * radius search's pilots), 0 starts the odd chains cold */
     int anneal_all;

@@ -44,6 +44,7 @@
  * replicas; the ladder and the swaps in sampler_replica.c). */
 #include "drhmc.h"
 #include "leapfrog.h"
+#include "lowrank.h"
 #include "replica.h"
 #include "sampler.h"
 #include "sampler_autostep.h"
@@ -68,6 +69,7 @@ typedef struct mala_run {
     sivei_drhmc_run *dr;   /* delayed_rejection: per-chain counts, else NULL */
     sivei_autostep_run *autostep; /* auto_step: the chains' tallies, else NULL */
     sivei_replica_run *rep; /* replicas: the chains' swap counts, else NULL */
+    sivei_lowrank_run *lr;  /* precondition_rank: theta*'s P, else NULL */
 } mala_run;
 
 typedef struct mala_work {
@@ -94,13 +96,14 @@ typedef struct mala_work {
     struct mala_work **rungs;
     sivei_replica *rep;
     void *theta, *grad;
+    sivei_lowrank *lr; /* precondition_rank: the chain's P, else NULL */
 } mala_work;
 
 /* leapfrog > 1 without metropolis comes here to be refused */
 static int mala_active(const sivei_options *o)
 {
     return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o) || o->auto_step > 0 ||
-           sivei_replica_on(o);
+           sivei_replica_on(o) || sivei_lowrank_on(o);
 }
 
 /* Hamiltonian steps (leapfrog > 1, or the auto step's trajectories): no
@@ -144,7 +147,8 @@ int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err
                          "leapfrog %lld: Hamiltonian steps are Metropolis-adjusted: set "
                          "metropolis 1",
                          (long long)o->leapfrog);
-    if (sivei_drhmc_refuse(o, err) || sivei_replica_refuse(o, err))
+    if (sivei_drhmc_refuse(o, err) || sivei_replica_refuse(o, err) ||
+        sivei_lowrank_refuse(o, err))
         return SIVE_E_INVALID_ARG;
     if (o->auto_step > 0 && !o->metropolis)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
@@ -193,6 +197,7 @@ static void mala_release(sivei_run *run, void *state)
         sivei_drhmc_run_free(s->dr);
         sivei_autostep_run_free(s->autostep);
         sivei_replica_run_free(s->rep);
+        sivei_lowrank_run_free(s->lr);
     }
     free(s);
 }
@@ -246,6 +251,16 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis needs the exact loss: the gradient callback stored no "
                          "finite loss in *loss at theta*");
+    if (sivei_lowrank_on(&run->opt)) { /* the estimate at theta* (sampler_lowrank.c) */
+        int cb = 0;
+        if (sivei_lowrank_run_new(run, s->all, s->count, &s->lr, &cb))
+            return sivei_fail(err, SIVE_E_NOMEM, "out of memory for precondition_rank");
+        if (cb)
+            sivei_run_fail(run, SIVE_E_CALLBACK, cb,
+                           "gradient callback returned %d near theta* (precondition_rank's "
+                           "Hessian estimate)",
+                           cb);
+    }
     return SIVE_OK;
 }
 
@@ -261,6 +276,7 @@ static void mala_work_release(void *state)
         sivei_drhmc_free(s->dr);
         sivei_autostep_free(s->as);
         sivei_replica_free(s->rep);
+        sivei_lowrank_free(s->lr);
         for (int k = 0; s->rungs && k < s->nr; k++)
             mala_work_release(s->rungs[k]);
         free(s->rungs);
@@ -288,7 +304,10 @@ static mala_work *work_new(const sivei_run *run, int rung)
         s->theta = malloc(d * el);
         s->grad = calloc(d, el);
     }
+    if (sivei_lowrank_on(&run->opt))
+        s->lr = sivei_lowrank_new(run);
     if (s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
+        (s->lr || !sivei_lowrank_on(&run->opt)) &&
         (s->dr || !sivei_drhmc_on(&run->opt)) && (s->as || !run->opt.auto_step) &&
         (!rung || (s->theta && s->grad)))
         return s;
@@ -360,9 +379,7 @@ static int mala_cached(sivei_work *w, void *ws, double *loss)
 
 /* Sums over the moved parameters that the proposal and its acceptance
  * need: |g|^2, |theta - theta*|^2, |theta' - mu(theta)|^2. */
-typedef struct sums {
-    double g2, r2, fwd, r2p; /* r2p: |theta' - theta*|^2 */
-} sums;
+typedef sivei_prop_sums sums; /* lowrank.h: g2, r2, fwd, r2p = |theta' - theta*|^2 */
 
 /* mu(x)_i = x_i - P_i (a g_i + kt (x_i - theta*_i)) with g = grad L(x), i.e.
  * x - eta P grad U(x); pc NULL: P = I, with the plain chain's operations
@@ -409,6 +426,8 @@ static sums propose(const sivei_run *run, sivei_work *w, mala_work *s,
     const int f32 = run->model.dtype == SIVE_F32;
     const double eta = a / w->t_step, kt = eta / (run->h * run->h);
     const double kn = sqrt(2.0 * eta);
+    if (s->lr) /* precondition_rank: the dense low-rank P (sampler_lowrank.c) */
+        return sivei_lowrank_propose(run, s->lr, w, s->prop, noise, a, w->t_step);
     sums q = {0.0, 0.0, 0.0, 0.0};
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
@@ -450,7 +469,9 @@ static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_wo
 {
     const double t = w->t_step, eta = ab / t, kt = eta / (run->h * run->h);
     double r2p = 0.0, bwd = 0.0;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
+    if (s->lr) /* precondition_rank */
+        sivei_lowrank_back(run, s->lr, w->theta, s->prop, s->gprop, ab, t, &r2p, &bwd);
+    for (size_t k = 0; !s->lr && k < sivei_range_count(run); k++) {
         size_t b, e;
         sivei_range_at(run, k, &b, &e);
         for (size_t i = b; i < e; i++) {
@@ -833,6 +854,13 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
         s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
         s->have = 1;
         s->r2 = dist2(run, w->theta);
+        if (s->lr)
+            sivei_lowrank_chain_start(s->lr, r->lr);
+    }
+    if (s->lr && run->opt.precondition_update && m == precond_end(&run->opt)) {
+        auto_ctx c = {run, w, r, s, noise, m}; /* the estimate again, here */
+        if (sivei_lowrank_update(run, s->lr, w->theta, auto_grad, &c, noise))
+            return 1;
     }
     const sivei_precond *pc = precond_at(run, w, s, m);
     for (int k = 0; k < s->nr; k++) /* replicas: theta*'s gradient, before rung 0 moves */
@@ -864,6 +892,8 @@ static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, doub
         r->beta[s->chain - r->begin] = s->beta;
         if (s->dr)
             sivei_drhmc_chain_end(r->dr, s->chain - r->begin, s->dr);
+        if (s->lr)
+            sivei_lowrank_chain_end(r->lr, s->chain - r->begin, s->lr);
     }
     return 0;
 }
@@ -927,6 +957,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         rc = sivei_drhmc_note(run, s->dr, res);
     if (!rc && s->rep)
         rc = sivei_replica_note(run, s->rep, res);
+    if (!rc && s->lr)
+        rc = sivei_lowrank_note(run, s->lr, res);
     return rc ? rc : sivei_autostep_note(run, s->autostep, res);
 }
 
