@@ -27,6 +27,7 @@
 #include <sive/sive.h>
 
 #include "check_run.h"
+#include "funnel.h"
 #include "quad.h"
 
 #include <math.h>
@@ -39,27 +40,34 @@
 
 static double rot[D * D]; /* R, row-major: y_i = sum_j R_ji x_j, i.e. y = R' x */
 
+/* The columns of the d x d matrix a (row-major) orthonormalised in place
+ * (Gram-Schmidt, twice). */
+static void orthonormal_columns(double *a, int d)
+{
+    for (int j = 0; j < d; j++) {
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < j; i++) {
+                double s = 0.0;
+                for (int r = 0; r < d; r++)
+                    s += a[r * d + i] * a[r * d + j];
+                for (int r = 0; r < d; r++)
+                    a[r * d + j] -= s * a[r * d + i];
+            }
+        double n = 0.0;
+        for (int r = 0; r < d; r++)
+            n += a[r * d + j] * a[r * d + j];
+        for (int r = 0; r < d; r++)
+            a[r * d + j] /= sqrt(n);
+    }
+}
+
 /* A random orthogonal R (Gram-Schmidt of normals from a fixed seed). */
 static void make_rotation(void)
 {
     sive_rng g;
     sive_rng_seed(&g, 1095, 0);
     sive_rng_normals(&g, rot, D * D);
-    for (int j = 0; j < D; j++) { /* column j */
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < j; i++) {
-                double s = 0.0;
-                for (int r = 0; r < D; r++)
-                    s += rot[r * D + i] * rot[r * D + j];
-                for (int r = 0; r < D; r++)
-                    rot[r * D + j] -= s * rot[r * D + i];
-            }
-        double n = 0.0;
-        for (int r = 0; r < D; r++)
-            n += rot[r * D + j] * rot[r * D + j];
-        for (int r = 0; r < D; r++)
-            rot[r * D + j] /= sqrt(n);
-    }
+    orthonormal_columns(rot, D);
 }
 
 /* y = R' x for the first d coordinates (d <= D: the leading block of R
@@ -154,23 +162,11 @@ static int rf_group(const void *theta, size_t d, const sive_batch *b, double *gl
     return 0;
 }
 
-/* t^2 Var[u^2 v^2] under exp(-t u^2 v^2 - (u^2 + v^2)/(2 h^2)) (Simpson in
- * u; v given u is Gaussian), plus the two stiff Gaussians' share. */
+/* The rotated funnel's t^2 Var[L]: the funnel u^2 v^2 (funnel.h) plus the
+ * two stiff Gaussians' share. */
 static double rf_continuous(double t, double h)
 {
-    const int n = 200000;
-    const double U = 12.0 * h, du = 2.0 * U / n;
-    double z = 0.0, m1 = 0.0, m2 = 0.0;
-    for (int i = 0; i <= n; i++) {
-        const double u = -U + i * du, s2 = 1.0 / (2.0 * t * u * u + 1.0 / (h * h));
-        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
-                         exp(-u * u / (2.0 * h * h)) * sqrt(s2);
-        z += w;
-        m1 += w * u * u * s2;
-        m2 += w * 3.0 * u * u * u * u * s2 * s2;
-    }
-    m1 /= z;
-    double s = t * t * (m2 / z - m1 * m1);
+    double s = u2v2_continuous(t, h);
     for (int i = 0; i < 2; i++) {
         const double k = i ? 30.0 : 100.0, r = t * k / (t * k + 1.0 / (h * h));
         s += 0.5 * r * r;
@@ -262,21 +258,7 @@ START_TEST(rotated_funnel_exact)
     /* the 4 x 4 rotation: the leading block of rot, orthonormalised */
     for (int i = 0; i < 16; i++)
         rot4[i] = rot[(i / 4) * D + i % 4];
-    for (int j = 0; j < 4; j++) {
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < j; i++) {
-                double s = 0.0;
-                for (int r = 0; r < 4; r++)
-                    s += rot4[r * 4 + i] * rot4[r * 4 + j];
-                for (int r = 0; r < 4; r++)
-                    rot4[r * 4 + j] -= s * rot4[r * 4 + i];
-            }
-        double n = 0.0;
-        for (int r = 0; r < 4; r++)
-            n += rot4[r * 4 + j] * rot4[r * 4 + j];
-        for (int r = 0; r < 4; r++)
-            rot4[r * 4 + j] /= sqrt(n);
-    }
+    orthonormal_columns(rot4, 4);
     sive_model m = model_of(4, rf_grad, rf_group);
     const double want = rf_continuous(T, 0.3);
     sive_result *r = check_law(&m, star4, 0.3, 40000, 2, 0, 1e3, want, "rotated funnel");
