@@ -135,7 +135,8 @@ extern "C" {
  * "precondition_rank" (int, 0 .. 64, default 0): with metropolis = 1,
  * K >= 1 preconditions the Metropolis-adjusted Langevin proposal with a
  * constant dense low-rank matrix P = I + sum_i (s_i - 1) v_i v_i': the top
- * K + 1 eigenpairs (mu_i, v_i) of the loss's Hessian at theta* are
+ * K + 1 eigenpairs (mu_i, v_i) of the loss's Hessian at theta* (or at
+ * each chain's state: SIVE_OPT_PRECONDITION_UPDATE) are
  * estimated from Hessian-vector products (central differences of the
  * gradient callback, randomized block subspace iteration), and each
  * direction whose curvature c_i = t |mu_i| + 1/h^2 exceeds tau c_ref
