@@ -50,7 +50,6 @@ typedef struct lr_pc {
     double c_top, c_ref, c_thr, resid; /* c_1, c_(K+1), tau c_ref, max Ritz residual */
     double gam; /* the scale of P: c_top / c_thr (1 when k = 0) */
     int64_t calls;
-    int done;
 } lr_pc;
 
 /* The estimate's buffers: nb vectors of length d each (q, y), the points
@@ -356,7 +355,6 @@ static int estimate(const sivei_run *run, lr_buf *b, const void *theta, sivei_lo
         for (size_t i = 0; i < d; i++)
             out->vt[i * (size_t)K + (size_t)r] = b->q[(size_t)r * d + i];
     out->gam = out->k ? out->c_top / out->c_thr : 1.0;
-    out->done = 1;
     return 0;
 }
 
@@ -665,6 +663,9 @@ int sivei_lowrank_note(const sivei_run *run, sivei_lowrank_run *r, sive_result *
         if (spread(thr, m, &med, &lo, &hi))
             len += snprintf(line + (size_t)len, sizeof line - (size_t)len,
                             ", shrunk to %.4g (%.4g .. %.4g)", med, lo, hi);
+        if (spread(r->resid, r->count, &med, &lo, &hi))
+            len += snprintf(line + (size_t)len, sizeof line - (size_t)len,
+                            ", Ritz residual up to %.2g", hi);
         len += snprintf(line + (size_t)len, sizeof line - (size_t)len,
                         ", %.0f gradient calls per chain; the estimates' calls in all %.0f",
                         cmed, (double)s->calls + tot);
