@@ -15,7 +15,8 @@
  *  - the eigen-estimate: the health line's top curvature t k_1 + 1/h^2 and
  *    the rank shrunk, against A;
  *  - precondition_rank 0 gives the sampler's bits; 1 and 2 threads the same
- *    bits; the refusals.
+ *    bits; the refusals; a gradient callback failing inside the estimate
+ *    ends the run with SIVE_E_CALLBACK.
  * Tolerance: 3 MCSE, with the MCSE below 3 % of the target.  (By hand,
  * 2026-11-27: with the proposal density taken in the identity metric
  * instead of P^-1 in the acceptance, the rotated quadratic read
@@ -300,6 +301,31 @@ START_TEST(eigen_estimate)
 }
 END_TEST
 
+/* A gradient that fails from its 4th call on: inside the estimate at
+ * theta* (after the sampler's own check at theta*). */
+static int calls_left;
+static int failing_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                        double *loss, void *user)
+{
+    return --calls_left < 0 ? 7 : rq_grad(theta, d, b, grad, loss, user);
+}
+
+START_TEST(estimate_callback_error)
+{
+    make_rotation();
+    sive_model m = model_of(D, failing_grad, rq_group);
+    calls_left = 3;
+    sive_probe *p = probe(2000, 2, 2.0, 1, 3, 0);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star6, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_E_CALLBACK);
+    ck_assert_msg(strstr(sive_result_errmsg(r), "Hessian estimate"), "%s",
+                  sive_result_errmsg(r));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* precondition_rank 0 (set) is the sampler without it, bit for bit; with
  * it (and the update) 1 and 2 threads give the same bits; refusals. */
 START_TEST(bits_and_refusals)
@@ -357,6 +383,7 @@ int main(void)
     tcase_add_test(tc, k1_exact);
     tcase_add_test(tc, rotated_funnel_exact);
     tcase_add_test(tc, bits_and_refusals);
+    tcase_add_test(tc, estimate_callback_error);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

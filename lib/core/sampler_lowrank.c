@@ -460,7 +460,12 @@ void sivei_lowrank_free(sivei_lowrank *x)
 
 void sivei_lowrank_chain_start(sivei_lowrank *x, const sivei_lowrank_run *r)
 {
-    x->pc = r->star; /* borrowed: vt and s are the run's */
+    if (r)
+        x->pc = r->star; /* borrowed: vt and s are the run's */
+    else { /* the estimate failed (the run stops): P = I */
+        memset(&x->pc, 0, sizeof x->pc);
+        x->pc.gam = 1.0;
+    }
     x->updated = 0;
 }
 

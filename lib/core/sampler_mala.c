@@ -41,7 +41,10 @@
  * are not combined.  With the experimental replicas = R >= 2 each chain
  * also holds R - 1 rungs at t/q^k, each a mala_work of its own moved by
  * the same kernel, and swaps neighbours after every step (hooks marked
- * replicas; the ladder and the swaps in sampler_replica.c). */
+ * replicas; the ladder and the swaps in sampler_replica.c).  With the
+ * experimental precondition_rank = K >= 1 the Langevin proposal and its
+ * reverse density use a constant dense low-rank P estimated from the
+ * Hessian (sampler_lowrank.c; hooks marked precondition_rank). */
 #include "drhmc.h"
 #include "leapfrog.h"
 #include "lowrank.h"
@@ -699,6 +702,7 @@ typedef struct auto_ctx {
     mala_work *s;
     sivei_pcg32 *noise;
     int64_t m;
+    const char *what; /* the calls' purpose, in the failure's message */
 } auto_ctx;
 
 static int auto_grad(void *ctx, const void *x, void *g, double *lp)
@@ -709,9 +713,8 @@ static int auto_grad(void *ctx, const void *x, void *g, double *lp)
     if (rc) {
         sivei_chain(c->run->r, c->s->chain)->status = SIVE_CHAIN_CALLBACK;
         sivei_run_fail(c->run, SIVE_E_CALLBACK, rc,
-                       "gradient callback returned %d at chain %d step %lld (auto_step "
-                       "trajectory)",
-                       rc, (int)c->s->chain, (long long)c->m);
+                       "gradient callback returned %d at chain %d step %lld (%s)", rc,
+                       (int)c->s->chain, (long long)c->m, c->what);
     }
     return rc;
 }
@@ -721,7 +724,7 @@ static int auto_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
                      const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double a,
                      double *gnorm, double *disp, double *la, int *acc)
 {
-    auto_ctx ctx = {run, w, r, s, noise, m};
+    auto_ctx ctx = {run, w, r, s, noise, m, "auto_step trajectory"};
     sivei_autostep_call c = {auto_grad, &ctx, pc, a, s->loss, r->autostep, s->chain - r->begin};
     sivei_autostep_out o;
     if (sivei_autostep_move(run, w, s->as, noise, &c, m, gnorm, disp, &o))
@@ -858,7 +861,8 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
             sivei_lowrank_chain_start(s->lr, r->lr);
     }
     if (s->lr && run->opt.precondition_update && m == precond_end(&run->opt)) {
-        auto_ctx c = {run, w, r, s, noise, m}; /* the estimate again, here */
+        /* precondition_update: the estimate at the chain's state */
+        auto_ctx c = {run, w, r, s, noise, m, "precondition_rank's Hessian estimate"};
         if (sivei_lowrank_update(run, s->lr, w->theta, auto_grad, &c, noise))
             return 1;
     }
