@@ -15,6 +15,11 @@ has() { # has NAME FILE PATTERN
 run "no checkpoint, no toy" 2 "$SIVE" calibrate
 run "bad --param" 2 "$SIVE" calibrate --model k2 --param nope
 run "bad --values" 2 "$SIVE" calibrate --model k2 --values 1,x
+# a list too long to hold is refused, not cut (its last value read short)
+long=$(python3 -c 'print(",".join(["0.1000000000000000000000000000001"] * 61 + ["0.25"]))')
+run "--values too long" 2 "$SIVE" calibrate --model k2 --param h --values "$long" \
+    --steps 1000 --chains 2 --out "$TMP/long" --no-plot --quiet
+has "--values too long: message" "$TMP/err" "longer than"
 run "toy with a checkpoint" 2 "$SIVE" calibrate --model k2 some.ckpt
 run "bad --set" 2 "$SIVE" calibrate --model k2 --set nope=1 --values 1,2 --steps 1000 \
     --chains 2 --out "$TMP/x" --no-plot

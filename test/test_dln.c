@@ -251,6 +251,17 @@ END_TEST
  * (to rounding: other products), at 3 layers with a batch spanning blocks
  * and repeats; theta != theta*, a batch before the pass is complete and a
  * bad index take the plain path. */
+/* g within 1e-12 (relative to its largest entry) of the plain gradient want. */
+static void close_gradients(const double *g, const double *want, size_t d, const char *what)
+{
+    double diff = 0.0, norm = 0.0;
+    for (size_t i = 0; i < d; i++) {
+        diff = fmax(diff, fabs(g[i] - want[i]));
+        norm = fmax(norm, fabs(want[i]));
+    }
+    ck_assert_msg(diff <= 1e-12 * norm, "%s off by %g (max |g| %g)", what, diff, norm);
+}
+
 START_TEST(star_cache_matches_plain_gradient)
 {
     const size_t w[4] = {5, 4, 6, 3};
@@ -288,20 +299,30 @@ START_TEST(star_cache_matches_plain_gradient)
     pass.group_size = 300;
     ck_assert_int_eq(model.grad(th, d, &pass, g1, &l1, model.user), SIVE_OK);
     ck_assert_int_eq(model.grad(th, d, &b, g1, &l1, model.user), SIVE_OK);
-    double diff = 0.0, norm = 0.0;
-    for (size_t i = 0; i < d; i++) {
-        diff = fmax(diff, fabs(g1[i] - g0[i]));
-        norm = fmax(norm, fabs(g0[i]));
-    }
-    ck_assert_msg(diff <= 1e-12 * norm,
-                  "cached gradient off by %g (max |g| %g)", diff, norm);
+    close_gradients(g1, g0, d, "cached gradient");
     ck_assert_double_eq_tol(l1, l0, 1e-12 * l0);
     ck_assert_int_eq(sive_dln_loss_grad(m, wk, other, bidx, 300, g0, &l0), SIVE_OK);
     ck_assert_int_eq(model.grad(other, d, &b, g1, &l1, model.user), SIVE_OK);
     for (size_t i = 0; i < d; i++)
         ck_assert_double_eq(g1[i], g0[i]);
+    /* new data of the same size (the model allows it: the mode is kept):
+     * the next run's pass at the same theta* starts the cache over, so the
+     * batch gradient at theta* is the new data's, not the cached pieces' */
+    ck_assert_int_eq(sive_dln_set_data(m, 700, 0.5, 12), SIVE_OK);
+    ck_assert_int_eq(sive_dln_loss_grad(m, wk, th, bidx, 300, g0, &l0), SIVE_OK);
+    pass.index = idx;
+    pass.group_size = 700;
+    ck_assert_int_eq(model.grad(th, d, &pass, g1, &l1, model.user), SIVE_OK);
+    ck_assert_int_eq(model.grad(th, d, &b, g1, &l1, model.user), SIVE_OK);
+    close_gradients(g1, g0, d, "gradient at theta* after new data");
+    ck_assert_double_eq_tol(l1, l0, 1e-12 * l0);
     bidx[7] = 700;
     ck_assert_int_eq(model.grad(th, d, &b, g1, &l1, model.user), SIVE_E_INVALID_ARG);
+    /* data of another size: the model (n_examples 700) refuses to run */
+    ck_assert_int_eq(sive_dln_set_data(m, 800, 0.5, 12), SIVE_OK);
+    bidx[7] = 7;
+    ck_assert_int_eq(model.grad(th, d, &b, g1, &l1, model.user), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "make a new model"));
     sive_model_destroy(&model);
     sive_dln_work_free(wk);
     sive_dln_free(m);
@@ -327,6 +348,13 @@ START_TEST(errors_and_monomials)
     ck_assert_int_eq(sive_dln_new(&m, ok, 2, 2, NULL, 0), SIVE_OK);
     ck_assert_int_eq(sive_dln_set_data(m, 5, NAN, 0), SIVE_E_INVALID_ARG);
     sive_model mod;
+    /* an uninitialised struct_size is refused as sive_mlp_model() and the
+     * run refuse it (a model made on it could not be destroyed: a leak) */
+    memset(&mod, 0xab, sizeof mod);
+    ck_assert_int_eq(sive_dln_model(&mod, m, 1), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "sive_model_init"));
+    const uint32_t kk[1] = {1};
+    ck_assert_int_eq(sive_monomial_model(&mod, kk, 1), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_model_init(&mod, sizeof mod), SIVE_OK);
     ck_assert_int_eq(sive_dln_model(&mod, m, 0), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_dln_model(&mod, m, 1), SIVE_OK);

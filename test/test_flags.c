@@ -500,6 +500,66 @@ START_TEST(extrapolate_k1_slow)
 }
 END_TEST
 
+/* The three triggers of unstable at once, on a scripted Lbar series (the
+ * loss reads the step, not theta; the gradient is 0): 0 at theta*, a level
+ * of 5e4 in the tail (a climb, d = 1), 200 excursions of 1e6 and 10 spikes
+ * of 3e6 among the 10000 tail steps (the top 0.1 % carry ~ 30 % of the
+ * variance; the variance far above the mean estimator).  Every line
+ * stays whole: the three together are longer than one formatted line
+ * (1023 bytes). */
+static int flat_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                     double *loss, void *user)
+{
+    (void)theta, (void)b, (void)user;
+    memset(grad, 0, d * sizeof(double));
+    *loss = 0.0;
+    return 0;
+}
+
+static int scripted_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                          void *user)
+{
+    (void)theta, (void)d, (void)user;
+    const int64_t m = b->step;
+    const double l = m == 0 ? 0.0 : m % 1000 == 0 ? 300.0 : m % 50 == 25 ? 100.0 : 5.0;
+    for (size_t i = 0; i < b->n_groups; i++)
+        gl[i] = 1e4 * l;
+    return 0;
+}
+
+START_TEST(unstable_lines_whole)
+{
+    static quad_fixture q = {.k = 2.0};
+    sive_model m = quad_fixture_model(&q, 1);
+    m.grad = flat_grad;
+    m.group_loss = scripted_group;
+    sive_probe *p = NULL;
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 1.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, 1.23457), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BASE_LR, 0.0123457), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.5), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 20000), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    double th = 0.0;
+    ck_assert_int_eq(sive_probe_run(p, &m, &th, &r), SIVE_OK);
+    const char *health = sive_result_health(r);
+    printf("scripted spikes, climb and variance over mean: flags 0x%x\n%s",
+           sive_result_flags(r), health);
+    ck_assert(sive_result_flags(r) & SIVE_FLAG_UNSTABLE);
+    ck_assert_ptr_nonnull(strstr(health, "is made by spikes"));
+    ck_assert_ptr_nonnull(strstr(health, "the chain climbed"));
+    /* the last of the three lines, to its end */
+    ck_assert_ptr_nonnull(strstr(health, "excursions the mean loss does not follow; lower "
+                                         "base_lr (now 0.0123457), or h or c_h (h = 1.235)\n"));
+    ck_assert(health[strlen(health) - 1] == '\n');
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     Suite *s = suite_create("flags");
@@ -516,6 +576,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, unstable_on_climb);
         tcase_add_test(tc, unstable_var_mean_not_downhill);
         tcase_add_test(tc, extrapolate_pairs_runs);
+        tcase_add_test(tc, unstable_lines_whole);
     }
     suite_add_tcase(s, tc);
     return check_run(s);

@@ -508,6 +508,14 @@ START_TEST(option_text)
         ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_STEPS, &iv), SIVE_OK);
         ck_assert_int_eq(iv, steps0);
     }
+    /* a whole number too large for 64 bits is out of range, not "not a whole number" */
+    ck_assert_int_eq(sive_probe_set_text(p, "steps", "99999999999999999999"), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "is outside [2, 1099511627776]"), "%s",
+                  sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_probe_set_text(p, "seed", "18446744073709551615"), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "is outside [-9223372036854775808, "
+                                               "9223372036854775807]"),
+                  "%s", sive_probe_errmsg(p));
     ck_assert_int_eq(sive_probe_set_text(p, "steps", "12345"), SIVE_OK);
     ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_STEPS, &iv), SIVE_OK);
     ck_assert_int_eq(iv, 12345);
@@ -524,6 +532,11 @@ START_TEST(option_text)
                       "t '%s' accepted", bad_t[i]);
     ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_T, &dv), SIVE_OK);
     ck_assert(dv == 1e4);
+    /* a number beyond a double's range is said to be so */
+    ck_assert_int_eq(sive_probe_set_text(p, "t", "1e999"), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "overflows"), "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_probe_set_text(p, "t", "1e-999"), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "underflows"), "%s", sive_probe_errmsg(p));
     ck_assert_int_eq(sive_probe_set_text(p, "anchor", "1.5"), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_text(p, "anchor", "nan"), SIVE_OK);
     ck_assert_int_eq(sive_probe_get_double(p, SIVE_OPT_ANCHOR, &dv), SIVE_OK);
@@ -810,6 +823,11 @@ START_TEST(health_text_names_lambda_hat)
     snprintf(want, sizeof want, "imprecise: lambda-hat %.4g (unclipped %.4g) has MCSE ", lam, un);
     ck_assert_msg(strstr(sive_result_health(r), want), "%s", sive_result_health(r));
     ck_assert_ptr_nonnull(strstr(sive_result_health(r), "% of the unclipped, above "));
+    /* the share has a decimal, so a share just above the threshold never
+     * reads "30 %, above 30 %" */
+    snprintf(want, sizeof want, "(%.1f %% of the unclipped, above 30 %%)",
+             100.0 * sive_result_mcse(r) / fabs(un));
+    ck_assert_msg(strstr(sive_result_health(r), want), "%s", sive_result_health(r));
     /* no "lambda-hat" number in the text is other than the reported one */
     char bare[64];
     snprintf(bare, sizeof bare, "lambda-hat %.4g ", un);

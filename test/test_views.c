@@ -521,6 +521,37 @@ START_TEST(view_argument_checks)
 }
 END_TEST
 
+/* An analytic view (group_loss, n_examples 0) draws no indices, so
+ * replacement 0 is as good as 1 for it, as it is for an analytic model:
+ * the run is not refused and gives the same results both ways. */
+START_TEST(analytic_view_without_replacement)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
+    static view_quad v = {.l0 = 3.0, .sigma = 0.05};
+    double star[D];
+    for (size_t i = 0; i < D; i++) {
+        star[i] = 0.3 + 0.1 * (double)i;
+        v.q[i] = 1.0;
+    }
+    sive_model m = quad_fixture_model(&q, D), vm = quad_fixture_model(&q, D);
+    vm.group_loss = view_group;
+    vm.user = &v;
+    sive_probe *p = quad_probe(10.0, 0.05, 400);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "analytic", &vm, NULL, 0), SIVE_OK);
+    sive_result *with = NULL, *without = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &with), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLACEMENT, 0), SIVE_OK);
+    ck_assert_msg(sive_probe_run(p, &m, star, &without) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    ck_assert(same_trace(sive_result_view(with, 0), sive_result_view(without, 0),
+                         SIVE_TRACE_LBAR, 0));
+    ck_assert(sive_result_lambda(sive_result_view(with, 0)) ==
+              sive_result_lambda(sive_result_view(without, 0)));
+    sive_result_free(with);
+    sive_result_free(without);
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("views");
@@ -534,6 +565,7 @@ int main(void)
     tcase_add_test(tc, view_control_variates_exact);
     tcase_add_test(tc, view_control_variates_recomputed_and_saved);
     tcase_add_test(tc, view_nan_at_star_refused);
+    tcase_add_test(tc, analytic_view_without_replacement);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -74,6 +74,11 @@ static const char usage_text[] =
 static int parse_values(const char *s, cal_args *a)
 {
     char buf[2048];
+    if (strlen(s) >= sizeof buf) { /* cut, its last value would read short */
+        fprintf(stderr, "sive calibrate: --values: the list is longer than %zu characters\n",
+                sizeof buf - 1);
+        return -1;
+    }
     snprintf(buf, sizeof buf, "%s", s);
     a->n_values = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {

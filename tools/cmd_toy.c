@@ -116,9 +116,13 @@ static void print_json(FILE *f, const toy_config *c, const toy_report *r, const 
     fprintf(f, "{\"model\":\"k%d\",", c->model);
     cli_opts_print(f, p, set, 1);
     fprintf(f, ",\"sigma\":%.17g,\"chains_ok\":%d", c->sigma, (int)r->chains_ok);
-    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++)
-        fprintf(f, ",\"%s\":{\"mean\":%.10g,\"std\":%.10g}", toy_key(k), r->mean[k],
-                isnan(r->std[k]) ? 0.0 : r->std[k]);
+    for (int k = 0; k <= TOY_SIVE_UNCLIPPED; k++) { /* NaN (no chain, one chain): null */
+        fprintf(f, ",\"%s\":{\"mean\":", toy_key(k));
+        cli_json_num(f, r->mean[k]);
+        fputs(",\"std\":", f);
+        cli_json_num(f, r->std[k]);
+        fputc('}', f);
+    }
     cli_json_member(f, sive_stat_name(SIVE_STAT_ESS), r->ess);
     cli_json_member(f, sive_stat_name(SIVE_STAT_SIVE_ESS), r->sive_ess);
     cli_json_member(f, sive_stat_name(SIVE_STAT_NOISE_CORRECTION), r->noise_correction);

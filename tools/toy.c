@@ -213,7 +213,8 @@ static int fill_report(const toy_config *cfg, const sive_result *r, double **k_t
     free(work);
     for (int k = 0; k < TOY_EST_COUNT; k++)
         mean_std(rep->per_chain[k], K, &rep->mean[k], &rep->std[k]);
-    int32_t ok_n = rep->chains_ok > 0 ? rep->chains_ok : 1;
+    /* standard errors of the mean over the finished chains: none, NaN */
+    const double ok_n = rep->chains_ok > 0 ? (double)rep->chains_ok : NAN;
     rep->oracle_mcse = sqrt(q_mean) / ok_n;
     rep->oracle_var_mcse = sqrt(q_var) / ok_n;
     rep->sive_mcse = sive_result_mcse(r);

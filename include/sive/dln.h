@@ -197,7 +197,10 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * the exact loss for every group (no evaluation noise, correction 0).
  * Data mode: n_examples n, mini-batch gradients and per-example losses, so
  * grouping, deduplication and control variates apply.  m is borrowed:
- * it must outlive the model and keep its mode.  Each worker thread gets its
+ * it must outlive the model and keep its number of examples (hence its
+ * mode; the callbacks refuse, SIVE_E_INVALID_ARG, once
+ * sive_dln_set_data() changed it), while new data of the same size may be
+ * drawn between runs.  Each worker thread gets its
  * own workspace (worker numbers below 1024).  Release with
  * sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
  * initialised, bad blis_threads), SIVE_E_NOMEM.

@@ -117,7 +117,7 @@ static int views_work_init(sivei_work *w, void *rs, void **state)
             ok = sivei_dedup_init(&x->dedup, v->n, draws) == SIVE_OK;
         if (ok && v->subset)
             ok = (x->mapped = malloc(draws * sizeof *x->mapped)) != NULL;
-        if (ok && !run->opt.replacement)
+        if (ok && !run->opt.replacement && v->n)
             ok = (x->perm = malloc((size_t)v->n * sizeof *x->perm)) != NULL;
         if (ok && cv && cv->v[k].on && !cv->v[k].t.star)
             ok = (x->at_star = malloc(sivei_cv_scratch(run, v->n) * sizeof(double))) != NULL;

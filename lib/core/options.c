@@ -407,22 +407,21 @@ static int parse_int(const char *s, int64_t *out)
 
 /* Text of the grammar to a double, read in the "C" locale whatever the
  * thread's (a host that called setlocale() would otherwise have "0,5"
- * accepted and "0.5" refused).  -1 on ERANGE or without a locale. */
+ * accepted and "0.5" refused).  -1 on ERANGE (*out: the value strtod
+ * gives, +-HUGE_VAL on overflow), -2 without a locale. */
 static int parse_double(const char *s, double *out)
 {
     locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     if (c == (locale_t)0)
-        return -1;
+        return -2;
     locale_t old = uselocale(c);
     errno = 0;
     double v = strtod(s, NULL);
     int e = errno;
     uselocale(old);
     freelocale(c);
-    if (e == ERANGE)
-        return -1;
     *out = v;
-    return 0;
+    return e == ERANGE ? -1 : 0;
 }
 
 int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
@@ -436,11 +435,16 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
     const int form = number_form(value);
     if (opt == SIVE_OPT_METROPOLIS && strcasecmp(value, "auto") == 0)
         return sive_probe_set_int(p, opt, -1);
-    if (sive_option_info_get(opt)->type == SIVE_TYPE_INT) {
+    const sive_option_info *in = sive_option_info_get(opt);
+    if (in->type == SIVE_TYPE_INT) {
         int64_t v;
-        if (form != 1 || parse_int(value, &v))
+        if (form != 1)
             return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                              "option '%s' takes a whole number, not '%s'", name, value);
+        if (parse_int(value, &v)) /* a whole number beyond 64 bits */
+            return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                             "option '%s' = %s is outside [%lld, %lld]", name, value,
+                             (long long)in->int_lo, (long long)in->int_hi);
         return sive_probe_set_int(p, opt, v);
     }
     double v = NAN;
@@ -448,8 +452,17 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
         return sive_probe_set_double(p, opt, v);
     if (opt == SIVE_OPT_C_H && strcasecmp(value, "auto") == 0)
         return sive_probe_set_double(p, opt, 0.0);
-    if (!form || parse_double(value, &v))
+    if (!form)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "option '%s' takes a number, not '%s'", name, value);
+    const int prc = parse_double(value, &v);
+    if (prc == -1)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "option '%s' = %s %s a double", name, value,
+                         isinf(v) ? "overflows" : "underflows");
+    if (prc)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "option '%s': '%s' cannot be read: no \"C\" locale (out of memory?)",
+                         name, value);
     return sive_probe_set_double(p, opt, v);
 }

@@ -58,11 +58,37 @@ typedef struct sweep_job {
     atomic_int stop;
 } sweep_job;
 
+/* A slot s > 0 wraps the model and every evaluation view of the probe
+ * (their callbacks get the same worker numbers as the model's). */
 typedef struct sweep_slot {
     sweep_job *job;
     sweep_wrap wrap;
     sive_model model;
+    sivei_view *views;  /* the probe's views, wrapped; NULL in slot 0 */
+    sweep_wrap *vwrap;  /* one per view */
 } sweep_slot;
+
+/* *out: the first struct_size bytes of m, the rest zero (a program built
+ * against an older header has a shorter struct: nothing past it is read). */
+static void model_copy(sive_model *out, const sive_model *m)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out, m, m->struct_size < sizeof *out ? m->struct_size : sizeof *out);
+}
+
+/* *out: inner's description with its callbacks seen through w, worker
+ * numbers shifted by offset. */
+static void wrap_model(sive_model *out, const sive_model *inner, sweep_wrap *w, int32_t offset)
+{
+    model_copy(out, inner);
+    w->inner = inner;
+    w->offset = offset;
+    out->user = w;
+    out->grad = inner->grad ? wrap_grad : NULL;
+    out->loss = inner->loss ? wrap_loss : NULL;
+    out->group_loss = inner->group_loss ? wrap_group : NULL;
+    out->destroy = NULL;
+}
 
 static void *slot_main(void *arg)
 {
@@ -74,6 +100,8 @@ static void *slot_main(void *arg)
         size_t i = atomic_fetch_add(&j->next, 1);
         if (i >= j->n)
             break;
+        if (s->views) /* this slot's worker numbers in the views' calls too */
+            j->probes[i].views = s->views;
         int rc = sive_probe_run(&j->probes[i], &s->model, j->theta, &j->out[i]);
         if (rc == SIVE_OK && sive_result_status(j->out[i]) == SIVE_E_CANCELLED) {
             /* the progress callback asked to stop: no further values */
@@ -143,29 +171,45 @@ static int sweep_probes(sive_probe *p, const sive_option_info *in, const double 
     return rc;
 }
 
-/* Run the job on nslots slots, slot s's worker ids offset by s * threads;
- * SIVE_E_NOMEM when the slots cannot be allocated. */
-static int sweep_run(sweep_job *job, const sive_model *m, size_t nslots, int64_t threads)
+static void slots_free(sweep_slot *slots, size_t nslots)
+{
+    for (size_t s = 0; slots && s < nslots; s++)
+        free(slots[s].views), free(slots[s].vwrap);
+    free(slots);
+}
+
+/* Run the job on nslots slots, slot s's worker ids offset by s * threads
+ * (the model's callbacks and those of p's evaluation views); SIVE_E_NOMEM
+ * when the slots cannot be allocated. */
+static int sweep_run(sweep_job *job, const sive_probe *p, const sive_model *m, size_t nslots,
+                     int64_t threads)
 {
     sweep_slot *slots = calloc(nslots, sizeof *slots);
     pthread_t *tid = calloc(nslots, sizeof *tid);
     int *started = calloc(nslots, sizeof *started);
-    if (!slots || !tid || !started) {
-        free(slots), free(tid), free(started);
-        return SIVE_E_NOMEM;
-    }
-    for (size_t s = 0; s < nslots; s++) {
+    int ok = slots && tid && started;
+    for (size_t s = 0; ok && s < nslots; s++) {
         slots[s].job = job;
-        slots[s].model = *m;
-        if (s > 0) { /* slot 0 uses the model as it is */
-            slots[s].wrap.inner = m;
-            slots[s].wrap.offset = (int32_t)((int64_t)s * threads);
-            slots[s].model.user = &slots[s].wrap;
-            slots[s].model.grad = wrap_grad;
-            slots[s].model.loss = m->loss ? wrap_loss : NULL;
-            slots[s].model.group_loss = m->group_loss ? wrap_group : NULL;
-            slots[s].model.destroy = NULL;
+        model_copy(&slots[s].model, m);
+        if (s == 0) /* slot 0 uses the model and the views as they are */
+            continue;
+        const int32_t offset = (int32_t)((int64_t)s * threads);
+        wrap_model(&slots[s].model, m, &slots[s].wrap, offset);
+        if (!p->n_views)
+            continue;
+        slots[s].views = malloc(p->n_views * sizeof *slots[s].views);
+        slots[s].vwrap = calloc(p->n_views, sizeof *slots[s].vwrap);
+        if (!(ok = slots[s].views && slots[s].vwrap))
+            break;
+        for (size_t k = 0; k < p->n_views; k++) {
+            slots[s].views[k] = p->views[k]; /* name and subset shared, read only */
+            wrap_model(&slots[s].views[k].model, &p->views[k].model, &slots[s].vwrap[k],
+                       offset);
         }
+    }
+    if (!ok) {
+        slots_free(slots, nslots), free(tid), free(started);
+        return SIVE_E_NOMEM;
     }
     /* slots 1.. on their own threads; slot 0 on the caller's, so a sweep
      * whose threads cannot start still runs every value */
@@ -175,7 +219,7 @@ static int sweep_run(sweep_job *job, const sive_model *m, size_t nslots, int64_t
     for (size_t s = 1; s < nslots; s++)
         if (started[s])
             pthread_join(tid[s], NULL);
-    free(slots), free(tid), free(started);
+    slots_free(slots, nslots), free(tid), free(started);
     return SIVE_OK;
 }
 
@@ -208,7 +252,7 @@ int sive_probe_sweep(sive_probe *p, const sive_model *m, const void *theta_star,
                      .status = status, .msg = msg};
     atomic_init(&job.next, 0);
     atomic_init(&job.stop, 0);
-    if (sweep_run(&job, m, nslots, threads)) {
+    if (sweep_run(&job, p, m, nslots, threads)) {
         free(probes), free(status), free(msg);
         return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_sweep: out of memory");
     }

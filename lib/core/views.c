@@ -124,7 +124,8 @@ int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err)
                              "evaluation view '%s': sampling without replacement keeps "
                              "32-bit permutations; %llu examples is above 2^32", v->name,
                              (unsigned long long)v->n);
-        if (!run->opt.replacement && v->n < (uint64_t)run->opt.eval_batch)
+        /* an analytic view (n 0) draws no indices, as an analytic model */
+        if (!run->opt.replacement && v->n && v->n < (uint64_t)run->opt.eval_batch)
             return sivei_fail(err, SIVE_E_INVALID_ARG,
                              "evaluation view '%s' has %llu examples, fewer than eval_batch "
                              "(%lld) drawn without replacement", v->name,

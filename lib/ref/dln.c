@@ -200,6 +200,7 @@ int sive_dln_set_data(sive_dln *m, uint64_t n, double noise_std, uint64_t seed)
     m->y = y;
     m->n = n;
     m->noise_std = noise_std;
+    m->data_version++;
     return SIVE_OK;
 }
 

@@ -15,6 +15,8 @@ struct sive_dln {
     uint64_t n;        /* examples; 0 = population mode                    */
     double noise_std;
     double *x, *y;     /* n x H0 and n x HL, row-major                     */
+    uint64_t data_version; /* counts sive_dln_set_data() calls: the cache of
+                              pieces at theta* (dln_model.c) is keyed by it */
 };
 
 /* Fill q (rows x cols, row-major, cols <= rows) with orthonormal columns

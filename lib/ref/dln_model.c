@@ -13,6 +13,7 @@
 
 typedef struct dln_model {
     const sive_dln *m;
+    uint64_t n; /* m's examples when the model was made (its n_examples) */
     int blis_threads;
     /* one workspace (and gather buffer of the cache) per worker, made by
      * its first callback; slot w is only touched by worker w, whose calls
@@ -32,6 +33,12 @@ static int worker_work(dln_model *dm, const void *theta, size_t dim,
     if (batch->worker < 0 || batch->worker >= MAX_WORKERS)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: worker %d outside [0, %d)",
                          (int)batch->worker, MAX_WORKERS);
+    if (sive_dln_examples(dm->m) != dm->n)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "dln model: the network has %llu examples, %llu when the model was "
+                         "made (sive_dln_set_data changed its size or mode: make a new model)",
+                         (unsigned long long)sive_dln_examples(dm->m),
+                         (unsigned long long)dm->n);
     sive_dln_work **slot = &dm->work[batch->worker];
     if (!*slot) {
         int rc = sive_dln_work_new(slot, dm->m, 0, dm->blis_threads);
@@ -60,7 +67,7 @@ static int star_grad(dln_model *dm, sive_dln_work *w, const double *theta,
                      const sive_batch *b, double *grad, double *loss)
 {
     const size_t n = b->n_groups * b->group_size;
-    const double *rows = sivei_star_acquire(&dm->star, theta, b->index, n);
+    const double *rows = sivei_star_acquire(&dm->star, dm->m->data_version, theta, b->index, n);
     double **buf = &dm->buf[b->worker];
     if (rows && !*buf)
         *buf = malloc(sivei_dln_work_rows(w) * sivei_dln_piece_width(dm->m) * sizeof **buf);
@@ -89,8 +96,8 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
                             pop ? 0 : batch->n_groups * batch->group_size, grad, loss);
     if (!rc && !pop && pass) {
         fill_ctx f = {dm->m, w, theta};
-        sivei_star_fill(&dm->star, theta, batch->index, batch->n_groups * batch->group_size,
-                        fill_rows, &f);
+        sivei_star_fill(&dm->star, dm->m->data_version, theta, batch->index,
+                        batch->n_groups * batch->group_size, fill_rows, &f);
     }
     return rc;
 }
@@ -139,7 +146,9 @@ static int check_out(const char *fn, const sive_model *out)
 {
     if (!out)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: NULL argument", fn);
-    if (out->struct_size < offsetof(sive_model, destroy) + sizeof out->destroy)
+    /* the sizes sive_model_init() accepts: a model made on garbage could
+     * not be released (sive_model_destroy() ignores it) */
+    if (!sivei_model_size_ok(out->struct_size))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: call sive_model_init(out, sizeof *out) first", fn);
     return SIVE_OK;
@@ -164,6 +173,7 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: no lock for the cache", fn);
     }
     dm->m = m;
+    dm->n = sive_dln_examples(m);
     dm->blis_threads = blis_threads;
     const int pop = sive_dln_examples(m) == 0;
     out->dtype = SIVE_F64;

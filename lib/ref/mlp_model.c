@@ -107,7 +107,7 @@ static int star_grad(mlp_model *mm, slot *s, const float *theta, const sive_batc
                      float *grad, double *loss, int *rc)
 {
     const size_t n = b->n_groups * b->group_size;
-    const float *rows = sivei_star_acquire(&mm->star, theta, b->index, n);
+    const float *rows = sivei_star_acquire(&mm->star, 0, theta, b->index, n); /* data fixed */
     if (rows && !s->buf)
         s->buf = malloc(sivei_mlp_work_rows(s->w) * sivei_mlp_piece_width(mm->m) *
                         sizeof *s->buf);
@@ -136,7 +136,7 @@ static int grad_cb(const void *theta, size_t dim, const sive_batch *batch,
     rc = sive_mlp_loss_grad(mm->m, s->w, theta, mm->data, batch->index, rows, grad, loss);
     if (rc == SIVE_OK && pass) {
         fill_ctx f = {mm, s->w, theta};
-        sivei_star_fill(&mm->star, theta, batch->index, rows, fill_rows, &f);
+        sivei_star_fill(&mm->star, 0, theta, batch->index, rows, fill_rows, &f);
     }
     return rc;
 }

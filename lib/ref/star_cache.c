@@ -23,8 +23,8 @@ void sivei_star_free(sivei_star_cache *c)
     free(c->have);
 }
 
-void sivei_star_fill(sivei_star_cache *c, const void *theta, const uint64_t *idx, size_t k,
-                     sivei_star_fill_fn fill, void *ctx)
+void sivei_star_fill(sivei_star_cache *c, uint64_t tag, const void *theta, const uint64_t *idx,
+                     size_t k, sivei_star_fill_fn fill, void *ctx)
 {
     pthread_rwlock_wrlock(&c->lock);
     if (!c->off && !c->theta) {
@@ -33,8 +33,10 @@ void sivei_star_fill(sivei_star_cache *c, const void *theta, const uint64_t *idx
         c->have = malloc((size_t)c->n);
         c->off = !c->theta || !c->rows || !c->have;
     }
-    if (!c->off && (c->filled == UINT64_MAX || memcmp(c->theta, theta, c->theta_bytes))) {
+    if (!c->off && (c->filled == UINT64_MAX || c->tag != tag ||
+                    memcmp(c->theta, theta, c->theta_bytes))) {
         memcpy(c->theta, theta, c->theta_bytes);
+        c->tag = tag;
         memset(c->have, 0, (size_t)c->n);
         c->filled = 0;
     }
@@ -49,13 +51,14 @@ void sivei_star_fill(sivei_star_cache *c, const void *theta, const uint64_t *idx
     pthread_rwlock_unlock(&c->lock);
 }
 
-const void *sivei_star_acquire(sivei_star_cache *c, const void *theta, const uint64_t *idx,
-                               size_t k)
+const void *sivei_star_acquire(sivei_star_cache *c, uint64_t tag, const void *theta,
+                               const uint64_t *idx, size_t k)
 {
     if (!idx || k == 0)
         return NULL;
     pthread_rwlock_rdlock(&c->lock);
-    int ok = !c->off && c->filled == c->n && !memcmp(c->theta, theta, c->theta_bytes);
+    int ok = !c->off && c->filled == c->n && c->tag == tag &&
+             !memcmp(c->theta, theta, c->theta_bytes);
     for (size_t i = 0; ok && i < k; i++) /* else the plain path says which */
         ok = idx[i] < c->n;
     if (ok)

@@ -304,6 +304,7 @@ _option_at = _fn("sive_option_at", POINTER(_OptionInfo), c_size_t)
 _probe_new = _fn("sive_probe_new", c_int, _pvp)
 _probe_free = _fn("sive_probe_free", None, _vp)
 _probe_reset = _fn("sive_probe_reset", c_int, _vp)
+_probe_set_radius_from = _fn("sive_probe_set_radius_from", c_int, _vp, _vp)
 _probe_set_int = _fn("sive_probe_set_int", c_int, _vp, c_int, c_int64)
 _probe_set_double = _fn("sive_probe_set_double", c_int, _vp, c_int, c_double)
 _probe_get_int = _fn("sive_probe_get_int", c_int, _vp, c_int, _pi64)
@@ -1044,6 +1045,9 @@ class Model(_Closing):
     def _struct(self):
         if self._closed:
             raise ValueError("Model is closed")
+        for r in self._refs:  # a handle the model borrows (mlp_model's data set)
+            if isinstance(r, _Handle) and r.closed:
+                raise ValueError(f"the Model's {type(r).__name__} is closed")
         return self._m
 
     def close(self):
@@ -1140,8 +1144,21 @@ class Probe(_Handle):
 
     def reset(self):
         """Every option back to its default (the progress callback stays;
-        the parameter subset goes back to all of theta)."""
+        the parameter subset goes back to all of theta; the evaluation views
+        are removed)."""
         self._check(_probe_reset(self._p))
+        self._views = []
+        return self
+
+    def set_radius_from(self, result):
+        """Take the radius h that result's run chose from the loss (c_h =
+        'auto', or the defaults on an exact loss) instead of searching
+        again: for the other parts of a split run (chain_begin/chain_end),
+        which then merge into the whole run bit for bit (docs/scale.md,
+        "Parts and the radius from the loss").  None forgets it, as
+        reset() does.  A run of other options, model or theta* is refused.
+        Returns the probe."""
+        self._check(_probe_set_radius_from(self._p, None if result is None else result._p))
         return self
 
     def add_eval_view(self, name, model, subset=None):
@@ -1159,7 +1176,7 @@ class Probe(_Handle):
             ptr, n = sub.ctypes.data_as(POINTER(c_uint64)), sub.size
         self._check(_probe_add_eval_view(self._p, str(name).encode(), byref(model._struct()),
                                          ptr, n))
-        self._views.append(model)
+        self._views.append((str(name), model))
         return self
 
     def clear_eval_views(self):
@@ -1208,10 +1225,19 @@ class Probe(_Handle):
         when the run ended early (status not OK).  With check=False such a
         result is returned: read its status and errmsg."""
         m = model._struct()
+        for name, v in self._views:
+            # the probe holds a copy of the view's description: a closed
+            # library-made model's state (or the data set it borrows) is
+            # freed, and its callbacks would read freed memory
+            try:
+                v._struct()
+            except ValueError as e:
+                raise ValueError(f"evaluation view {name!r}: {e} (remove the view with "
+                                 f"clear_eval_views())") from None
         theta = _array(theta_star, model.dtype, (model.dim,), "theta_star")
         self._failure.take()
         model._failure.take()
-        for v in self._views:
+        for _, v in self._views:
             v._failure.take()
         out = c_void_p()
         rc = _probe_run(self._p, byref(m), theta.ctypes.data_as(c_void_p), byref(out))
@@ -1219,7 +1245,7 @@ class Probe(_Handle):
             raise SiveError(rc, self.errmsg)
         result = Result(out.value)
         exc = model._failure.take() or self._failure.take()
-        for v in self._views:
+        for _, v in self._views:
             exc = exc or v._failure.take()
         if exc is not None:
             message = result.errmsg

@@ -186,6 +186,33 @@ class Package(unittest.TestCase):
             self.assertEqual(d["status"], int(sive.Status.CANCELLED))
             self.assertIn("cancelled", d["error"].lower())
 
+    def test_closed_view_model_refused(self):
+        """A view whose Model was closed (a library-made model's state freed
+        by sive_model_destroy), or a model whose borrowed Dataset was, is
+        refused by run() instead of being called (it crashed or read
+        garbage); reset() and clear_eval_views() forget the views."""
+        mlp = sive.Mlp(784, 8, 8, 10)
+        train, test = sive.Dataset.open_dir(DATA)
+        theta = mlp.init_params(1)
+        opts = dict(steps=40, groups=4, eval_batch=8, grad_batch=8, chains=1, h=0.1)
+        with mlp, train, test, sive.mlp_model(mlp, train) as m, sive.Probe(**opts) as p:
+            with sive.mlp_model(mlp, test) as vm:
+                p.add_eval_view("test", vm)
+            with self.assertRaisesRegex(ValueError, "view 'test'.*closed"):
+                p.run(m, theta)
+            p.reset().set(**opts)
+            with p.run(m, theta) as r:  # no view any more
+                self.assertEqual(len(r.views), 0)
+            # the data set an mlp_model borrows, closed under it
+            with sive.mlp_model(mlp, test) as vm:
+                p.add_eval_view("test", vm)
+                test.close()
+                with self.assertRaisesRegex(ValueError, "view 'test'.*Dataset is closed"):
+                    p.run(m, theta)
+                train.close()
+                with self.assertRaisesRegex(ValueError, "Dataset is closed"):
+                    p.run(m, theta)
+
     def test_grad_control_variate_keyword(self):
         """grad_control_variate=1 by keyword: the gradient pass at theta*
         (chain -1, every example, progress as chain -1), then two gradient
