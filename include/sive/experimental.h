@@ -25,7 +25,9 @@
  * Options of the tier: SIVE_OPT_LEAPFROG (1070), SIVE_OPT_ANNEAL (1075),
  * SIVE_OPT_AUTO_STEP (1076), SIVE_OPT_DELAYED_REJECTION (1080),
  * SIVE_OPT_REPLICAS (1085), SIVE_OPT_REPLICA_RATIO (1086),
- * SIVE_OPT_ORBIT_EVERY (1090), SIVE_OPT_ORBIT_SCALE (1091).
+ * SIVE_OPT_ORBIT_EVERY (1090), SIVE_OPT_ORBIT_SCALE (1091),
+ * SIVE_OPT_PRECONDITION_RANK (1095), SIVE_OPT_PRECONDITION_STIFF (1096),
+ * SIVE_OPT_PRECONDITION_UPDATE (1097).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -155,6 +157,46 @@ extern "C" {
  * read when orbit_every >= 1.
  */
 #define SIVE_OPT_ORBIT_SCALE ((sive_option)1091)
+
+/**
+ * "precondition_rank" (int, 0 .. 64, default 0): with metropolis = 1,
+ * K >= 1 preconditions the Metropolis-adjusted Langevin proposal with a
+ * constant dense low-rank matrix P = I + sum_i (s_i - 1) v_i v_i': the top
+ * K + 1 eigenpairs (mu_i, v_i) of the loss's Hessian at theta* (or at
+ * each chain's state: SIVE_OPT_PRECONDITION_UPDATE) are
+ * estimated from Hessian-vector products (central differences of the
+ * gradient callback, randomized block subspace iteration), and each
+ * direction whose curvature c_i = t |mu_i| + 1/h^2 exceeds tau c_ref
+ * (c_ref that of the (K+1)-th, tau = SIVE_OPT_PRECONDITION_STIFF) is
+ * shrunk to tau c_ref: s_i = tau c_ref / c_i.  The step then adapts to the
+ * flatter directions.  P is constant in the tail, the proposal's density
+ * enters the acceptance in the P^-1 metric: the law stays exact.  The
+ * estimate's gradient calls are in the health text.  0: off, bit for bit.
+ * Refused without metropolis, and with precondition, leapfrog > 1,
+ * auto_step, delayed_rejection or replicas.  docs/theory.md, "Low-rank
+ * dense preconditioner".
+ */
+#define SIVE_OPT_PRECONDITION_RANK ((sive_option)1095)
+
+/**
+ * "precondition_stiff" (double, [1, 10^12], default 1): tau, the
+ * threshold of SIVE_OPT_PRECONDITION_RANK: directions stiffer than tau
+ * times the reference curvature are shrunk to it.  Only read when
+ * precondition_rank >= 1.
+ */
+#define SIVE_OPT_PRECONDITION_STIFF ((sive_option)1096)
+
+/**
+ * "precondition_update" (int, 0 .. 1, default 0): with
+ * precondition_rank >= 1, 1 estimates the eigenpairs not at theta* but
+ * once per chain, at the chain's state at the end of the burn-in's first
+ * half (P = I before; the estimate's gradient calls per chain); P is then
+ * constant to the end, so the tail's law is exact.  The reference
+ * curvature is then that of the chain's surroundings, where theta*'s
+ * Hessian sees only the stiff directions (and is 0 at theta* = 0 of a
+ * network without biases).
+ */
+#define SIVE_OPT_PRECONDITION_UPDATE ((sive_option)1097)
 
 /**
  * One option as a result file records it (experimental: the shape may

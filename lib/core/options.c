@@ -125,6 +125,18 @@ static const sive_option_info table[] = {
             "step (one gradient call each; 0: off)"},
     DX(SIVE_OPT_ORBIT_SCALE, "orbit_scale", 0.0, 100.0, 1, 0, 0.1,
        "the orbit moves' initial size, adapted in the burn-in (orbit_every >= 1)"),
+    {.id = SIVE_OPT_PRECONDITION_RANK, .name = "precondition_rank", .type = SIVE_TYPE_INT,
+     .int_lo = 0, .int_hi = 64, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "K >= 1: with metropolis, a constant low-rank dense preconditioner: the top K "
+            "Hessian eigenpairs at theta* (from gradient differences) shrink the proposal "
+            "along the stiff directions (0: off)"},
+    DX(SIVE_OPT_PRECONDITION_STIFF, "precondition_stiff", 1.0, 1e12, 0, 0, 1.0,
+       "tau >= 1: precondition_rank shrinks the directions whose curvature exceeds tau times "
+       "the first one it keeps, down to tau times it"),
+    {.id = SIVE_OPT_PRECONDITION_UPDATE, .name = "precondition_update", .type = SIVE_TYPE_INT,
+     .int_lo = 0, .int_hi = 1, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "1: precondition_rank estimates each chain's eigenpairs at its state at the end "
+            "of the burn-in's first half (P = I before, constant after), not at theta*"},
 };
 #undef I
 #undef D
@@ -192,6 +204,8 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_AUTO_STEP: o->auto_step = v; break;
             case SIVE_OPT_REPLICAS: o->replicas = v; break;
             case SIVE_OPT_ORBIT_EVERY: o->orbit_every = v; break;
+            case SIVE_OPT_PRECONDITION_RANK: o->precondition_rank = v; break;
+            case SIVE_OPT_PRECONDITION_UPDATE: o->precondition_update = v; break;
             default: break;
             }
         } else {
@@ -204,6 +218,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_ANNEAL: o->anneal = v; break;
             case SIVE_OPT_REPLICA_RATIO: o->replica_ratio = v; break;
             case SIVE_OPT_ORBIT_SCALE: o->orbit_scale = v; break;
+            case SIVE_OPT_PRECONDITION_STIFF: o->precondition_stiff = v; break;
             default: break; /* h, anchor: no default (NaN) */
             }
         }
@@ -265,6 +280,9 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_REPLICA_RATIO: return &o->replica_ratio;
     case SIVE_OPT_ORBIT_EVERY: return &o->orbit_every;
     case SIVE_OPT_ORBIT_SCALE: return &o->orbit_scale;
+    case SIVE_OPT_PRECONDITION_RANK: return &o->precondition_rank;
+    case SIVE_OPT_PRECONDITION_STIFF: return &o->precondition_stiff;
+    case SIVE_OPT_PRECONDITION_UPDATE: return &o->precondition_update;
     }
     return NULL;
 }

@@ -64,6 +64,11 @@ typedef struct sivei_options {
      * (sampler_orbit.c); 0: off */
     int64_t orbit_every;
     double orbit_scale;
+    /* precondition_rank, _stiff, _update (experimental options 1095-1097):
+     * the constant low-rank dense preconditioner of the metropolis step
+     * (sampler_lowrank.c); rank 0: off */
+    int64_t precondition_rank, precondition_update;
+    double precondition_stiff;
     /* internal, not an option (never saved): 1 runs every chain hot (the
      * radius search's pilots), 0 starts the odd chains cold */
     int anneal_all;

@@ -170,6 +170,12 @@ static inline int sivei_chunks_next(sivei_chunks *it, sivei_pcg32 *noise, void *
     return 1;
 }
 
+/* Eigen-decomposition of the symmetric K x K matrix a (destroyed) by
+ * cyclic Jacobi rotations: eigenvalues into ev, eigenvectors into the
+ * columns of w (column j at w[j K ...]) (sampler_gcv_noise.c; also the
+ * low-rank preconditioner's Ritz problem, sampler_lowrank.c). */
+SIVE_HIDDEN void sivei_jacobi(double *a, size_t K, double *w, double *ev);
+
 /* The registry (sampler.c): module k's hooks and state live in slot k. */
 SIVE_HIDDEN const sivei_sampler *sivei_sampler_at(int k);
 

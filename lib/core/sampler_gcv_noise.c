@@ -179,10 +179,8 @@ static int sub_batch(sivei_run *run, noise_work *s, const noise_run *r,
     return 0;
 }
 
-/* Eigen-decomposition of the symmetric K x K matrix a (destroyed) by
- * cyclic Jacobi rotations: eigenvalues into ev, eigenvectors into the
- * columns of w (column j at w[j K ...]). */
-static void jacobi(double *a, size_t K, double *w, double *ev)
+/* sampler.h: the symmetric eigen-decomposition by cyclic Jacobi. */
+void sivei_jacobi(double *a, size_t K, double *w, double *ev)
 {
     for (size_t i = 0; i < K * K; i++)
         w[i] = 0.0;
@@ -263,7 +261,7 @@ static void full_covariance(const sivei_run *run, noise_work *s, const noise_run
                 sum += s->v[p * d + i] * s->v[q * d + i];
             g[p * K + q] = g[q * K + p] = r->factor * sum;
         }
-    jacobi(g, K, s->w, s->ev);
+    sivei_jacobi(g, K, s->w, s->ev);
     for (size_t j = 0; j < K; j++) {
         double e = s->ev[j];
         if (e > 0.0)

@@ -44,9 +44,13 @@
  * replicas; the ladder and the swaps in sampler_replica.c).  With the
  * experimental orbit_every = k >= 1 the chain's state also makes an orbit
  * move (the model's sive_model.move) after every k-th step (hooks marked
- * orbit; the move in sampler_orbit.c). */
+ * orbit; the move in sampler_orbit.c).  With experimental
+ * precondition_rank = K >= 1 the Langevin proposal and its reverse density
+ * use a constant dense low-rank P estimated from the Hessian
+ * (sampler_lowrank.c; hooks marked precondition_rank). */
 #include "drhmc.h"
 #include "leapfrog.h"
+#include "lowrank.h"
 #include "orbit.h"
 #include "replica.h"
 #include "sampler.h"
@@ -73,6 +77,7 @@ typedef struct mala_run {
     sivei_autostep_run *autostep; /* auto_step: the chains' tallies, else NULL */
     sivei_replica_run *rep; /* replicas: the chains' swap counts, else NULL */
     sivei_orbit_run *orb;   /* orbit: the chains' move tallies, else NULL */
+    sivei_lowrank_run *lr;  /* precondition_rank: theta*'s P, else NULL */
 } mala_run;
 
 typedef struct mala_work {
@@ -100,13 +105,14 @@ typedef struct mala_work {
     sivei_replica *rep;
     void *theta, *grad;
     sivei_orbit orb; /* orbit: the chain's moves (rung 0 only) */
+    sivei_lowrank *lr; /* precondition_rank: the chain's P, else NULL */
 } mala_work;
 
 /* leapfrog > 1 without metropolis comes here to be refused */
 static int mala_active(const sivei_options *o)
 {
     return o->metropolis != 0 || o->leapfrog > 1 || sivei_drhmc_on(o) || o->auto_step > 0 ||
-           sivei_replica_on(o) || sivei_orbit_on(o);
+           sivei_replica_on(o) || sivei_orbit_on(o) || sivei_lowrank_on(o);
 }
 
 /* Hamiltonian steps (leapfrog > 1, or the auto step's trajectories): no
@@ -151,7 +157,7 @@ int sivei_mala_refuse(const sivei_options *o, const sive_model *model, char *err
                          "metropolis 1",
                          (long long)o->leapfrog);
     if (sivei_drhmc_refuse(o, err) || sivei_replica_refuse(o, err) ||
-        sivei_orbit_refuse(o, model, err))
+        sivei_orbit_refuse(o, model, err) || sivei_lowrank_refuse(o, err))
         return SIVE_E_INVALID_ARG;
     if (o->auto_step > 0 && !o->metropolis)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
@@ -201,6 +207,7 @@ static void mala_release(sivei_run *run, void *state)
         sivei_autostep_run_free(s->autostep);
         sivei_replica_run_free(s->rep);
         sivei_orbit_run_free(s->orb);
+        sivei_lowrank_run_free(s->lr);
     }
     free(s);
 }
@@ -258,6 +265,16 @@ static int mala_prepare(sivei_run *run, void **state, char *err)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "metropolis needs the exact loss: the gradient callback stored no "
                          "finite loss in *loss at theta*");
+    if (sivei_lowrank_on(&run->opt)) { /* the estimate at theta* (sampler_lowrank.c) */
+        int cb = 0;
+        if (sivei_lowrank_run_new(run, s->all, s->count, &s->lr, &cb))
+            return sivei_fail(err, SIVE_E_NOMEM, "out of memory for precondition_rank");
+        if (cb)
+            sivei_run_fail(run, SIVE_E_CALLBACK, cb,
+                           "gradient callback returned %d near theta* (precondition_rank's "
+                           "Hessian estimate)",
+                           cb);
+    }
     return SIVE_OK;
 }
 
@@ -273,6 +290,7 @@ static void mala_work_release(void *state)
         sivei_drhmc_free(s->dr);
         sivei_autostep_free(s->as);
         sivei_replica_free(s->rep);
+        sivei_lowrank_free(s->lr);
         for (int k = 0; s->rungs && k < s->nr; k++)
             mala_work_release(s->rungs[k]);
         free(s->rungs);
@@ -300,7 +318,10 @@ static mala_work *work_new(const sivei_run *run, int rung)
         s->theta = malloc(d * el);
         s->grad = calloc(d, el);
     }
+    if (sivei_lowrank_on(&run->opt))
+        s->lr = sivei_lowrank_new(run);
     if (s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
+        (s->lr || !sivei_lowrank_on(&run->opt)) &&
         (s->dr || !sivei_drhmc_on(&run->opt)) && (s->as || !run->opt.auto_step) &&
         (!rung || (s->theta && s->grad)))
         return s;
@@ -373,9 +394,7 @@ static int mala_cached(sivei_work *w, void *ws, double *loss)
 
 /* Sums over the moved parameters that the proposal and its acceptance
  * need: |g|^2, |theta - theta*|^2, |theta' - mu(theta)|^2. */
-typedef struct sums {
-    double g2, r2, fwd, r2p; /* r2p: |theta' - theta*|^2 */
-} sums;
+typedef sivei_prop_sums sums; /* lowrank.h: g2, r2, fwd, r2p = |theta' - theta*|^2 */
 
 /* mu(x)_i = x_i - P_i (a g_i + kt (x_i - theta*_i)) with g = grad L(x), i.e.
  * x - eta P grad U(x); pc NULL: P = I, with the plain chain's operations
@@ -422,6 +441,8 @@ static sums propose(const sivei_run *run, sivei_work *w, mala_work *s,
     const int f32 = run->model.dtype == SIVE_F32;
     const double eta = a / w->t_step, kt = eta / (run->h * run->h);
     const double kn = sqrt(2.0 * eta);
+    if (s->lr) /* precondition_rank: the dense low-rank P (sampler_lowrank.c) */
+        return sivei_lowrank_propose(run, s->lr, w, s->prop, noise, a, w->t_step);
     sums q = {0.0, 0.0, 0.0, 0.0};
     for (size_t k = 0; k < sivei_range_count(run); k++) {
         size_t b, e;
@@ -463,7 +484,9 @@ static double log_alpha(const sivei_run *run, const sivei_work *w, const mala_wo
 {
     const double t = w->t_step, eta = ab / t, kt = eta / (run->h * run->h);
     double r2p = 0.0, bwd = 0.0;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
+    if (s->lr) /* precondition_rank */
+        sivei_lowrank_back(run, s->lr, w->theta, s->prop, s->gprop, ab, t, &r2p, &bwd);
+    for (size_t k = 0; !s->lr && k < sivei_range_count(run); k++) {
         size_t b, e;
         sivei_range_at(run, k, &b, &e);
         for (size_t i = b; i < e; i++) {
@@ -691,6 +714,7 @@ typedef struct auto_ctx {
     mala_work *s;
     sivei_pcg32 *noise;
     int64_t m;
+    const char *what; /* the calls' purpose, in the failure's message */
 } auto_ctx;
 
 static int auto_grad(void *ctx, const void *x, void *g, double *lp)
@@ -701,9 +725,8 @@ static int auto_grad(void *ctx, const void *x, void *g, double *lp)
     if (rc) {
         sivei_chain(c->run->r, c->s->chain)->status = SIVE_CHAIN_CALLBACK;
         sivei_run_fail(c->run, SIVE_E_CALLBACK, rc,
-                       "gradient callback returned %d at chain %d step %lld (auto_step "
-                       "trajectory)",
-                       rc, (int)c->s->chain, (long long)c->m);
+                       "gradient callback returned %d at chain %d step %lld (%s)", rc,
+                       (int)c->s->chain, (long long)c->m, c->what);
     }
     return rc;
 }
@@ -713,7 +736,7 @@ static int auto_move(sivei_run *run, sivei_work *w, mala_run *r, mala_work *s,
                      const sivei_precond *pc, sivei_pcg32 *noise, int64_t m, double a,
                      double *gnorm, double *disp, double *la, int *acc)
 {
-    auto_ctx ctx = {run, w, r, s, noise, m};
+    auto_ctx ctx = {run, w, r, s, noise, m, "auto_step trajectory"};
     sivei_autostep_call c = {auto_grad, &ctx, pc, a, s->loss, r->autostep, s->chain - r->begin};
     sivei_autostep_out o;
     if (sivei_autostep_move(run, w, s->as, noise, &c, m, gnorm, disp, &o))
@@ -846,6 +869,14 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
         s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
         s->have = 1;
         s->r2 = dist2(run, w->theta);
+        if (s->lr)
+            sivei_lowrank_chain_start(s->lr, r->lr);
+    }
+    if (s->lr && run->opt.precondition_update && m == precond_end(&run->opt)) {
+        /* precondition_update: the estimate at the chain's state */
+        auto_ctx c = {run, w, r, s, noise, m, "precondition_rank's Hessian estimate"};
+        if (sivei_lowrank_update(run, s->lr, w->theta, auto_grad, &c, noise))
+            return 1;
     }
     const sivei_precond *pc = precond_at(run, w, s, m);
     for (int k = 0; k < s->nr; k++) /* replicas: theta*'s gradient, before rung 0 moves */
@@ -886,6 +917,8 @@ static int mala_tally(sivei_run *run, mala_run *r, mala_work *s, int64_t m, doub
         r->beta[s->chain - r->begin] = s->beta;
         if (s->dr)
             sivei_drhmc_chain_end(r->dr, s->chain - r->begin, s->dr);
+        if (s->lr)
+            sivei_lowrank_chain_end(r->lr, s->chain - r->begin, s->lr);
     }
     return 0;
 }
@@ -951,6 +984,8 @@ static int mala_note(sivei_run *run, void *state, sive_result *res)
         rc = sivei_replica_note(run, s->rep, res);
     if (!rc)
         rc = sivei_orbit_note(run, s->orb, res);
+    if (!rc && s->lr)
+        rc = sivei_lowrank_note(run, s->lr, res);
     return rc ? rc : sivei_autostep_note(run, s->autostep, res);
 }
 

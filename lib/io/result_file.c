@@ -452,7 +452,8 @@ static int get_sections(rbuf *b, sive_result *r)
 
 /* Version 1-3 options, by position; the options those versions did not
  * have take their defaults (the behaviour without them: leapfrog 1,
- * anneal 1, auto_step 0, delayed_rejection 0, replicas 1, orbit_every 0). */
+ * anneal 1, auto_step 0, delayed_rejection 0, replicas 1, orbit_every 0,
+ * precondition_rank 0). */
 static void get_options_fixed(rbuf *b, sivei_options *o)
 {
     sivei_options_default(o);

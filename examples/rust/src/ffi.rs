@@ -119,6 +119,9 @@ pub const SIVE_OPT_REPLICAS: sive_option = 1085;
 pub const SIVE_OPT_REPLICA_RATIO: sive_option = 1086;
 pub const SIVE_OPT_ORBIT_EVERY: sive_option = 1090;
 pub const SIVE_OPT_ORBIT_SCALE: sive_option = 1091;
+pub const SIVE_OPT_PRECONDITION_RANK: sive_option = 1095;
+pub const SIVE_OPT_PRECONDITION_STIFF: sive_option = 1096;
+pub const SIVE_OPT_PRECONDITION_UPDATE: sive_option = 1097;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
