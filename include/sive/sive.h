@@ -683,10 +683,13 @@ SIVE_API int sive_result_callback_code(const sive_result *r);
 #define SIVE_SUMMARY (-1)
 
 /**
- * Per-chain statistics.  All are computed on the tail window T: the
- * evaluated steps m >= floor(alpha*M).  Lbar_m is the mean of the N group
- * losses at step m, s2_m their sample variance (ddof 1).  See
- * docs/theory.md.  Values are pinned; new statistics are appended;
+ * Per-chain statistics.  Those of the loss (Lbar, s2) are computed on the
+ * tail window T: the evaluated steps m >= floor(alpha*M).  Lbar_m is the
+ * mean of the N group losses at step m, s2_m their sample variance (ddof
+ * 1).  RMS_DISP_REL_H and STEP_CURVATURE, from the displacement and the
+ * gradient known at every step, average every tail step m >=
+ * floor(alpha*M), evaluated or not (the same steps as T unless
+ * eval_stride > 1).  See docs/theory.md.  Values are pinned; new statistics are appended;
  * sive_stat_name() returns NULL past the last one.
  */
 typedef enum sive_stat {
@@ -711,7 +714,9 @@ typedef enum sive_stat {
     SIVE_STAT_TETHER_STEP = 14,   /**< eta / h^2                                 */
     SIVE_STAT_GRAD_NORM2_START = 15, /**< ||g_0||^2, gradient batch at theta*   */
     SIVE_STAT_SLOPE_PROXY = 16,   /**< t^2 h^2 ||g_0||^2                         */
-    SIVE_STAT_RMS_DISP_REL_H = 17,/**< mean_T (||theta-theta*||/sqrt d) / h      */
+    /** mean (||theta-theta*||/sqrt d) / h over every tail step m >=
+     *  floor(alpha*M) (not only T's evaluated ones) */
+    SIVE_STAT_RMS_DISP_REL_H = 17,
     SIVE_STAT_TAIL_LENGTH = 18,   /**< |T|, evaluated steps in the tail          */
     SIVE_STAT_SIVE_ESS = 19,      /**< ESS of the SIVE estimator's per-step
                                        influence series (what its MCSE uses;
@@ -731,7 +736,8 @@ typedef enum sive_stat {
     /** Its Monte Carlo standard error (pooled like the MCSE; summary in
      *  quadrature, sqrt(sum se_c^2)/K). */
     SIVE_STAT_DLAMBDA_DLOG_H_SE = 22,
-    /** a t mean_T ||g_m||^2 over the tail steps: step times curvature
+    /** a t mean ||g_m||^2 over every tail step m >= floor(alpha*M) (not
+     *  only T's evaluated ones): step times curvature
      *  (= a E[tr Hess L] for the exact law; for a quadratic direction of
      *  curvature H it adds aH/(1 - aH/2)); over 2 lambda-hat it is the
      *  share of lambda-hat due to the finite step (SIVE_FLAG_STEP_BIAS). */
