@@ -1085,7 +1085,8 @@ SIVE_API const char *sive_result_health(const sive_result *r);
  * min(threads, chains) (the largest swept value when the sweep is over
  * threads or chains), so a model that keeps per-worker scratch must accept
  * worker numbers up to parallel * w - 1 (the bundled MLP model accepts
- * 1024).  The model's callbacks must be thread-safe when parallel > 1, as
+ * 1024, and its per-worker workspaces then are never shared: one
+ * sive_mlp_model() serves all the slots).  The model's callbacks must be thread-safe when parallel > 1, as
  * for threads > 1; the progress callback of p is used by every run and is
  * then called from several threads at once.  Results do not depend on
  * parallel.
