@@ -216,7 +216,8 @@ typedef struct sive_model {
     void (*destroy)(void *user); /**< optional, see sive_model_destroy()       */
     /** Optional (0.3; 0 = none): a hash of everything that defines the
      *  model's loss besides theta: its architecture and the content of its
-     *  data set (sive_mlp_model() sets it from sive_dataset_hash()).  A
+     *  data set (sive_mlp_model() sets it from sive_dataset_hash(),
+     *  sive_dln_model() from the network's teacher and examples).  A
      *  result keeps it, and sive_result_merge() refuses parts whose
      *  identities differ, so parts probed on different data sets of the
      *  same size no longer merge.  Read only when struct_size covers it. */
