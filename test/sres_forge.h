@@ -71,7 +71,46 @@ static inline size_t sres_head(const unsigned char *p)
 enum { SRES_H = 0, SRES_BEGIN = 2, SRES_END = 3, SRES_DTYPE = 4, SRES_IDENTITY = 8,
        SRES_STATUS = 9, SRES_ERRLEN = 11 };
 
-/* A format-4 file of n bytes rewritten in place as format 3 (options by
+/* Format 4 on: where the length word of the caller's note starts (after
+ * the error text); format 5 has the run notes' length word after the
+ * note's bytes (sres_run_notes). */
+static inline size_t sres_note(const unsigned char *p)
+{
+    const size_t at = sres_head(p) + 8 * (size_t)SRES_ERRLEN;
+    return at + 8 + (size_t)sres_get64(p, at);
+}
+
+static inline size_t sres_run_notes(const unsigned char *p)
+{
+    const size_t at = sres_note(p);
+    return at + 8 + (size_t)sres_get64(p, at);
+}
+
+/* Where the first chain record starts. */
+static inline size_t sres_chains(const unsigned char *p)
+{
+    size_t at = sres_note(p);
+    at += 8 + (size_t)sres_get64(p, at);
+    if (sres_get64(p, SRES_OFF_VERSION) >= 5)
+        at += 8 + (size_t)sres_get64(p, at);
+    return at;
+}
+
+/* A format-5 file of n bytes rewritten in place as format 4 (without the
+ * run notes), the hash recomputed; returns the new length. */
+static inline size_t sres_to_v4(unsigned char *p, size_t n)
+{
+    if (sres_get64(p, SRES_OFF_VERSION) < 5)
+        return n;
+    const size_t at = sres_run_notes(p), k = 8 + (size_t)sres_get64(p, at);
+    memmove(p + at, p + at + k, n - at - k);
+    n -= k;
+    sres_put64(p, SRES_OFF_VERSION, 4);
+    sres_rehash(p, n);
+    return n;
+}
+
+/* A format-4 (or 5: sres_to_v4 first) file of n bytes rewritten in place as format 3 (options by
  * position: 6 doubles, the radius mode, 14 integers), the hash recomputed;
  * returns the new length.  Every option of format 3 must have a record. */
 static inline size_t sres_to_v3(unsigned char *p, size_t n)
@@ -83,6 +122,7 @@ static inline size_t sres_to_v3(unsigned char *p, size_t n)
         SIVE_OPT_CHAINS, SIVE_OPT_THREADS, SIVE_OPT_REPLACEMENT, SIVE_OPT_EVAL_STRIDE,
         SIVE_OPT_CHAIN_BEGIN, SIVE_OPT_CHAIN_END, SIVE_OPT_SEED, SIVE_OPT_CONTROL_VARIATE,
         SIVE_OPT_GRAD_CONTROL_VARIATE, SIVE_OPT_PRECONDITION};
+    n = sres_to_v4(p, n);
     unsigned char opts[21 * 8];
     size_t k = 0;
     for (size_t i = 0; i < 6; i++, k += 8)

@@ -43,6 +43,15 @@ run "stray argument" 2 "$SIVE" demo extra
 for c in toy train probe trajectory demo options; do
     run "$c --help" 0 "$SIVE" $c --help
 done
+# `sive help CMD` is `sive CMD --help`; -h (no short options) names --help
+# and, where --h exists, says that --h is the radius
+"$SIVE" probe --help >"$TMP/probe_help_a" 2>&1
+run "help probe" 0 "$SIVE" help probe && cmp -s "$TMP/out" "$TMP/probe_help_a" &&
+    ok "help probe: the same as probe --help" || bad "help probe: not probe --help"
+run "probe -h" 2 "$SIVE" probe -h ckpt &&
+    expect_err "probe -h" "^sive probe: unknown option '-h' (--help lists the options; --h X is the radius)"
+run "train -h" 2 "$SIVE" train -h &&
+    expect_err "train -h" "^sive train: unknown option '-h' (--help lists the options)$"
 
 # --- options: the library's table is the one source of the probe flags --------
 run "options json" 0 "$SIVE" options --format json && cp "$TMP/out" "$TMP/options.json" &&
@@ -52,7 +61,19 @@ for o in d:
     assert o["flag"] == "--" + o["name"].replace("_", "-"), o
     assert o["type"] in ("int", "double") and o["doc"], o
     if o["type"] == "int":
-        assert o["lo"] <= o["default"] <= o["hi"], o'
+        assert o["lo"] <= o["default"] <= o["hi"], o
+# the tier (docs/abi.md; not the id, which graduation keeps)
+tier = {o["name"]: o["experimental"] for o in d}
+assert all(isinstance(v, bool) for v in tier.values()), tier
+assert tier["anneal"] and not tier["steps"] and not tier["metropolis"], tier'
+"$SIVE" options >"$TMP/options.txt"
+grep -q '^anneal .*(experimental) ' "$TMP/options.txt" &&
+    ! grep -q '^steps .*(experimental)' "$TMP/options.txt" &&
+    ok "options table marks the experimental tier" ||
+    bad "options table: no (experimental) mark on anneal, or one on steps"
+"$SIVE" probe --help | grep -A6 '^  --anneal X' | grep -q '; experimental: may change)$' &&
+    ! "$SIVE" probe --help | grep -A3 '^  --steps INT' | grep -q experimental &&
+    ok "probe --help marks the experimental tier" || bad "probe --help: tier not marked"
 run "options table" 0 "$SIVE" options &&
     [ "$(($(wc -l <"$TMP/out") - 1))" -eq "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TMP/options.json")" ] &&
     ok "options: one line per option"
@@ -422,7 +443,9 @@ skip = "unstable" in row or "nonstationary" in row
 assert slope.startswith("not assessed: ") or not skip, (slope, row)
 assert not skip or re.match(r"not assessed: (unstable|nonstationary) tail$|"
                             r"not assessed: unclipped lambda-hat <= 0$", slope), slope
-assert skip or slope.startswith("not assessed: unclipped") or "±" in slope, slope
+assert skip or slope.startswith("not assessed: unclipped") or slope.endswith(" (SE)"), slope
+# a diagnostic's ± that is a standard error says so (the header's ± is the std)
+assert re.search(r"^  noise correction C +\S+ ± \S+ \(SE\)$", text, re.M), "noise correction"
 # the settings that matter are in the header
 for k in ("t", "base_lr", "c_h", "grad_batch", "burn_in", "steps", "groups", "eval_batch",
           "eval_stride", "chains"):
@@ -447,9 +470,17 @@ head -1 "$TMP/tr.csv" | grep -q '^checkpoint,chain,step,lbar,s2,' && ok "traces 
 
 # --- broken inputs -------------------------------------------------------------
 run "missing checkpoint" 1 "$SIVE" probe "$TMP/nope.ckpt" "${TINY[@]}" --quiet &&
-    expect_err "missing checkpoint" "nope.ckpt.*(file not found)"
+    expect_err "missing checkpoint" "^sive probe: .*nope.ckpt: file not found"
 grep -q "input/output error" "$TMP/err" && bad "missing checkpoint: reported as an I/O error" ||
     ok "missing checkpoint: not an I/O error"
+# every checkpoint is checked before the first is probed: a typo (or a
+# directory) among several stops the command at once, naming each
+run "unreadable checkpoints among several" 1 "$SIVE" probe "$CK/epoch_1.ckpt" "$TMP/nope.ckpt" \
+    "$CK" "${TINY[@]}" &&
+    expect_err "unreadable checkpoints: missing" "^sive probe: .*nope.ckpt: file not found" &&
+    expect_err "unreadable checkpoints: directory" "^sive probe: $CK: is a directory"
+[ -s "$TMP/out" ] && bad "unreadable checkpoints: a probe ran: $(head -3 "$TMP/out")" ||
+    ok "unreadable checkpoints: nothing probed"
 run "calibrate missing checkpoint" 1 "$SIVE" calibrate "$TMP/nope.ckpt" --quiet &&
     expect_err "calibrate missing checkpoint" "^sive calibrate: .*nope.ckpt: file not found"
 head -c 1000 "$CK/epoch_1.ckpt" >"$TMP/trunc.ckpt"

@@ -150,6 +150,19 @@ START_TEST(table_aligns_utf8)
 }
 END_TEST
 
+/* A slow run's rate keeps its digits (0.04 steps/s printed "0"). */
+START_TEST(rate_keeps_digits)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.*f", cli_rate_decimals(0.0437), 0.0437);
+    ck_assert_str_eq(buf, "0.044");
+    snprintf(buf, sizeof buf, "%.*f", cli_rate_decimals(7.25), 7.25);
+    ck_assert_str_eq(buf, "7.2");
+    snprintf(buf, sizeof buf, "%.*f", cli_rate_decimals(506.4), 506.4);
+    ck_assert_str_eq(buf, "506");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli_fmt");
@@ -162,6 +175,7 @@ int main(void)
     tcase_add_test(tc, widths);
     tcase_add_test(tc, cells_pad_by_display_width);
     tcase_add_test(tc, table_aligns_utf8);
+    tcase_add_test(tc, rate_keeps_digits);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `--format json` is valid JSON whatever bytes a path holds (issue 14 #5):
-# the error object of `sive probe` on checkpoints that do not exist, named
+# the error object of `sive probe` on checkpoints that are not checkpoints
+# (a few bytes of text: a missing one now stops the command before any
+# output, each named on stderr), named
 # with invalid UTF-8 (0xff, an overlong "/", a truncated sequence, an
 # encoded surrogate, a code point above U+10FFFF), valid multi-byte UTF-8
 # and control characters.  The output must decode as strict UTF-8 and
@@ -17,6 +19,7 @@ check() {
     # the name is a printf format on purpose: it carries \NNN escapes
     # shellcheck disable=SC2059
     path=$TMP/$(printf "$2")
+    printf 'not a checkpoint\n' >"$path"
     tests=$((tests + 1))
     "$SIVE" probe "$path" --format json --quiet >"$TMP/out" 2>"$TMP/err"
     local got=$?

@@ -335,12 +335,71 @@ END_TEST
  * the full-length continuation run all chains whatever the part's range),
  * so each part has the whole run's h, and the merged parts are the whole
  * run bit for bit (docs/scale.md). */
+/* The line of text s that starts with prefix, with its newline ("" when
+ * none), into buf. */
+static const char *line_of(const char *s, const char *prefix, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (const char *l = s; *l;) {
+        const size_t n = strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n');
+        if (!strncmp(l, prefix, strlen(prefix)) && n < len) {
+            memcpy(buf, l, n);
+            buf[n] = '\0';
+            break;
+        }
+        l += n;
+    }
+    return buf;
+}
+
+/* The merged result of the parts of a split run is the whole run's, its
+ * health text too but for the lines that summarise a part's chains: the
+ * "defaults:" and "radius:" lines are the whole run's verbatim (a part's
+ * radius line counts the search as the whole run's does), the
+ * "metropolis:" line is listed per part. */
+static void expect_merged(const sive_result *whole, sive_result *const *part,
+                          const char *what)
+{
+    sive_result *merged = NULL;
+    ck_assert_int_eq(sive_result_merge(&merged, (const sive_result *const *)part, 2), SIVE_OK);
+    expect_bits(what, sive_result_lambda(merged), sive_result_lambda(whole));
+    expect_bits("merged h", sive_result_stat(merged, SIVE_STAT_H, SIVE_SUMMARY),
+                sive_result_stat(whole, SIVE_STAT_H, SIVE_SUMMARY));
+    for (int32_t c = 0; c < 3; c++)
+        expect_bits("a chain's SIVE", sive_result_stat(merged, SIVE_STAT_SIVE_UNCLIPPED, c),
+                    sive_result_stat(whole, SIVE_STAT_SIVE_UNCLIPPED, c));
+    ck_assert_uint_eq(sive_result_flags(merged), sive_result_flags(whole));
+    const char *hw = sive_result_health(whole), *hm = sive_result_health(merged);
+    char flags[4096] = "", dl[1024], rl[1024];
+    for (const char *l = hw; *l;) {
+        const size_t n = strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n');
+        if (strncmp(l, "metropolis:", 11) && strncmp(l, "defaults:", 9) &&
+            strncmp(l, "radius:", 7))
+            strncat(flags, l, n);
+        l += n;
+    }
+    ck_assert_ptr_nonnull(strstr(hw, "\ndefaults: metropolis 1"));
+    char want[8192];
+    /* the flags' text, each part's metropolis line, then the whole run's
+     * defaults and radius lines */
+    char m0[1024], m1[1024];
+    line_of(sive_result_health(part[0]), "metropolis: ", m0, sizeof m0);
+    line_of(sive_result_health(part[1]), "metropolis: ", m1, sizeof m1);
+    ck_assert(m0[0] && m1[0] && strcmp(m0, m1));
+    snprintf(want, sizeof want, "%smetropolis (chains 0..0): %smetropolis (chains 1..2): %s%s%s",
+             flags, m0 + strlen("metropolis: "), m1 + strlen("metropolis: "),
+             line_of(hw, "defaults: ", dl, sizeof dl), line_of(hw, "radius: ", rl, sizeof rl));
+    ck_assert(dl[0] && rl[0]);
+    ck_assert_str_eq(hm, want);
+    sive_result_free(merged);
+}
+
 START_TEST(exact_defaults_split)
 {
     sive_model m = quad_fixture_model(&qf, 3);
     sive_probe *p = base_probe(2000);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 3), SIVE_OK);
-    sive_result *whole = run_ok(p, &m, QSTAR), *part[2];
+    sive_result *whole = run_ok(p, &m, QSTAR), *part[2], *reused[2];
     expect_resolved(whole);
     const double h = sive_result_stat(whole, SIVE_STAT_H, 0);
     for (int k = 0; k < 2; k++) {
@@ -349,32 +408,21 @@ START_TEST(exact_defaults_split)
         part[k] = run_ok(p, &m, QSTAR);
         /* per chain: the summary is a mean over the part's chains */
         expect_bits("a part's h", sive_result_stat(part[k], SIVE_STAT_H, k), h);
+        /* the radius of the whole run, without the search: the same bits
+         * and the same health text */
+        ck_assert_int_eq(sive_probe_set_radius_from(p, whole), SIVE_OK);
+        reused[k] = run_ok(p, &m, QSTAR);
+        ck_assert_int_eq(sive_probe_set_radius_from(p, NULL), SIVE_OK);
+        expect_bits("a reused part's lambda-hat", sive_result_lambda(reused[k]),
+                    sive_result_lambda(part[k]));
+        ck_assert_str_eq(sive_result_health(reused[k]), sive_result_health(part[k]));
     }
-    sive_result *merged = NULL;
-    ck_assert_int_eq(sive_result_merge(&merged, (const sive_result *const *)part, 2), SIVE_OK);
-    expect_bits("merged lambda-hat", sive_result_lambda(merged), sive_result_lambda(whole));
-    expect_bits("merged h", sive_result_stat(merged, SIVE_STAT_H, SIVE_SUMMARY),
-                sive_result_stat(whole, SIVE_STAT_H, SIVE_SUMMARY));
-    for (int32_t c = 0; c < 3; c++)
-        expect_bits("a chain's SIVE", sive_result_stat(merged, SIVE_STAT_SIVE_UNCLIPPED, c),
-                    sive_result_stat(whole, SIVE_STAT_SIVE_UNCLIPPED, c));
-    ck_assert_uint_eq(sive_result_flags(merged), sive_result_flags(whole));
-    /* the health text: the whole run's without the run's notes (its
-     * "metropolis:", "defaults:" and "radius:" lines), which no part's
-     * file holds (sive_result_merge(), docs/guide.md "Defaults") */
-    char kept[4096] = "";
-    for (const char *l = sive_result_health(whole); *l;) {
-        const size_t n = strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n');
-        if (strncmp(l, "metropolis:", 11) && strncmp(l, "defaults:", 9) &&
-            strncmp(l, "radius:", 7))
-            strncat(kept, l, n);
-        l += n;
+    expect_merged(whole, part, "merged lambda-hat");
+    expect_merged(whole, reused, "merged lambda-hat (radius reused)");
+    for (int k = 0; k < 2; k++) {
+        sive_result_free(part[k]);
+        sive_result_free(reused[k]);
     }
-    ck_assert_ptr_nonnull(strstr(sive_result_health(whole), "\ndefaults: metropolis 1"));
-    ck_assert_str_eq(sive_result_health(merged), kept);
-    sive_result_free(merged);
-    sive_result_free(part[0]);
-    sive_result_free(part[1]);
     sive_result_free(whole);
     sive_probe_free(p);
 }

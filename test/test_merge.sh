@@ -64,6 +64,38 @@ for rad in "--h 0.05" "--c-h 2" "--anneal 4"; do
     done
 done
 
+# a radius from the loss (--c-h auto, ULA): every part searches as the
+# whole run does, and its "radius:" line is the whole run's (format 5 keeps
+# it): the merge prints the whole probe, its health line included;
+# --h-from gives the other parts the first part's radius without the
+# search: the same output.  A file of other options or a set radius is
+# refused.
+A=(--steps 100 --c-h auto --metropolis 0)
+run "whole probe c_h auto" 0 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --format json &&
+    strip_time json <"$TMP/out" >"$TMP/whole.json"
+grep -q '"radius: chosen from the loss' "$TMP/whole.json" && ok "c_h auto: radius line" ||
+    bad "c_h auto: no radius line"
+run "searched part 0:1" 0 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-range 0:1 \
+    --save-result "$TMP/ha.sres"
+run "searched part 1:3" 0 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-range 1:3 \
+    --save-result "$TMP/hb.sres"
+run "merge c_h auto" 0 "$SIVE" merge --format json "$TMP/hb.sres" "$TMP/ha.sres" &&
+    strip_time json <"$TMP/out" | cmp -s - "$TMP/whole.json" &&
+    ok "merge c_h auto = whole probe, radius line included" ||
+    bad "merge c_h auto differs: $(strip_time json <"$TMP/out" | diff - "$TMP/whole.json" | head -5)"
+run "part 1:3 --h-from" 0 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-range 1:3 \
+    --h-from "$TMP/ha.sres" --save-result "$TMP/hc.sres"
+run "merge --h-from" 0 "$SIVE" merge --format json "$TMP/hc.sres" "$TMP/ha.sres" &&
+    strip_time json <"$TMP/out" | cmp -s - "$TMP/whole.json" &&
+    ok "merge with a --h-from part = whole probe" ||
+    bad "merge --h-from differs: $(strip_time json <"$TMP/out" | diff - "$TMP/whole.json" | head -5)"
+run "--h-from other seed" 1 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --seed 8 --chain-range 1:3 \
+    --h-from "$TMP/ha.sres" && expect_err "--h-from other seed" "another 'seed'"
+run "--h-from a set radius" 2 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-range 1:3 \
+    --h-from "$TMP/a.sres" && expect_err "--h-from a set radius" "not chosen from the loss"
+run "--h-from two checkpoints" 2 "$SIVE" probe "$C" "$C" "${P[@]}" "${A[@]}" \
+    --h-from "$TMP/ha.sres" && expect_err "--h-from two checkpoints" "give one checkpoint"
+
 # misfits
 run "other seed" 0 "$SIVE" probe "$C" "${P[@]}" --seed 8 --chain-range 1:3 --save-result "$TMP/s.sres"
 run "merge other seed" 1 "$SIVE" merge "$TMP/a.sres" "$TMP/s.sres" && expect_err "other seed" "option 'seed'"

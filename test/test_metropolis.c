@@ -48,7 +48,12 @@
  *    the continuous law at t, with the swaps exercised (their acceptance
  *    in the health line, between 0.05 and 1); replicas 1 gives the
  *    sampler's bits whatever replica_ratio; 1 and 2 threads the same bits;
- *    refused without metropolis and with auto_step.  (By hand, 2026-11-27:
+ *    refused without metropolis and with auto_step.  With a float32
+ *    model (SIVE_F32, replica_f32): K1 within 3 MCSE, the swaps exercised,
+ *    replicas 1 the sampler's bits, 1 and 2 threads the same bits, a
+ *    save and load the same lambda-hat, and within 1e-3 of the float64
+ *    model's lambda-hat (MALA rungs, and Hamiltonian ones with the
+ *    preconditioner) but not its bits.  (By hand, 2026-11-27:
  *    with the swap's log ratio's sign flipped, K1 read 10458 +- 1664
  *    against 0.5, z +6.3, and the test failed.)
  * Tolerances: 4 MCSE (the run's own; 3 with the preconditioner and the
@@ -943,6 +948,140 @@ START_TEST(replica_bits)
 }
 END_TEST
 
+/* The quadratic of quad.h as a float32 model: theta and the gradient in
+ * float, the loss and the group losses in double from the float theta. */
+static int quad32_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                       double *loss, void *user)
+{
+    const quad_fixture *q = user;
+    const float *th = theta;
+    float *g = grad;
+    double s = 0.0;
+    (void)b;
+    for (size_t i = 0; i < d; i++) {
+        g[i] = (float)(q->k * th[i]);
+        s += (double)th[i] * th[i];
+    }
+    *loss = q->l0 + 0.5 * q->k * s;
+    return 0;
+}
+
+static int quad32_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                        void *user)
+{
+    const quad_fixture *q = user;
+    const float *th = theta;
+    double s = 0.0;
+    for (size_t i = 0; i < d; i++)
+        s += (double)th[i] * th[i];
+    quad_noisy_groups(b, q->l0 + 0.5 * q->k * s, q->sigma, gl);
+    return 0;
+}
+
+static sive_model quad32_model(quad_fixture *q, size_t dim)
+{
+    sive_model m = quad_fixture_model(q, dim);
+    m.dtype = SIVE_F32;
+    m.grad = quad32_grad;
+    m.group_loss = quad32_group;
+    return m;
+}
+
+/* replicas with a float32 model (SIVE_F32): K1 against its continuous law
+ * within 3 MCSE with the swaps exercised (as replica_exact), replicas 1 the
+ * sampler's bits, 1 and 2 threads the same bits, and a save and load gives
+ * the run's numbers and dtype. */
+START_TEST(replica_f32)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
+    sive_model m32 = quad32_model(&q, 1);
+    const float th32 = 0.2f;
+    double lam, se, z;
+    sive_probe *p = exact_probe(10000, 2.0);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_REPLICA_RATIO, 4.0), SIVE_OK);
+    /* the continuous law at theta* = (float)0.2 */
+    const double hh = 2.0, prec = 2.0 * T + 1.0 / (hh * hh), s2 = 1.0 / prec,
+                 mu = (double)th32 / (hh * hh) / prec,
+                 want = T * T * (4.0 * mu * mu * s2 + 2.0 * s2 * s2);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m32, &th32, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    ck_assert_int_eq(sive_result_dtype(r), SIVE_F32);
+    lam = sive_result_lambda(r);
+    se = sive_result_mcse(r);
+    z = (lam - want) / se;
+    const char *rl = strstr(sive_result_health(r), "replicas ");
+    ck_assert_ptr_nonnull(rl);
+    const char *a = strstr(rl, "chains: ");
+    ck_assert_ptr_nonnull(a);
+    const double swap01 = atof(a + strlen("chains: "));
+    printf("K1 float32, replicas 4, q 4: %.5f +- %.5f (continuous law %.5f): %+.2f %% "
+           "(z %+.2f)\n  %s", lam, se, want, 100.0 * (lam / want - 1.0), z, rl);
+    ck_assert_msg(fabs(z) < 3.0, "z %.2f", z);
+    ck_assert_msg(se < 0.05 * want, "MCSE %.4g", se);
+    ck_assert_msg(swap01 > 0.05 && swap01 < 1.0, "swap acceptance %.3f", swap01);
+    void *bytes = NULL;
+    size_t len = 0;
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &len), SIVE_OK);
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    ck_assert_int_eq(sive_result_dtype(back), SIVE_F32);
+    const double lb = sive_result_lambda(back);
+    ck_assert(memcmp(&lam, &lb, sizeof lb) == 0);
+    sive_free(bytes);
+    sive_result_free(back);
+    sive_result_free(r);
+    sive_probe_free(p);
+    /* bits: replicas 1 = off; replicas 3 on 1 and 2 threads */
+    static quad_fixture q3 = {.k = 2.0, .l0 = 1.0, .sigma = 1e-4};
+    sive_model m3 = quad32_model(&q3, 3);
+    const float th3[3] = {0.2f, -0.1f, 0.05f};
+    double l[4];
+    for (int k = 0; k < 4; k++) {
+        p = k1_probe(2000, 4, 8, k == 3 ? 2 : 1);
+        if (k >= 1)
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, k == 1 ? 1 : 3),
+                             SIVE_OK);
+        ck_assert_int_eq(sive_probe_run(p, &m3, th3, &r), SIVE_OK);
+        ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+        l[k] = sive_result_lambda(r);
+        ck_assert(isfinite(l[k]));
+        ck_assert(!strstr(sive_result_health(r), "replicas ") == (k < 2));
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+    ck_assert(memcmp(&l[0], &l[1], sizeof l[0]) == 0);
+    ck_assert(l[0] != l[2]);
+    ck_assert(memcmp(&l[2], &l[3], sizeof l[0]) == 0);
+    /* the float model's rounding only: near the float64 model's numbers,
+     * not its bits; with Hamiltonian rungs and a preconditioner as well */
+    sive_model m64 = quad_fixture_model(&q3, 3);
+    const double th64[3] = {th3[0], th3[1], th3[2]};
+    for (int k = 0; k < 2; k++) {
+        double x[2];
+        for (int f = 0; f < 2; f++) {
+            p = k1_probe(2000, 4, 8, 1);
+            ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_REPLICAS, 3), SIVE_OK);
+            if (k) {
+                ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_LEAPFROG, 3), SIVE_OK);
+                ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION, 1), SIVE_OK);
+            }
+            ck_assert_int_eq(f ? sive_probe_run(p, &m64, th64, &r)
+                               : sive_probe_run(p, &m3, th3, &r), SIVE_OK);
+            ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+            x[f] = sive_result_lambda(r);
+            sive_result_free(r);
+            sive_probe_free(p);
+        }
+        printf("K1 x3 replicas 3%s: float32 %.9g, float64 %.9g\n",
+               k ? ", leapfrog 3, precondition" : "", x[0], x[1]);
+        ck_assert_msg(fabs(x[0] - x[1]) < 1e-3 * fabs(x[1]), "%.9g vs %.9g", x[0], x[1]);
+        ck_assert(x[0] != x[1]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("metropolis");
@@ -968,6 +1107,7 @@ int main(void)
     tcase_set_timeout(tr, 300);
     tcase_add_test(tr, replica_exact);
     tcase_add_test(tr, replica_bits);
+    tcase_add_test(tr, replica_f32);
     suite_add_tcase(s, tr);
     return check_run(s);
 }

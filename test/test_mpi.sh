@@ -55,6 +55,20 @@ for cv in 0 1; do
         bad "views cv $cv differ: $(diff <(untime "$TMP/v1.json") <(untime "$TMP/v2.json") | head -c 400)"
 done
 
+# a radius from the loss (--c-h auto): each checkpoint's chain-0 unit
+# searches once and broadcasts its result, the other units take its radius
+# (sive_probe_set_radius_from): the output is one process's, the "radius:"
+# health line included
+A=(--c-h auto --metropolis 0 --steps 100 --format json)
+"$SIVE" probe "${CKS[@]}" "${P[@]}" "${A[@]}" >"$TMP/a1.json" || bad "c_h auto: one process"
+"${MPI[@]}" -np 3 "$SIVE" probe "${CKS[@]}" "${P[@]}" "${A[@]}" >"$TMP/a2.json" 2>"$TMP/err" ||
+    bad "c_h auto: mpirun: $(head -3 "$TMP/err")"
+untime() { sed -E 's/"seconds":[^,}]*//g' "$1"; }
+[ "$(grep -o '"radius: chosen from the loss' "$TMP/a2.json" | wc -l)" = 2 ] &&
+    cmp -s <(untime "$TMP/a1.json") <(untime "$TMP/a2.json") &&
+    ok "mpirun -np 3 probe --c-h auto: one process's output, radius lines included" ||
+    bad "c_h auto differs: $(diff <(untime "$TMP/a1.json") <(untime "$TMP/a2.json") | head -c 400)"
+
 # fault: the second checkpoint is damaged; its units fail on some rank
 cp "${CKS[1]}" "$TMP/bad.ckpt"
 python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" "$TMP/bad.ckpt"

@@ -823,6 +823,11 @@ START_TEST(health_text_names_lambda_hat)
     snprintf(want, sizeof want, "imprecise: lambda-hat %.4g (unclipped %.4g) has MCSE ", lam, un);
     ck_assert_msg(strstr(sive_result_health(r), want), "%s", sive_result_health(r));
     ck_assert_ptr_nonnull(strstr(sive_result_health(r), "% of the unclipped, above "));
+    /* the share has a decimal, so a share just above the threshold never
+     * reads "30 %, above 30 %" */
+    snprintf(want, sizeof want, "(%.1f %% of the unclipped, above 30 %%)",
+             100.0 * sive_result_mcse(r) / fabs(un));
+    ck_assert_msg(strstr(sive_result_health(r), want), "%s", sive_result_health(r));
     /* no "lambda-hat" number in the text is other than the reported one */
     char bare[64];
     snprintf(bare, sizeof bare, "lambda-hat %.4g ", un);

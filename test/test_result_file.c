@@ -309,12 +309,9 @@ END_TEST
 #define put64 sres_put64
 #define rehash sres_rehash
 
-/* Where the first chain record starts (after the error text and note). */
-static size_t chains_at(const unsigned char *p)
-{
-    size_t at = OFF_F(p, SRES_ERRLEN) + 8 + get64(p, OFF_F(p, SRES_ERRLEN));
-    return at + 8 + get64(p, at);
-}
+/* Where the first chain record starts (after the error text, the note
+ * and the run notes). */
+#define chains_at sres_chains
 
 /* The file of chain 2 of the 4-chain probe, in memory. */
 static unsigned char *one_chain_file(size_t *n)
@@ -569,7 +566,7 @@ enum { V3_IDENTITY = 256, V3_CV = 168 };
  * they did not have (the identity, the sampler options, control_variate:
  * all 0 there, the behaviour of the versions that wrote them).  Each
  * loads to the run of today bit for bit, merges with parts in memory,
- * and saves as format 4. */
+ * and saves as format 5. */
 START_TEST(old_formats_load)
 {
     size_t n;
@@ -606,7 +603,7 @@ START_TEST(old_formats_load)
         void *again = NULL;
         size_t len2 = 0;
         ck_assert_int_eq(sive_result_to_bytes(r, note, &again, &len2), SIVE_OK);
-        ck_assert_uint_eq(get64(again, SRES_OFF_VERSION), 4);
+        ck_assert_uint_eq(get64(again, SRES_OFF_VERSION), 5);
         sive_free(again);
         sive_free(note);
         sive_result_free(m);
@@ -617,6 +614,279 @@ START_TEST(old_formats_load)
     for (size_t i = 0; i < 4; i++)
         sive_result_free(rs[i]);
     free(p);
+}
+END_TEST
+
+static int from_forged(unsigned char *q, size_t n, sive_result **out);
+
+/* A probe of the 4-chain quadratic of run_range() (60 steps unless
+ * steps), with the options as text pairs (NULL-terminated). */
+static sive_probe *probe_with(int64_t steps, const char *const *set)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    const struct { sive_option o; int64_t v; } iv[] = {
+        {SIVE_OPT_STEPS, steps}, {SIVE_OPT_GROUPS, 4}, {SIVE_OPT_CHAINS, 4},
+        {SIVE_OPT_THREADS, 2}, {SIVE_OPT_SEED, 11}};
+    for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++)
+        ck_assert_int_eq(sive_probe_set_int(p, iv[i].o, iv[i].v), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, 10.0), SIVE_OK);
+    for (; set && set[0]; set += 2)
+        ck_assert_msg(sive_probe_set_text(p, set[0], set[1]) == SIVE_OK, "%s %s", set[0],
+                      sive_probe_errmsg(p));
+    return p;
+}
+
+/* p's run of chains [begin, end) (0, 0: all) on the quadratic. */
+static sive_result *run_probe(sive_probe *p, int64_t begin, int64_t end)
+{
+    sive_model m = quad_fixture_model(&qf, D);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_BEGIN, begin), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAIN_END, end), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_msg(sive_probe_run(p, &m, theta_star, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    return r;
+}
+
+/* r saved and loaded (bytes; note kept); the file saves to the same
+ * bytes again. */
+static sive_result *reload(const sive_result *r)
+{
+    void *b = NULL, *b2 = NULL;
+    size_t n = 0, n2 = 0;
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_to_bytes(r, "n", &b, &n), SIVE_OK);
+    ck_assert_msg(sive_result_from_bytes(b, n, &back, NULL) == SIVE_OK, "%s", sive_last_errmsg());
+    ck_assert_int_eq(sive_result_to_bytes(back, "n", &b2, &n2), SIVE_OK);
+    ck_assert_uint_eq(n, n2);
+    ck_assert_mem_eq(b, b2, n);
+    sive_free(b);
+    sive_free(b2);
+    return back;
+}
+
+static const char *const MALA[] = {"metropolis", "1", "h", "0.5", NULL};
+static const char *const ULA_AUTO[] = {"metropolis", "0", "c_h", "auto", NULL};
+
+/* Format 5 keeps the run notes: a run whose health text has them (the
+ * Metropolis sampler's line; the radius search's) gives, saved and
+ * loaded, the run's health text byte for byte (format 4 dropped them). */
+START_TEST(run_notes_round_trip)
+{
+    const char *const *sets[] = {MALA, ULA_AUTO};
+    const char *const lines[] = {"\nmetropolis: tail acceptance", "radius: chosen from the loss"};
+    for (int k = 0; k < 2; k++) {
+        sive_probe *p = probe_with(k ? 400 : 60, sets[k]);
+        sive_result *r = run_probe(p, 1, 3), *back = reload(r);
+        ck_assert_msg(strstr(sive_result_health(r), lines[k]), "%s", sive_result_health(r));
+        assert_same(r, back);
+        /* and a file path, as the bytes */
+        const char *path = tmp_path("notes.sres");
+        sive_result *f = NULL;
+        ck_assert_int_eq(sive_result_save(r, path, NULL), SIVE_OK);
+        ck_assert_int_eq(sive_result_load(path, &f, NULL), SIVE_OK);
+        ck_assert_str_eq(sive_result_health(f), sive_result_health(r));
+        unlink(path);
+        sive_result_free(f);
+        sive_result_free(back);
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+}
+END_TEST
+
+/* Run notes that are not text lines are damage: a NUL inside, or no
+ * newline at the end. */
+START_TEST(run_notes_checked)
+{
+    sive_probe *p = probe_with(60, MALA);
+    sive_result *r = run_probe(p, 2, 3), *x = NULL;
+    void *b = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, "", &b, &n), SIVE_OK);
+    unsigned char *q = b;
+    const size_t at = sres_run_notes(q), len = (size_t)get64(q, at);
+    ck_assert_uint_gt(len, 20);
+    ck_assert_int_eq(q[at + 8 + len - 1], '\n');
+    q[at + 8 + 5] = 0;
+    ck_assert_int_eq(from_forged(q, n, &x), SIVE_E_FORMAT);
+    q[at + 8 + 5] = 'x';
+    ck_assert_int_eq(from_forged(q, n, &x), SIVE_OK); /* still text */
+    sive_result_free(x);
+    q[at + 8 + len - 1] = 'x';
+    ck_assert_int_eq(from_forged(q, n, &x), SIVE_E_FORMAT);
+    ck_assert_ptr_null(x);
+    sive_free(b);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* test/data/result_v4_notes.sres: chains 0-3 of a Metropolis run (the
+ * quadratic of this file, theta_star, t 10, 60 steps, 4 groups, seed 11,
+ * h 0.5, 1 thread), saved by the format-4 writer (commit 5ecf20f) whose
+ * files had no run notes.  It loads to that run's numbers, with the
+ * flags' text only, and saves as format 5 with empty run notes. */
+START_TEST(format4_without_notes)
+{
+    size_t n;
+    unsigned char *p = read_all(SIVE_TEST_DATA_DIR "/result_v4_notes.sres", &n);
+    ck_assert_int_eq(get64(p, SRES_OFF_VERSION), 4);
+    sive_result *r = NULL;
+    char *note = NULL;
+    ck_assert_msg(sive_result_from_bytes(p, n, &r, &note) == SIVE_OK, "%s", sive_last_errmsg());
+    ck_assert_ptr_nonnull(strstr(note, "format 4"));
+    ck_assert(same(sive_result_lambda(r), 1.0164708691512698));
+    int64_t v = 0;
+    ck_assert_int_eq(sive_result_option_int(r, SIVE_OPT_METROPOLIS, &v), SIVE_OK);
+    ck_assert_int_eq(v, 1);
+    ck_assert_ptr_null(strstr(sive_result_health(r), "metropolis:"));
+    ck_assert_ptr_nonnull(strstr(sive_result_health(r), "low_ess: chain 0"));
+    /* the run of today: the same numbers; its health text adds the note */
+    sive_probe *pr = probe_with(60, MALA);
+    ck_assert_int_eq(sive_probe_set_int(pr, SIVE_OPT_THREADS, 1), SIVE_OK);
+    sive_result *now = run_probe(pr, 0, 0);
+    ck_assert(same(sive_result_lambda(now), sive_result_lambda(r)));
+    const char *hn = sive_result_health(now), *ml = strstr(hn, "metropolis: ");
+    ck_assert_ptr_nonnull(ml);
+    ck_assert_uint_eq((size_t)(ml - hn), strlen(sive_result_health(r)));
+    ck_assert(!strncmp(hn, sive_result_health(r), (size_t)(ml - hn)));
+    sive_result *again = reload(r);
+    assert_same(r, again);
+    void *b = NULL;
+    size_t bn = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, note, &b, &bn), SIVE_OK);
+    ck_assert_uint_eq(get64(b, SRES_OFF_VERSION), 5);
+    ck_assert_uint_eq(get64(b, sres_run_notes(b)), 0);
+    ck_assert_uint_eq(bn, n + 8);
+    sive_free(b);
+    sive_free(note);
+    sive_result_free(again);
+    sive_result_free(now);
+    sive_result_free(r);
+    sive_probe_free(pr);
+    free(p);
+}
+END_TEST
+
+/* Merging keeps the run notes: lines every part has verbatim once (here
+ * the radius search's: ULA with c_h = auto, whose parts search as the
+ * whole run does), so the merged parts are the whole run, health text
+ * included, byte for byte; lines that differ are listed per part, by
+ * first chain, as "key (chains a..b): rest". */
+START_TEST(merge_keeps_notes)
+{
+    sive_probe *p = probe_with(400, ULA_AUTO);
+    sive_result *whole = run_probe(p, 0, 0), *a = run_probe(p, 0, 1), *b = run_probe(p, 1, 4);
+    ck_assert_ptr_nonnull(strstr(sive_result_health(whole), "radius: chosen from the loss"));
+    sive_result *m = NULL, *la = reload(a), *lb = reload(b);
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){b, a}, 2), SIVE_OK);
+    assert_same(whole, m);
+    sive_result_free(m);
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){la, lb}, 2), SIVE_OK);
+    assert_same(whole, m);
+    sive_result *lm = reload(m);
+    assert_same(whole, lm);
+    sive_result_free(lm);
+    sive_result_free(m);
+    sive_probe_free(p);
+    /* the Metropolis line summarises a part's chains: one per part */
+    p = probe_with(60, MALA);
+    sive_result *w2 = run_probe(p, 0, 0), *c = run_probe(p, 2, 4), *d = run_probe(p, 0, 2);
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){c, d}, 2), SIVE_OK);
+    const char *hw = sive_result_health(w2), *hm = sive_result_health(m);
+    const char *mw = strstr(hw, "metropolis: "), *mc = strstr(sive_result_health(c), "metropolis: "),
+               *md = strstr(sive_result_health(d), "metropolis: ");
+    ck_assert(mw && mc && md);
+    char want[8192];
+    snprintf(want, sizeof want, "%.*smetropolis (chains 0..1): %smetropolis (chains 2..3): %s",
+             (int)(mw - hw), hw, md + 12, mc + 12);
+    ck_assert_str_eq(hm, want);
+    sive_result_free(m);
+    /* one part alone: its notes as they are */
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){w2}, 1), SIVE_OK);
+    ck_assert_str_eq(sive_result_health(m), hw);
+    sive_result *rs[] = {whole, a, b, la, lb, w2, c, d, m};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+        sive_result_free(rs[i]);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* sive_probe_set_radius_from(): parts that take the radius a whole run
+ * (or a part, or its loaded file) chose from the loss run no search and
+ * merge into the whole run bit for bit, health text included; refused
+ * for a result whose radius was set, for a run whose radius is set, and
+ * for other options, theta* or moved parameters; merge refuses parts whose radii
+ * differ (one taken from a forged file). */
+START_TEST(radius_from_earlier_result)
+{
+    sive_probe *p = probe_with(400, ULA_AUTO);
+    sive_result *whole = run_probe(p, 0, 0), *first = run_probe(p, 0, 1);
+    sive_result *lfirst = reload(first);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, lfirst), SIVE_OK);
+    sive_result_free(lfirst); /* the probe keeps what it needs */
+    sive_result *b = run_probe(p, 1, 3), *c = run_probe(p, 3, 4), *m = NULL;
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){first, b, c}, 3), SIVE_OK);
+    assert_same(whole, m);
+    sive_result_free(m);
+    /* a whole run with the radius taken is the whole run */
+    sive_result *w2 = run_probe(p, 0, 0);
+    assert_same(whole, w2);
+    sive_result_free(w2);
+    /* refusals at the run: another option, another theta*, a radius set */
+    sive_model mo = quad_fixture_model(&qf, D);
+    const double other[D] = {0.5, -0.25, 1.5};
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 12), SIVE_OK);
+    sive_result *x = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &mo, theta_star, &x), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(x);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "'seed'"), "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 11), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &mo, other, &x), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "theta*"), "%s", sive_probe_errmsg(p));
+    const uint64_t first_two[] = {0, 2};
+    ck_assert_int_eq(sive_probe_set_params(p, first_two, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &mo, theta_star, &x), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "other parameters"), "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_probe_set_params(p, NULL, 0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 1.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_run(p, &mo, theta_star, &x), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "comes from the loss"), "%s",
+                  sive_probe_errmsg(p));
+    /* refused at the call: a result whose radius was set */
+    ck_assert_int_eq(sive_probe_set_radius_from(p, NULL), SIVE_OK);
+    sive_result *fixed = run_probe(p, 0, 1);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, fixed), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_set_radius_from(NULL, whole), SIVE_E_INVALID_ARG);
+    /* reset forgets it: the run searches again */
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 0.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, whole), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, NULL), SIVE_OK);
+    sive_result *d = run_probe(p, 3, 4);
+    assert_same(c, d);
+    /* a part with another h (from a forged copy of the whole run): the
+     * merge names the radius */
+    void *bytes = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sive_result_to_bytes(whole, "", &bytes, &n), SIVE_OK);
+    unsigned char *q = bytes;
+    const double h2 = 0.75 * sive_result_stat(whole, SIVE_STAT_H, 0);
+    uint64_t hb;
+    memcpy(&hb, &h2, 8);
+    put64(q, OFF_F(q, SRES_H), hb);
+    sive_result *forged = NULL;
+    ck_assert_int_eq(from_forged(q, n, &forged), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, forged), SIVE_OK);
+    sive_result *e = run_probe(p, 3, 4);
+    ck_assert(same(sive_result_stat(e, SIVE_STAT_H, 3), h2));
+    expect_refused((const sive_result *[]){first, b, e}, 3, "radius h");
+    sive_result *rs[] = {whole, first, b, c, fixed, d, forged, e};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+        sive_result_free(rs[i]);
+    sive_free(bytes);
+    sive_probe_free(p);
 }
 END_TEST
 
@@ -654,7 +924,7 @@ START_TEST(options_round_trip)
     size_t len = 0, k = 0;
     ck_assert_int_eq(sive_result_to_bytes(r, NULL, &bytes, &len), SIVE_OK);
     const unsigned char *p = bytes;
-    ck_assert_uint_eq(get64(p, SRES_OFF_VERSION), 4);
+    ck_assert_uint_eq(get64(p, SRES_OFF_VERSION), 5);
     const sive_option_info *in;
     uint32_t prev = 0;
     for (; (in = sive_option_at(k)); k++) {
@@ -898,6 +1168,11 @@ int main(void)
     tcase_add_test(tc, options_round_trip);
     tcase_add_test(tc, unknown_option_rule);
     tcase_add_test(tc, bytes_options_lists_records);
+    tcase_add_test(tc, run_notes_round_trip);
+    tcase_add_test(tc, run_notes_checked);
+    tcase_add_test(tc, format4_without_notes);
+    tcase_add_test(tc, merge_keeps_notes);
+    tcase_add_test(tc, radius_from_earlier_result);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

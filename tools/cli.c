@@ -37,9 +37,17 @@ static void unknown_option(const char *w, const struct option *opts)
         if (len > 2 && !strncmp(o->name, w + 2, (size_t)len - 2) && at < sizeof names)
             at += (size_t)snprintf(names + at, sizeof names - at, "%s--%s", at ? ", " : "",
                                    o->name);
+    int has_help = 0, has_h = 0;
+    for (const struct option *o = opts; o->name; o++) {
+        has_help |= !strcmp(o->name, "help");
+        has_h |= !strcmp(o->name, "h");
+    }
     if (at)
         fprintf(stderr, "%s: unknown option '%.*s' (options are not abbreviated: %s?)\n",
                 cli_cmd, len, w, names);
+    else if (!strcmp(w, "-h") && has_help) /* no short options: say which is meant */
+        fprintf(stderr, "%s: unknown option '-h' (--help lists the options%s)\n", cli_cmd,
+                has_h ? "; --h X is the radius" : "");
     else
         fprintf(stderr, "%s: unknown option '%.*s'\n", cli_cmd, len, w);
 }
@@ -614,7 +622,8 @@ static void opt_facts(char *buf, size_t len, const sive_probe *defaults,
     else if (in->type == SIVE_TYPE_DOUBLE && isfinite(in->double_lo) && isfinite(in->double_hi))
         snprintf(range, sizeof range, ", in %c%g, %g%c", in->lo_open ? '(' : '[', in->double_lo,
                  in->double_hi, in->hi_open ? ')' : ']');
-    snprintf(buf, len, "default %s%s", def[0] ? def : "none", range);
+    snprintf(buf, len, "default %s%s%s", def[0] ? def : "none", range,
+             in->tier == SIVE_TIER_EXPERIMENTAL ? "; experimental: may change" : "");
 }
 
 /* "  --flag X           doc" with doc wrapped at 79 columns under a

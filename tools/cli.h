@@ -361,6 +361,8 @@ uint64_t cli_hash_options(uint64_t h, const sive_probe *p);
  * rank; the others receive it as cli_mpi_recv() does.  Collective: every
  * rank calls it in the same order.  0 (a one-rank world: a no-op). */
 int cli_mpi_bcast(char **buf, int64_t *len, int *is_error);
+/* The same from rank root: on the others *buf is a new buffer (free()). */
+int cli_mpi_bcast_from(int root, char **buf, int64_t *len, int *is_error);
 /* The bytes of a file (*buf NUL-terminated, free()), and back: a result
  * as the bytes of its result file (sive_result_to_bytes(); *buf free()),
  * a result from those bytes (sive_result_from_bytes()), or a checkpoint

@@ -11,7 +11,7 @@
 
 /* Codes of the CLI's own options (the library's are CLI_OPT_CODE + i). */
 enum { PO_BLIS_THREADS = 300, PO_DATA, PO_FORMAT, PO_QUIET, PO_HELP, PO_TRACES,
-       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS, PO_EVAL_DATA };
+       PO_CHAIN_RANGE, PO_SAVE_RESULT, PO_PARAMS, PO_EVAL_DATA, PO_H_FROM };
 
 /* The most BLIS threads sive_mlp_model() accepts (mlp.h). */
 enum { BLIS_MAX = 1024 };
@@ -327,6 +327,14 @@ static void row_num(FILE *f, const char *name, double v, double u, int show_u)
     fprintf(f, "  %-26s%s\n", name, cli_round_pm(buf, sizeof buf, v, u, show_u));
 }
 
+/* A diagnostic with its standard error, labelled so ("6120 ± 50 (SE)"):
+ * the block's other ± are spreads over chains. */
+static void row_se(FILE *f, const char *name, double v, double u, const char *what)
+{
+    char buf[96];
+    fprintf(f, "  %-26s%s (%s)\n", name, cli_round_pm(buf, sizeof buf, v, u, 1), what);
+}
+
 /* An estimator: mean ± std over chains.  With one chain there is no std:
  * SIVE (clipped or not) is rounded to its MCSE, the only error the library
  * gives for one chain; the other estimators have none, so they print 4
@@ -363,8 +371,9 @@ static void print_chains(FILE *f, const sive_result *r, double seconds)
         steps += step;
         print_unfinished(f, r, k);
     }
-    fprintf(f, "  %-26s%.1f s (%.0f chain steps/s)\n", "time", seconds,
-            seconds > 0 ? (double)steps / seconds : NAN);
+    double rate = seconds > 0 ? (double)steps / seconds : NAN;
+    fprintf(f, "  %-26s%.1f s (%.*f chain steps/s)\n", "time", seconds,
+            cli_rate_decimals(rate), rate);
 }
 
 #define SKIP_LAMBDA "unclipped lambda-hat <= 0"
@@ -399,8 +408,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     fprintf(f, "  %-26s%.0f\n", "ESS of Lbar (all chains)", sive_result_ess(r));
     fprintf(f, "  %-26s%.0f\n", "ESS of SIVE (sive_ess)", summ(r, SIVE_STAT_SIVE_ESS));
     fprintf(f, "  %-26s%.3f\n", "split-Rhat", sive_result_rhat(r));
-    row_num(f, "noise correction C", sive_result_noise_correction(r),
-            sive_result_noise_correction_std(r), 1);
+    row_se(f, "noise correction C", sive_result_noise_correction(r),
+           sive_result_noise_correction_std(r), "SE");
     fprintf(f, "  %-26s%.6g (tether step eta/h^2 %.3g)\n", "h", summ(r, SIVE_STAT_H),
             summ(r, SIVE_STAT_TETHER_STEP));
     fprintf(f, "  %-26s%.4g\n", "slope proxy t^2h^2|g|^2", summ(r, SIVE_STAT_SLOPE_PROXY));
@@ -412,8 +421,8 @@ static void print_diagnostics(FILE *f, const sive_result *r)
     if (skip)
         fprintf(f, "  %-26snot assessed: %s\n", "d ln lambda / d ln h", skip);
     else
-        row_num(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
-                summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), 1); /* its digits, as every ± */
+        row_se(f, "d ln lambda / d ln h", summ(r, SIVE_STAT_DLAMBDA_DLOG_H) / lam,
+               summ(r, SIVE_STAT_DLAMBDA_DLOG_H_SE) / fabs(lam), "SE"); /* its digits, as every ± */
     if (lam > 0.0)
         fprintf(f, "  %-26s%.3g\n", "step share of lambda-hat",
                 summ(r, SIVE_STAT_STEP_CURVATURE) / (2.0 * lam));
@@ -421,10 +430,10 @@ static void print_diagnostics(FILE *f, const sive_result *r)
         fprintf(f, "  %-26snot assessed: %s\n", "step share of lambda-hat", SKIP_LAMBDA);
     double s0 = summ(r, SIVE_STAT_SIVE_STEP0);
     if (!isnan(s0))
-        row_num(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), 1);
+        row_se(f, "lambda-hat at step 0", s0, summ(r, SIVE_STAT_MCSE_STEP0), "MCSE");
     double fb = summ(r, SIVE_STAT_SIVE_FULL_BATCH);
     if (!isnan(fb))
-        row_num(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), 1);
+        row_se(f, "lambda-hat at full batch", fb, summ(r, SIVE_STAT_MCSE_FULL_BATCH), "MCSE");
     double clipped = summ(r, SIVE_STAT_GRAD_NOISE_CLIPPED);
     if (!isnan(clipped))
         fprintf(f, "  %-26s%.3g\n", "grad noise clipped", clipped);
@@ -778,6 +787,10 @@ static const char probe_usage_text[] =
     "  --chain-range A:B   run only chains A .. B-1 of the --chains (the same\n"
     "                      numbers as in the whole run; see 'sive merge')\n"
     "  --save-result FILE  save the result (one checkpoint) for 'sive merge'\n"
+    "  --h-from FILE       the radius that the run saved in FILE (--save-result)\n"
+    "                      chose from the loss (c_h auto), without searching again:\n"
+    "                      for the other parts of a split run (one checkpoint; the\n"
+    "                      same options, checkpoint and data as FILE's run)\n"
     "  --quiet             no progress bar or notes on stderr\n";
 
 /* The synopsis, then (full) the description of the command's own flags. */
@@ -787,7 +800,7 @@ static void probe_usage(FILE *f, int full)
     static const char *const post[] = {"[--eval-data SPEC]...", "[--format table|json|csv]",
                                        "[--traces FILE]",
                                        "[--chain-range A:B]", "[--save-result FILE]",
-                                       "[--quiet]", NULL};
+                                       "[--h-from FILE]", "[--quiet]", NULL};
     cli_wrap w;
     cli_wrap_start(&w, f, "sive probe");
     cli_wrap_words(&w, pre);
@@ -801,6 +814,9 @@ static void probe_usage(FILE *f, int full)
 typedef struct probe_args {
     probe_cfg cfg;
     const char *data_dir, *traces, *save; /* save: --save-result */
+    const char *h_from;                   /* --h-from, and its result */
+    sive_result *h_from_r;
+    int share; /* under mpirun: each checkpoint's radius searched once (unit_rank) */
     int fmt;
     char **ckpts;
     int n_ckpt;
@@ -838,6 +854,27 @@ static int chain_range(probe_cfg *c, const char *arg)
     return 0;
 }
 
+/* --h-from FILE: its result into *r, checked as a source of a radius
+ * chosen from the loss.  It is given to the probe only after the options'
+ * check (probe_cfg_check() runs a stand-in model, not FILE's), by
+ * h_from_use(); the run then checks the options, model and theta*. */
+static int h_from_load(probe_cfg *c, const char *path, sive_result **r)
+{
+    int rc = sive_result_load(path, r, NULL);
+    if (rc)
+        fprintf(stderr, "%s: --h-from: %s (%s)\n", cli_cmd, sive_last_errmsg(), sive_strerror(rc));
+    else if ((rc = sive_probe_set_radius_from(c->p, *r)))
+        fprintf(stderr, "%s: --h-from %s: %s\n", cli_cmd, path, sive_probe_errmsg(c->p));
+    sive_probe_set_radius_from(c->p, NULL);
+    return rc ? -1 : 0;
+}
+
+static void h_from_use(probe_args *a)
+{
+    if (a->h_from_r)
+        sive_probe_set_radius_from(a->cfg.p, a->h_from_r); /* checked by h_from_load */
+}
+
 /* Parse argv into a; returns -1 to go on, else the exit status. */
 /* --eval-data SPEC (repeatable). */
 static int eval_data(probe_cfg *c, const char *spec)
@@ -863,6 +900,7 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         {"traces", required_argument, 0, PO_TRACES},
         {"chain-range", required_argument, 0, PO_CHAIN_RANGE},
         {"save-result", required_argument, 0, PO_SAVE_RESULT},
+        {"h-from", required_argument, 0, PO_H_FROM},
         {"eval-data", required_argument, 0, PO_EVAL_DATA}, {0, 0, 0, 0}};
     struct option opts[64] = {{0}};
     cli_opts_cat(opts, 64, probe_opts_add(opts, 64, NULL), own);
@@ -880,6 +918,7 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         case PO_QUIET: a->cfg.quiet = 1; break;
         case PO_TRACES: a->traces = optarg; break;
         case PO_SAVE_RESULT: a->save = optarg; break;
+        case PO_H_FROM: a->h_from = optarg; break;
         case PO_EVAL_DATA:
             if (eval_data(&a->cfg, optarg))
                 return EXIT_USAGE;
@@ -906,7 +945,14 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         fprintf(stderr, "%s: --save-result saves one result: give one checkpoint\n", cli_cmd);
         return EXIT_USAGE;
     }
+    if (a->h_from && a->n_ckpt != 1) {
+        fprintf(stderr, "%s: --h-from gives one checkpoint's radius: give one checkpoint\n",
+                cli_cmd);
+        return EXIT_USAGE;
+    }
     probe_cfg_finish(&a->cfg);
+    if (a->h_from && h_from_load(&a->cfg, a->h_from, &a->h_from_r))
+        return EXIT_USAGE;
     /* before any run: a long run must not end in a failed write */
     if (a->save && cli_out_check(a->save))
         return EXIT_RUN;
@@ -1158,7 +1204,8 @@ static void print_preamble(const probe_args *a)
     }
 }
 
-/* Probe every checkpoint (a bad one does not stop the others). */
+/* Probe every checkpoint (one that fails to load or run does not stop the
+ * others; one that is not a readable file stops the command before any). */
 static int probe_all(probe_args *a)
 {
     sive_dataset *train = NULL, *test = NULL;
@@ -1167,13 +1214,20 @@ static int probe_all(probe_args *a)
     a->train = a->cfg.train = train;
     a->cfg.test = test; /* for --eval-data test */
     int refused = probe_cfg_check(&a->cfg, sive_dataset_count(train));
-    if (refused || (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
+    /* after the usage checks (exit 2 first), before any run: a typo in the
+     * last of many checkpoints must not show up hours later */
+    int unreadable = 0;
+    for (int i = 0; i < a->n_ckpt && !refused; i++)
+        unreadable |= cli_in_check(a->ckpts[i]) != 0;
+    if (refused || unreadable ||
+        (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
         sive_dataset_free(test);
         return refused ? refused : EXIT_RUN;
     }
     if (a->tf)
         traces_header(a->tf);
+    h_from_use(a);
     progress_catch_sigint();
     a->pg = progress_new(!a->cfg.quiet);
     progress_plan(a->pg, "sive probe", "checkpoints", a->n_ckpt);
@@ -1198,20 +1252,35 @@ static int probe_all(probe_args *a)
     return status;
 }
 
+/* The rank that computes unit u = i*K + c.  Without a radius search to
+ * share, u mod R.  With one (a->share), chain 0 of checkpoint i first, on
+ * rank i mod R, which searches and broadcasts its result; the other
+ * units, in order, round-robin after those (equal work each). */
+static int unit_rank(const probe_args *a, int u, int32_t K, int R)
+{
+    if (!a->share)
+        return u % R;
+    const int i = u / K, c = u % K;
+    return c == 0 ? i % R : (a->n_ckpt + i * (K - 1) + c - 1) % R;
+}
+
 /* Rank 0: receive the other ranks' units, then, only if none failed,
  * merge and print checkpoint by checkpoint.  Returns the exit status. */
 static int mpi_collect(probe_args *a, char **buf, int64_t *len, int *fail, int32_t K, int R)
 {
     const int U = a->n_ckpt * K;
-    for (int u = 0; u < U; u++)
-        if (u % R && cli_mpi_recv(u % R, &buf[u], &len[u], &fail[u])) {
-            fprintf(stderr, "sive probe: lost the connection to rank %d\n", u % R);
+    for (int u = 0; u < U; u++) {
+        const int src = unit_rank(a, u, K, R);
+        if (src && cli_mpi_recv(src, &buf[u], &len[u], &fail[u])) {
+            fprintf(stderr, "sive probe: lost the connection to rank %d\n", src);
             return EXIT_RUN;
         }
+    }
     for (int u = 0; u < U; u++)
         if (fail[u]) {
             fprintf(stderr, "sive probe: rank %d, unit %d (checkpoint %s, chain %d) failed: %s\n",
-                    u % R, u, a->ckpts[u / K], (int)(u % K), buf[u] ? buf[u] : "out of memory");
+                    unit_rank(a, u, K, R), u, a->ckpts[u / K], (int)(u % K),
+                    buf[u] ? buf[u] : "out of memory");
             return EXIT_RUN;
         }
     sive_result **got = calloc((size_t)(unsigned)U + 1, sizeof *got);
@@ -1268,6 +1337,67 @@ static uint64_t probe_plan(const probe_args *a, int64_t units, const sive_datase
     return cli_hash(cli_hash_options(h, a->cfg.p), &data, sizeof data);
 }
 
+/* Whether a run of c's probe may choose its radius from the loss: c_h
+ * auto, or no radius and the sampler left to the defaults (which choose
+ * the search for an exact loss). */
+static int radius_may_be_searched(const probe_cfg *c)
+{
+    double ch = 1.0;
+    sive_probe_get_double(c->p, SIVE_OPT_C_H, &ch);
+    return (c->radius && !strcmp(c->radius, "--c-h") && ch == 0.0) ||
+           (!c->radius && cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0);
+}
+
+/* src[i] when checkpoint i's chain-0 unit failed: its other units are not
+ * run (the run fails at its unit). */
+static char share_failed;
+#define SHARE_FAILED ((sive_result *)(void *)&share_failed)
+
+/* Unit u on this rank into buf[u], len[u], fail[u] (1 when it failed).
+ * from (NULL: none) is its checkpoint's chain-0 result, whose radius it
+ * takes when that chose its radius from the loss. */
+static int mpi_unit(probe_args *a, int u, int32_t K, int data_bad, sive_result **from,
+                    char **buf, int64_t *len, int *fail)
+{
+    const char *why = data_bad ? "cannot open the training data"
+                      : from && *from == SHARE_FAILED
+                          ? "not run: the unit of chain 0, which chooses the radius, failed"
+                          : NULL;
+    if (why) {
+        buf[u] = strdup(why);
+        len[u] = buf[u] ? (int64_t)strlen(buf[u]) : 0;
+        return fail[u] = 1;
+    }
+    /* refused (left unset) when chain 0's run did not choose its radius */
+    if (from && *from)
+        sive_probe_set_radius_from(a->cfg.p, *from);
+    fail[u] = unit_run(a, u / K, u % K, &buf[u], &len[u]);
+    if (from)
+        sive_probe_set_radius_from(a->cfg.p, NULL);
+    return fail[u];
+}
+
+/* Every checkpoint's chain-0 unit from the rank that ran it to all (in
+ * checkpoint order: collective), unpacked into src[i] (SHARE_FAILED when
+ * it failed). */
+static void mpi_share(probe_args *a, int32_t K, int R, int rank, char **buf, int64_t *len,
+                      int *fail, sive_result **src)
+{
+    for (int i = 0; i < a->n_ckpt; i++) {
+        const int u = i * K, root = unit_rank(a, u, K, R);
+        char *b = rank == root ? buf[u] : NULL, why[1024];
+        int64_t n = rank == root ? len[u] : 0;
+        int bad = rank == root ? fail[u] : 0;
+        cli_mpi_bcast_from(root, &b, &n, &bad);
+        char *note = NULL;
+        if (bad || cli_mpi_unpack(b, n, &src[i], &note, why, sizeof why))
+            src[i] = SHARE_FAILED;
+        sive_free(note);
+        if (rank != root)
+            free(b);
+    }
+}
+
 static int probe_all_mpi(probe_args *a, int R, int rank)
 {
     int split = cli_opt_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN) ||
@@ -1310,22 +1440,31 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     char **buf = calloc((size_t)(unsigned)U + 1, sizeof *buf);
     int64_t *len = calloc((size_t)(unsigned)U + 1, sizeof *len);
     int *fail = calloc((size_t)(unsigned)U + 1, sizeof *fail), status = 0;
-    if (!buf || !len || !fail)
+    sive_result **src = calloc((size_t)(unsigned)a->n_ckpt + 1, sizeof *src);
+    if (!buf || !len || !fail || !src)
         return EXIT_RUN; /* every rank is out of memory alike */
-    for (int u = rank; u < U; u += R) {
-        if (data_bad) {
-            buf[u] = strdup("cannot open the training data");
-            len[u] = buf[u] ? (int64_t)strlen(buf[u]) : 0;
-            fail[u] = 1;
-        } else {
-            fail[u] = unit_run(a, u / K, u % K, &buf[u], &len[u]);
-        }
-        status = fail[u] ? EXIT_RUN : status;
-    }
+    /* a radius from the loss is searched once per checkpoint: by its
+     * chain-0 unit, whose result every rank then has (mpi_share) */
+    a->share = !a->h_from_r && radius_may_be_searched(&a->cfg);
+    h_from_use(a);
+    if (a->share)
+        for (int u = 0; u < U; u += K)
+            if (unit_rank(a, u, K, R) == rank)
+                status = mpi_unit(a, u, K, data_bad, NULL, buf, len, fail) ? EXIT_RUN : status;
+    if (a->share)
+        mpi_share(a, K, R, rank, buf, len, fail, src);
+    for (int u = 0; u < U; u++)
+        if (unit_rank(a, u, K, R) == rank && !(a->share && u % K == 0))
+            status = mpi_unit(a, u, K, data_bad, a->share ? &src[u / K] : NULL, buf, len, fail)
+                         ? EXIT_RUN
+                         : status;
+    for (int i = 0; i < a->n_ckpt; i++)
+        sive_result_free(src[i] && src[i] != SHARE_FAILED ? src[i] : NULL);
+    free(src);
     sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_BEGIN, 0); /* the settings shown */
     sive_probe_set_int(a->cfg.p, SIVE_OPT_CHAIN_END, 0);
-    for (int u = rank; rank && u < U; u += R)
-        if (cli_mpi_send(buf[u], len[u], fail[u]))
+    for (int u = 0; rank && u < U; u++)
+        if (unit_rank(a, u, K, R) == rank && cli_mpi_send(buf[u], len[u], fail[u]))
             status = EXIT_RUN;
     if (rank == 0) {
         if (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces))) {
@@ -1368,6 +1507,7 @@ int cmd_probe(int argc, char **argv)
     status = cli_mpi_go("sive probe", status);
     if (status < 0)
         status = R > 1 ? probe_all_mpi(&a, R, cli_mpi_rank()) : probe_all(&a);
+    sive_result_free(a.h_from_r);
     probe_cfg_free(&a.cfg);
     cli_mpi_end();
     return status;
@@ -1620,6 +1760,8 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
     char def[OPTION_CELL], lo[OPTION_CELL], hi[OPTION_CELL], range[2 * OPTION_CELL + 8];
     option_texts(in, fmt != FMT_TABLE, def, lo, hi, sizeof def);
     const char *type = in->type == SIVE_TYPE_INT ? "int" : "double";
+    /* the tier (docs/abi.md): an experimental option may change or go */
+    const int experimental = in->tier == SIVE_TIER_EXPERIMENTAL;
     if (fmt == FMT_JSON) {
         fprintf(f, "%s\n{\"name\":\"%s\",\"id\":%d,\"flag\":\"--%s\",\"type\":\"%s\",",
                 first ? "" : ",", in->name, (int)in->id, cli_opt_flag(in), type);
@@ -1632,24 +1774,25 @@ static void option_row(FILE *f, const sive_option_info *in, int fmt, int first,
         fprintf(f, ",\"lo_open\":%s,\"hi_open\":%s,\"doc\":", in->lo_open ? "true" : "false",
                 in->hi_open ? "true" : "false");
         cli_json_str(f, in->doc);
-        fputc('}', f);
+        fprintf(f, ",\"experimental\":%s}", experimental ? "true" : "false");
     } else if (fmt == FMT_CSV) {
         fprintf(f, "%s,%d,--%s,%s,%s,%s,%s,%d,%d,", in->name, (int)in->id, cli_opt_flag(in), type,
                 def, lo, hi, in->lo_open, in->hi_open);
         cli_csv_str(f, in->doc);
-        fputc('\n', f);
+        fprintf(f, ",%d\n", experimental);
     } else {
         option_cells(in, def, range);
-        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s\n", w->name, in->name, type, w->def, def,
-                w->range, range, in->doc);
+        fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s%s\n", w->name, in->name, type, w->def, def,
+                w->range, range, experimental ? "(experimental) " : "", in->doc);
     }
 }
 
 static const char options_usage[] =
     "usage: sive options [--format table|json|csv]\n"
     "Prints the library's probe options (sive_option_at()): name, type,\n"
-    "default, bounds and description.  The probe, trajectory and toy flags\n"
-    "are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
+    "default, bounds and description, and which are experimental (they may\n"
+    "change or go in any release; docs/abi.md).  The probe, trajectory and toy\n"
+    "flags are these names with '_' -> '-' (e.g. base_lr -> --base-lr).\n";
 
 int cmd_options(int argc, char **argv)
 {
@@ -1672,7 +1815,7 @@ int cmd_options(int argc, char **argv)
         printf("%-*s  %-6s  %-*s  %-*s  %s\n", w.name, "name", "type", w.def, "default",
                w.range, "bounds", "description");
     else if (fmt == FMT_CSV)
-        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc");
+        puts("name,id,flag,type,default,lo,hi,lo_open,hi_open,doc,experimental");
     else
         putchar('[');
     const sive_option_info *in;

@@ -213,3 +213,8 @@ void cli_table_free(cli_table *t)
     free(t->cell);
     memset(t, 0, sizeof *t);
 }
+
+int cli_rate_decimals(double rate)
+{
+    return rate >= 100.0 ? 0 : rate >= 1.0 ? 1 : 3;
+}

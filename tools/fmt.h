@@ -20,6 +20,10 @@
  * buf (truncated to len). */
 char *cli_round_pm(char *buf, size_t len, double v, double u, int show_u);
 
+/* Decimals for a rate printed with "%.*f": 0 from 100 up, 1 from 1, else 3
+ * (a slow run's 0.04 steps/s read "0"). */
+int cli_rate_decimals(double rate);
+
 /* Terminal columns of UTF-8 text: one per character, none for combining
  * marks (U+0300..U+036F, as in "λ̂"). */
 size_t cli_width(const char *s);

@@ -187,7 +187,7 @@ static void xfer(xfer_kind k, void *buf, int count, MPI_Datatype t, int peer)
     else if (k == X_RECV)
         MPI_Irecv(buf, count, t, peer, 0, MPI_COMM_WORLD, &rq);
     else
-        MPI_Ibcast(buf, count, t, 0, MPI_COMM_WORLD, &rq);
+        MPI_Ibcast(buf, count, t, peer, MPI_COMM_WORLD, &rq);
     wait_for(&rq);
 }
 
@@ -197,7 +197,7 @@ static void xfer(xfer_kind k, void *buf, int count, MPI_Datatype t, int peer)
  * its peers waiting in the middle of a message, so it ends the job. */
 static void message(xfer_kind k, int peer, char **buf, int64_t *len, int *is_error)
 {
-    int receiving = k == X_RECV || (k == X_BCAST && world_rank != 0);
+    int receiving = k == X_RECV || (k == X_BCAST && world_rank != peer);
     int64_t head = *is_error ? -*len : *len;
     xfer(k, &head, 1, MPI_INT64_T, peer);
     if (receiving) {
@@ -272,14 +272,19 @@ int cli_mpi_agree(const char *prefix, uint64_t plan, const char *what)
     return EXIT_USAGE;
 }
 
-int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
+int cli_mpi_bcast_from(int root, char **buf, int64_t *len, int *is_error)
 {
-    if (world_rank != 0) {
+    if (world_rank != root) {
         *is_error = 0;
         *len = 0;
     }
-    message(X_BCAST, 0, buf, len, is_error);
+    message(X_BCAST, root, buf, len, is_error);
     return 0;
+}
+
+int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
+{
+    return cli_mpi_bcast_from(0, buf, len, is_error);
 }
 
 #else /* one process */
@@ -326,12 +331,18 @@ int cli_mpi_agree(const char *prefix, uint64_t plan, const char *what)
     return -1;
 }
 /* the root of a one-rank world already holds the message */
-int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
+int cli_mpi_bcast_from(int root, char **buf, int64_t *len, int *is_error)
 {
+    (void)root;
     (void)buf;
     (void)len;
     (void)is_error;
     return 0;
+}
+
+int cli_mpi_bcast(char **buf, int64_t *len, int *is_error)
+{
+    return cli_mpi_bcast_from(0, buf, len, is_error);
 }
 
 #endif

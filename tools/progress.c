@@ -1,5 +1,6 @@
 /* Progress bar on stderr (see progress.h). */
 #include "progress.h"
+#include "fmt.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -226,9 +227,11 @@ static void estimate_from_rate(progress *pg, double t)
     char how[160];
     if (more > 0)
         snprintf(how, sizeof how, "this run and %lld more %s, timed from the first %.1f s of "
-                 "this one: %.0f chain steps/s", (long long)more, pg->what, el, rate);
+                 "this one: %.*f chain steps/s", (long long)more, pg->what, el,
+                 cli_rate_decimals(rate), rate);
     else
-        snprintf(how, sizeof how, "timed from its first %.1f s: %.0f chain steps/s", el, rate);
+        snprintf(how, sizeof how, "timed from its first %.1f s: %.*f chain steps/s", el,
+                 cli_rate_decimals(rate), rate);
     estimate(pg, left, how);
 }
 

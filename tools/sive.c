@@ -18,7 +18,7 @@ static const char *usage =
     "  calibrate   sweep c_h, base_lr or N and recommend an operating point\n"
     "  options     the library's probe options: names, defaults, bounds\n"
     "  version     print the library version and the BLIS kernels it runs\n"
-    "Run 'sive <command> --help' for the options of a command.\n";
+    "Run 'sive <command> --help' (or 'sive help <command>') for the options of a command.\n";
 
 int main(int argc, char **argv)
 {
@@ -46,6 +46,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        /* `sive help probe` is `sive probe --help` */
+        for (size_t i = 0; argc > 2 && i < sizeof cmds / sizeof cmds[0]; i++)
+            if (!strcmp(argv[2], cmds[i].name)) {
+                char help[] = "--help", *args[] = {argv[2], help, NULL};
+                cli_set_cmd(argv[2]);
+                return cmds[i].fn(2, args);
+            }
         fputs(usage, stdout);
         return 0;
     }

@@ -248,6 +248,28 @@ class Api(unittest.TestCase):
                 r.lambda_hat
         self.assertTrue(p.closed)
 
+    def test_radius_from_an_earlier_result(self):
+        # a part that takes the radius a run chose from the loss runs no
+        # search and computes that run's chains bit for bit, its radius
+        # line too, also from the result's bytes; a run of other options
+        # is refused, and None forgets it
+        opts = dict(steps=400, groups=4, chains=2, c_h="auto", metropolis=0, seed=3)
+        with sive.Probe(**opts) as p, p.run(model(), THETA) as whole:
+            self.assertIn("radius: chosen from the loss", whole.health)
+            saved = sive.Result.from_bytes(whole.to_bytes())[0]
+            self.assertEqual(saved.health, whole.health)  # format 5 keeps the notes
+            p.set(chain_begin=1, chain_end=2).set_radius_from(saved)
+            with p.run(model(), THETA) as part:
+                self.assertEqual(part.stat("h", 1), whole.stat("h", 1))
+                self.assertEqual(part.trace("lbar", 1).tolist(), whole.trace("lbar", 1).tolist())
+                self.assertEqual(part.health.splitlines()[-1], whole.health.splitlines()[-1])
+            p.set(seed=4)
+            with self.assertRaisesRegex(sive.SiveError, "another 'seed'"):
+                p.run(model(), THETA)
+            p.set_radius_from(None)
+            p.run(model(), THETA).close()
+            saved.close()
+
     def test_params_restrict_the_chain(self):
         # ranges, a mask and the probe keyword agree; covering ranges are
         # the unrestricted run; frozen coordinates never move

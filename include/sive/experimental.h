@@ -131,7 +131,7 @@ extern "C" {
 
 /**
  * One option as a result file records it (experimental: the shape may
- * change).  For a file of format 4 these are its records as stored, ids
+ * change).  For a file of format 4 or 5 these are its records as stored, ids
  * this library does not know included; for formats 1-3, which store the
  * options by position, one per option of this library's table.
  */

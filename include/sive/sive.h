@@ -510,7 +510,8 @@ SIVE_API int sive_probe_new(sive_probe **out);
 SIVE_API void sive_probe_free(sive_probe *p);
 /** Set every option back to its default (the progress callback stays;
  *  the parameter subset and the evaluation views are cleared; a radius set
- *  is forgotten, so SIVE_OPT_METROPOLIS' default chooses again). */
+ *  is forgotten, so SIVE_OPT_METROPOLIS' default chooses again, and so is
+ *  a radius taken with sive_probe_set_radius_from()). */
 SIVE_API int sive_probe_reset(sive_probe *p);
 
 /**
@@ -665,6 +666,28 @@ typedef struct sive_result sive_result;
  */
 SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
                             const void *theta_star, sive_result **out);
+
+/**
+ * Take the radius h that an earlier run chose from the loss (c_h = auto,
+ * or the defaults on an exact loss) instead of searching again: for the
+ * parts of a split run (SIVE_OPT_CHAIN_BEGIN/_END), which would otherwise
+ * each repeat the search's pilot runs and, with SIVE_OPT_METROPOLIS, its
+ * full-length check of all chains (docs/scale.md, "Parts and the radius
+ * from the loss").  r is the earlier run's result (a whole run, a part,
+ * a merged or a loaded one) and is only read; the probe keeps what it
+ * needs, so r may be freed afterwards.  Until reset (r NULL, or
+ * sive_probe_reset()), every sive_probe_run() of p runs its chains at r's
+ * h with no search, and its health text has r's "radius: " line (the
+ * search's, so the parts' lines are the whole run's and
+ * sive_result_merge() keeps it); its numbers are those of a run that
+ * searched and chose the same h, bit for bit.  Such a run is refused
+ * (SIVE_E_INVALID_ARG, at sive_probe_run()) unless its radius comes from
+ * the loss and its options (threads and the chain range excepted), model
+ * (dtype, dim, n_examples, identity) and theta* are r's.  Errors:
+ * SIVE_E_INVALID_ARG (p NULL; r's radius was not chosen from the loss, or
+ * its run did not complete), SIVE_E_NOMEM.
+ */
+SIVE_API int sive_probe_set_radius_from(sive_probe *p, const sive_result *r);
 
 /* ------------------------------------------------------------------ */
 /* Results                                                            */
@@ -1130,11 +1153,15 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
  * Merge results of disjoint chain ranges of one probe into the result the
  * whole run would have given: the same per-chain values, traces,
  * summaries, ESS, R-hat, flags, health text and status, bit for bit, but
- * for the notes a run adds to its health text from state that no result
- * keeps (the lines "metropolis: ...", "delayed rejection ...",
- * "auto_step ...", "grad_noise_compensation: ...", "defaults: ..." and
- * "radius: ..."): the merged text, as a loaded result's, has the flags'
- * lines only (docs/guide.md, "Defaults").
+ * for the run notes that summarise a part's own chains.  The run notes are
+ * the lines a run adds to its health text after the flags' lines
+ * ("metropolis: ...", "delayed rejection ...", "replicas R: ...",
+ * "auto_step ...", "grad_noise_compensation: ...", "defaults: ...",
+ * "radius: ..."): a line every part has verbatim (the defaults', the
+ * radius search's) is kept once, as the whole run has it; a line that
+ * differs (a sampler's acceptance over the part's chains) is kept once per
+ * part, by first chain, as "key (chains a..b): rest", key being the
+ * line's text before its first ": " (docs/scale.md, "Run notes").
  *
  * parts[0 .. n-1] (n >= 1, any order) must have equal options (the chain
  * range and the thread count excepted), radius, model dtype, dim and
@@ -1158,8 +1185,9 @@ SIVE_API int sive_result_merge(sive_result **out,
  * Save a result to path: options, radius, model dtype/dim/n_examples,
  * theta* hash, chain range, status and message, and per chain its status,
  * stop step and traces (statistics are recomputed on load, so they cannot
- * disagree with the traces; so is the health text, without the run's
- * notes: see sive_result_merge()).  note (may be NULL) is an opaque text of the
+ * disagree with the traces; so is the health text's flags' part, and the
+ * run's notes after it are stored: a loaded result's health text is the
+ * run's, byte for byte).  note (may be NULL) is an opaque text of the
  * caller's, at most 1 MiB, kept verbatim (e.g. the CLI's checkpoint
  * metadata).  The format is versioned and checksummed (docs/scale.md) and
  * the file is written atomically: a temporary beside path, fsynced, then
@@ -1175,7 +1203,8 @@ SIVE_API int sive_result_save(const sive_result *r, const char *path,
  * (free with sive_result_free()); note (may be NULL) receives the saved
  * note as a new NUL-terminated string to free with sive_free() (an empty
  * string when none was saved).  Both are NULL on failure.  Reads format
- * versions 1 (libsive 0.2.0) to 4.  A damaged, truncated or foreign file
+ * versions 1 (libsive 0.2.0) to 5 (formats 1-4 hold no run notes: their
+ * health text is the flags' lines only).  A damaged, truncated or foreign file
  * is SIVE_E_FORMAT, never a wrong result.
  * Errors (sive_last_errmsg()): SIVE_E_INVALID_ARG, SIVE_E_IO,
  * SIVE_E_FORMAT, SIVE_E_NOMEM.  Thread safe (no shared state).

@@ -66,7 +66,7 @@ static int noisy(const sive_calib_row *rows, size_t n, sive_calib_verdict *v, co
     v->noisy = 1;
     v->found = 0;
     snprintf(v->reason, sizeof v->reason,
-             "too noisy to decide: the median standard error is %.0f %% of lambda-hat "
+             "too noisy to decide: the median standard error is %.1f %% of lambda-hat "
              "(above %.0f %%), so %s cannot be told apart",
              100.0 * m, 100.0 * CAL_NOISY_REL, what);
     snprintf(v->hint, sizeof v->hint,

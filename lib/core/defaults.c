@@ -124,9 +124,8 @@ int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *th
 }
 
 /* Only when the defaults changed the path: a run that resolved to 0.2's
- * (ULA, c_h = 1) has 0.2's health text, so that its saved, loaded and
- * merged results, which recompute the health text from the traces, read
- * as the run did (docs/guide.md, "Defaults"). */
+ * (ULA, c_h = 1) has 0.2's health text (docs/guide.md, "Defaults"); the
+ * line is a run note, kept by result files and merges. */
 int sivei_defaults_note(sive_result *r, const sivei_defaults *d)
 {
     if (!d->resolved || !d->exact)

@@ -489,7 +489,7 @@ static uint32_t geometry_flags(const sive_result *r, int stationary, text *t)
     const double *s = r->summary, lam = s[SIVE_STAT_SIVE_UNCLIPPED];
     if (s[SIVE_STAT_MCSE] > IMPRECISE_REL * fabs(lam)) {
         f |= SIVE_FLAG_IMPRECISE;
-        add(t, "imprecise: %s has MCSE %.3g (%.0f %%%s, above %.0f %%): raise steps "
+        add(t, "imprecise: %s has MCSE %.3g (%.1f %%%s, above %.0f %%): raise steps "
             "or chains\n", lambda_hat(r).s, s[SIVE_STAT_MCSE],
             100.0 * s[SIVE_STAT_MCSE] / fabs(lam), lam_differs(r) ? " of the unclipped" : "",
             100.0 * IMPRECISE_REL);
@@ -626,13 +626,26 @@ int sivei_result_health(sive_result *r, double worst_z, int32_t worst_chain)
     return SIVE_OK;
 }
 
-int sivei_health_append(sive_result *r, const char *line)
+int sivei_text_append(char **s, const char *src, size_t n)
 {
-    size_t old = r->health ? strlen(r->health) : 0, n = strlen(line);
-    char *t = realloc(r->health, old + n + 1);
+    size_t old = *s ? strlen(*s) : 0;
+    char *t = realloc(*s, old + n + 1);
     if (!t)
         return SIVE_E_NOMEM;
-    memcpy(t + old, line, n + 1);
-    r->health = t;
+    memcpy(t + old, src, n);
+    t[old + n] = '\0';
+    *s = t;
     return SIVE_OK;
+}
+
+/* A run's note: in the health text and in the notes a result file keeps. */
+int sivei_health_append(sive_result *r, const char *line)
+{
+    int rc = sivei_text_append(&r->notes, line, strlen(line));
+    return rc ? rc : sivei_text_append(&r->health, line, strlen(line));
+}
+
+int sivei_result_add_notes(sive_result *r, const char *text)
+{
+    return text && *text ? sivei_health_append(r, text) : SIVE_OK;
 }

@@ -25,9 +25,17 @@ int sive_probe_new(sive_probe **out)
     return SIVE_OK;
 }
 
+static void reuse_forget(sive_probe *p)
+{
+    free(p->reuse.note);
+    free(p->reuse.ranges);
+    memset(&p->reuse, 0, sizeof p->reuse);
+}
+
 void sive_probe_free(sive_probe *p)
 {
     if (p) {
+        reuse_forget(p);
         free(p->ranges);
         sivei_probe_views_free(p);
     }
@@ -43,8 +51,113 @@ int sive_probe_reset(sive_probe *p)
     p->ranges = NULL;
     p->n_ranges = 0;
     sivei_probe_views_free(p);
+    reuse_forget(p);
     p->errmsg[0] = '\0';
     return SIVE_OK;
+}
+
+/* The line of r's run notes that starts with "radius: " (malloc'ed), NULL
+ * when none (*oom set when out of memory). */
+static char *radius_line(const sive_result *r, int *oom)
+{
+    for (const char *s = r->notes; s && *s;) {
+        const char *e = strchr(s, '\n');
+        const size_t n = e ? (size_t)(e - s) + 1 : strlen(s);
+        if (!strncmp(s, "radius: ", 8)) {
+            char *t = malloc(n + 1);
+            if (!t)
+                return *oom = 1, NULL;
+            memcpy(t, s, n);
+            t[n] = '\0';
+            return t;
+        }
+        s += n;
+    }
+    return NULL;
+}
+
+int sive_probe_set_radius_from(sive_probe *p, const sive_result *r)
+{
+    if (!p)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
+    reuse_forget(p);
+    if (!r)
+        return SIVE_OK;
+    if (r->opt.h_absolute || r->opt.c_h != 0.0)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "sive_probe_set_radius_from: the result's radius was not chosen "
+                         "from the loss (its run had %s = %g): give it as h instead",
+                         r->opt.h_absolute ? "h" : "c_h",
+                         r->opt.h_absolute ? r->opt.h : r->opt.c_h);
+    if (r->status != SIVE_OK && r->status != SIVE_E_DIVERGED)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "sive_probe_set_radius_from: the result's run did not complete "
+                         "(%s): its radius may not be the search's choice",
+                         sive_strerror(r->status));
+    int oom = 0;
+    sivei_reuse u = {.on = 1, .h = r->h, .opt = r->opt, .dtype = r->dtype, .dim = r->dim,
+                     .n_examples = r->n_examples, .theta_hash = r->theta_hash,
+                     .identity = r->identity, .n_ranges = r->n_ranges,
+                     .note = radius_line(r, &oom)};
+    if (r->n_ranges && (u.ranges = malloc(2 * r->n_ranges * sizeof *u.ranges)))
+        memcpy(u.ranges, r->ranges, 2 * r->n_ranges * sizeof *u.ranges);
+    if (oom || (r->n_ranges && !u.ranges)) {
+        free(u.note);
+        free(u.ranges);
+        return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_set_radius_from: out of memory");
+    }
+    p->reuse = u;
+    sivei_clear_error();
+    return SIVE_OK;
+}
+
+/* A run that takes its radius from sive_probe_set_radius_from(): it must
+ * choose its radius from the loss (chosen) with the options (threads and
+ * the chain range excepted), model and theta* the earlier run had. */
+static int reuse_check(sive_probe *p, const sivei_options *o, int chosen, const sive_model *m,
+                       const void *theta)
+{
+    const sivei_reuse *u = &p->reuse;
+    if (!chosen)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "a radius taken from an earlier result (sive_probe_set_radius_from) "
+                         "needs a run whose radius comes from the loss (c_h = auto, or the "
+                         "defaults on an exact loss); this run's is %s",
+                         o->h_absolute ? "set (h)" : "set (c_h)");
+    const char *what = sivei_option_mismatch(&u->opt, o);
+    if (what)
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "the result whose radius this run takes had another '%s': its "
+                         "search chose h for other options", what);
+    if (u->n_ranges != p->n_ranges ||
+        (p->n_ranges && memcmp(u->ranges, p->ranges, 2 * p->n_ranges * sizeof *p->ranges)))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "the result whose radius this run takes moved other parameters "
+                         "(sive_probe_set_params)");
+    if (!m || !theta)
+        return SIVE_OK; /* refused by the run's own checks */
+    const size_t esz = m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
+    if (u->dtype != (int32_t)m->dtype || u->dim != m->dim || u->n_examples != m->n_examples ||
+        u->identity != m->identity ||
+        u->theta_hash != sivei_fnv1a64(SIVEI_FNV_OFFSET, theta, m->dim * esz))
+        return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                         "the result whose radius this run takes probed another model or "
+                         "theta* (dtype, dim, n_examples, identity or theta* hash differ)");
+    return SIVE_OK;
+}
+
+/* The health line of a radius taken from an earlier result: its search's
+ * line when it had one (so that the parts of a split run read as the
+ * whole run), else one naming the h. */
+static int reuse_note(sive_result *r, const sivei_reuse *u)
+{
+    if (u->note)
+        return sivei_health_append(r, u->note);
+    char line[200];
+    snprintf(line, sizeof line,
+             "radius: chosen from the loss (c_h = 0): h = %.4g, taken from an earlier "
+             "run's search (its result had no radius line)\n", u->h);
+    return sivei_health_append(r, line);
 }
 
 const char *sive_probe_errmsg(const sive_probe *p)
@@ -439,9 +552,10 @@ static int exact_continue(sive_probe *p, sivei_options *o, const sive_model *m,
     }
     o->h = a->h = f.h;
     const int64_t end = o->chain_end ? o->chain_end : o->chains;
+    /* a part discards the last check and runs its range; its radius line
+     * counts what the whole run's counts (the search), so that the
+     * parts' lines are the whole run's and merge keeps it */
     if ((*r)->status == SIVE_OK && (o->chain_begin != 0 || end != o->chains)) {
-        a->levels++;
-        a->pilot_steps += f.steps * f.chains;
         sive_result_free(*r);
         *r = NULL;
     }
@@ -470,7 +584,12 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
         return sivei_fail(p->errmsg, rc, "out of memory while choosing the defaults");
     p->star_exact = dflt.exact;
     int chosen = !o.h_absolute && o.c_h == 0.0;
-    if (chosen) {
+    const int reused = p->reuse.on;
+    if (reused && (rc = reuse_check(p, &o, chosen, model_ok ? &mc : NULL, theta_star)))
+        return rc;
+    if (reused) {
+        o.h = p->reuse.h; /* the search's choice, without the search */
+    } else if (chosen) {
         const size_t views = p->n_views; /* the pilots choose h: no views */
         p->n_views = 0;
         rc = sivei_radius_auto(p, &o, m, theta_star, &a, &r);
@@ -493,7 +612,8 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
         }
     if (rc)
         return rc;
-    if ((rc = sivei_defaults_note(r, &dflt)) || (chosen && (rc = sivei_radius_auto_note(r, &a)))) {
+    if ((rc = sivei_defaults_note(r, &dflt)) ||
+        (chosen && (rc = reused ? reuse_note(r, &p->reuse) : sivei_radius_auto_note(r, &a)))) {
         sive_result_free(r);
         return sivei_fail(p->errmsg, rc, "out of memory for the health text");
     }

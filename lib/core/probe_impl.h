@@ -87,8 +87,23 @@ typedef struct sivei_view {
     uint64_t n;       /* examples drawn from: the subset's or the model's */
 } sivei_view;
 
+/* sive_probe_set_radius_from(): the radius an earlier run chose from the
+ * loss, with what it was chosen for (that run's options, model and
+ * theta*) and its search's health line (NULL when its result had none). */
+typedef struct sivei_reuse {
+    int on;
+    double h;
+    sivei_options opt;
+    int32_t dtype;
+    uint64_t dim, n_examples, theta_hash, identity;
+    uint64_t *ranges; /* the moved parameters' ranges (NULL: all) */
+    size_t n_ranges;
+    char *note;
+} sivei_reuse;
+
 struct sive_probe {
     sivei_options opt;
+    sivei_reuse reuse;
     sivei_view *views; /* evaluation views (views.c) */
     size_t n_views;
     uint64_t *ranges; /* parameters the chains move (params.c), or NULL */
@@ -137,7 +152,13 @@ struct sive_result {
     double mala_step;    /* metropolis: median step the chains ran their
                             tail with (adapted or fixed), and their mean */
     double mala_accept;  /* tail acceptance; NaN otherwise (internal)     */
-    char *health;
+    char *health;        /* the flags' text, then the run notes            */
+    char *notes;         /* the run notes alone (NULL: none): the lines the
+                            run appended after the flags' text (defaults:,
+                            radius:, metropolis:, ...; sivei_health_append),
+                            stored in result files (format 5) and merged by
+                            sivei_notes_merge(), since they cannot be
+                            recomputed from the traces                    */
     int status, callback_code;
     char errmsg[SIVE_ERRMSG_LEN];
 };
@@ -441,6 +462,19 @@ SIVE_HIDDEN int sivei_samplers_note(sivei_run *run);
 /* Append one line (with its newline) to r's health text (SIVE_OK or
  * SIVE_E_NOMEM). */
 SIVE_HIDDEN int sivei_health_append(sive_result *r, const char *line);
+/* n bytes of src appended to the NUL-terminated text *s (NULL: empty),
+ * reallocated (SIVE_OK or SIVE_E_NOMEM, *s unchanged). */
+SIVE_HIDDEN int sivei_text_append(char **s, const char *src, size_t n);
+/* The run notes of a loaded or merged result (text: lines each ending in
+ * a newline, or empty) appended to its health text as the run appended
+ * them (SIVE_OK or SIVE_E_NOMEM). */
+SIVE_HIDDEN int sivei_result_add_notes(sive_result *r, const char *text);
+/* result_merge.c: the merged run notes of parts[0 .. n-1] (malloc'ed;
+ * NULL when out of memory): see docs/scale.md, "Run notes". */
+SIVE_HIDDEN char *sivei_notes_merge(const sive_result *const *parts, size_t n);
+/* The name of the first option (threads and the chain range excepted)
+ * on which a and b differ, or NULL (result_merge.c). */
+SIVE_HIDDEN const char *sivei_option_mismatch(const sivei_options *a, const sivei_options *b);
 /* 1 when the stepper already holds the gradient at w->theta (and the
  * loss, into *loss): no gradient call for this step. */
 SIVE_HIDDEN int sivei_samplers_cached(sivei_run *run, sivei_work *w, double *loss);

@@ -99,6 +99,7 @@ void sive_result_free(sive_result *r)
                 free(sivei_chain(r, c)->trace[k]);
     free(r->c);
     free(r->health);
+    free(r->notes);
     free(r->ranges);
     for (size_t k = 0; k < r->n_views; k++)
         sive_result_free(r->views[k]);

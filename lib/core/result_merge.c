@@ -7,6 +7,7 @@
 #include "probe_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,7 @@ static int same_double(double a, double b)
 /* The name of the first option (threads and the chain range excepted,
  * they do not change any chain) on which a and b differ, or NULL.  Read
  * through the option table, so an option added later is compared too. */
-static const char *option_mismatch(const sivei_options *a, const sivei_options *b)
+const char *sivei_option_mismatch(const sivei_options *a, const sivei_options *b)
 {
     if (a->h_absolute != b->h_absolute)
         return "radius mode";
@@ -56,7 +57,7 @@ static int check_part(const sive_result *ref, const sive_result *p, size_t i)
                              "it completed; rerun it", i, (int)c,
                              sive_chain_status_string(st));
     }
-    const char *what = option_mismatch(&ref->opt, &p->opt);
+    const char *what = sivei_option_mismatch(&ref->opt, &p->opt);
     if (what)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "part %zu differs from part 0 in option '%s': not parts of one probe",
@@ -127,6 +128,132 @@ static int copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
         if (src->steps_run > 0)
             memcpy(dst->trace[k], src->trace[k], (size_t)src->steps_run * sizeof(double));
     return SIVE_OK;
+}
+
+/* ---- run notes (docs/scale.md, "Run notes") ----
+ *
+ * A part's notes are lines; a line's key is its text before the first
+ * ": " ("metropolis", "radius", "replicas 3", ...; the whole line when it
+ * has none), and its slot the key with its rank among the part's lines of
+ * that key.  The merged notes: a part's notes when every part has the
+ * same; otherwise slot by slot, in the order the parts (by their first
+ * chain) first have them, the line itself when every part has it
+ * verbatim, else each part's line, by first chain, as "key (chains
+ * a..b): rest".  So the lines that do not depend on a part's chains (the
+ * defaults', the radius search's) read as the whole run's, and those that
+ * summarise a part's chains (the samplers' acceptances) are listed per
+ * part rather than averaged into numbers no run printed. */
+
+typedef struct note_line {
+    const char *s;  /* the line, without its newline */
+    size_t len, key; /* its length and its key's */
+    int rank;       /* among the part's lines of the same key */
+    size_t part;    /* into the parts, sorted by first chain */
+    int used;
+} note_line;
+
+static size_t line_key(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++)
+        if (s[i] == ':' && s[i + 1] == ' ')
+            return i;
+    return len;
+}
+
+static int same_slot(const note_line *a, const note_line *b)
+{
+    return a->key == b->key && a->rank == b->rank && !memcmp(a->s, b->s, a->key);
+}
+
+static int by_first_chain(const void *x, const void *y)
+{
+    const sive_result *a = *(const sive_result *const *)x, *b = *(const sive_result *const *)y;
+    return (a->begin > b->begin) - (a->begin < b->begin);
+}
+
+/* The lines of the sorted parts' notes into l (count returned). */
+static size_t note_lines(const sive_result *const *sp, size_t n, note_line *l)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const size_t first = k;
+        for (const char *s = sp[i]->notes; s && *s;) {
+            const char *e = strchr(s, '\n');
+            const size_t len = e ? (size_t)(e - s) : strlen(s);
+            l[k] = (note_line){.s = s, .len = len, .key = line_key(s, len), .part = i};
+            for (size_t j = first; j < k; j++)
+                l[k].rank += l[j].key == l[k].key && !memcmp(l[j].s, l[k].s, l[k].key);
+            k++;
+            s += len + (e != NULL);
+        }
+    }
+    return k;
+}
+
+char *sivei_notes_merge(const sive_result *const *parts, size_t n)
+{
+    int same = 1;
+    for (size_t i = 1; i < n && same; i++)
+        same = !strcmp(parts[i]->notes ? parts[i]->notes : "",
+                       parts[0]->notes ? parts[0]->notes : "");
+    if (same)
+        return strdup(parts[0]->notes ? parts[0]->notes : "");
+    const sive_result **sp = malloc(n * sizeof *sp);
+    size_t lines = 0;
+    for (size_t i = 0; i < n; i++)
+        for (const char *s = parts[i]->notes; s && *s; s++)
+            lines += *s == '\n' || !s[1];
+    note_line *l = malloc((lines ? lines : 1) * sizeof *l);
+    char *out = calloc(1, 1);
+    int oom = !sp || !l || !out;
+    if (oom) {
+        free(sp);
+        free(l);
+        free(out);
+        return NULL;
+    }
+    memcpy(sp, parts, n * sizeof *sp);
+    qsort(sp, n, sizeof *sp, by_first_chain);
+    const size_t k = note_lines(sp, n, l);
+    for (size_t i = 0; i < k; i++) {
+        if (l[i].used)
+            continue;
+        /* the slot's line in each part (at most one each), from line i on */
+        size_t have = 0, verbatim = 0;
+        for (size_t j = i; j < k; j++)
+            if (!l[j].used && same_slot(&l[i], &l[j])) {
+                have++;
+                verbatim += l[j].len == l[i].len && !memcmp(l[j].s, l[i].s, l[i].len);
+            }
+        const int common = have == n && verbatim == n;
+        for (size_t j = i; j < k; j++) {
+            if (l[j].used || !same_slot(&l[i], &l[j]))
+                continue;
+            l[j].used = 1;
+            if (common && j != i)
+                continue;
+            if (common) {
+                oom |= sivei_text_append(&out, l[j].s, l[j].len);
+            } else {
+                char tag[64];
+                const sive_result *p = sp[l[j].part];
+                const size_t rest = l[j].key < l[j].len ? l[j].key + 2 : l[j].len;
+                int t = snprintf(tag, sizeof tag, " (chains %d..%d)%s", (int)p->begin,
+                                 (int)p->end - 1, rest < l[j].len ? ": " : "");
+                oom |= sivei_text_append(&out, l[j].s, l[j].key) ||
+                       sivei_text_append(&out, tag, (size_t)t) ||
+                       sivei_text_append(&out, l[j].s + rest, l[j].len - rest);
+            }
+            oom |= sivei_text_append(&out, "\n", 1);
+        }
+    }
+    free(sp);
+    free(l);
+    if (oom) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* The parts' evaluation views, view by view, into r (the parts' views
@@ -205,6 +332,13 @@ int sive_result_merge(sive_result **out, const sive_result *const *parts, size_t
         return sivei_fail(NULL, rc, "sive_result_merge: out of memory while summarising");
     }
     sivei_result_conclude(r, SIVE_OK, 0, "");
+    char *notes = sivei_notes_merge(parts, n);
+    rc = notes ? sivei_result_add_notes(r, notes) : SIVE_E_NOMEM;
+    free(notes);
+    if (rc) {
+        sive_result_free(r);
+        return sivei_fail(NULL, rc, "sive_result_merge: out of memory for the run notes");
+    }
     if ((rc = merge_views(r, parts, n))) {
         sive_result_free(r);
         return rc;

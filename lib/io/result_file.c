@@ -4,7 +4,7 @@
  * Layout (all integers little-endian, doubles as their IEEE-754 bits):
  *
  *   off  0  magic "SIVERES\0"                              8 bytes
- *        8  format version (4; 1 to 3 are read too)        u32
+ *        8  format version (5; 1 to 4 are read too)        u32
  *       12  reserved (0)                                   u32
  *       16  payload length P                               u64
  *       24  payload                                        P bytes
@@ -28,7 +28,11 @@
  *   precondition (i64).
  *   Then: h eta (f64); begin end dtype dim n_examples theta_hash; version
  *   3 on: identity (the model's, 0 = none); status callback_code; errmsg
- *   length + bytes; note length + bytes; then per chain c in [begin, end):
+ *   length + bytes; note length + bytes; version 5 on: the run notes
+ *   (length + bytes: the health text's lines the run appended after the
+ *   flags' text, each ending in a newline, no NUL; empty when none; a
+ *   loaded result's health text is the flags' text recomputed from the
+ *   traces followed by these); then per chain c in [begin, end):
  *   status stop_step steps_run and the SIVEI_N_TRACES traces of steps_run
  *   f64; then, only for a weight-restricted probe (sive_probe_set_params),
  *   the word "PARAMS\0\0", the number of ranges R and R (begin, end)
@@ -58,7 +62,8 @@
 #include <unistd.h>
 
 #define MAGIC "SIVERES"  /* with its NUL: 8 bytes */
-#define VERSION 4u       /* 0.3: options as (id, value) records */
+#define VERSION 5u       /* 0.3: the run notes (format 4: options as records) */
+#define VERSION_NOTES 5u /* the first version with the run notes */
 #define VERSION_RECORDS 4u /* the first version with option records */
 #define VERSION_OLDEST 1u /* 0.2.0: no control_variate field (it was 0) */
 #define HEAD 24
@@ -184,6 +189,7 @@ static void encode(wbuf *b, const sive_result *r, const char *note, size_t note_
         put_u64(b, (uint64_t)v[i]);
     put_text(b, r->errmsg, strlen(r->errmsg));
     put_text(b, note, note_len);
+    put_text(b, r->notes ? r->notes : "", r->notes ? strlen(r->notes) : 0);
     for (int32_t c = r->begin; c < r->end; c++) {
         const sivei_chain_out *ch = sivei_chain(r, c);
         put_u64(b, (uint64_t)(int64_t)ch->status);
@@ -615,6 +621,13 @@ static int get_chain(rbuf *b, sive_result *r, int32_t c)
     return SIVE_OK;
 }
 
+/* Run notes: text lines, each ending in a newline (none: empty), no NUL
+ * (it would cut the health text short). */
+static int notes_valid(const char *s, size_t n)
+{
+    return n == 0 || (s[n - 1] == '\n' && !memchr(s, 0, n));
+}
+
 /* The chains agree with the run's status: a run that ended OK or
  * DIVERGED has no chain stopped by a callback or a cancel, OK has a
  * finished chain and DIVERGED none. */
@@ -655,8 +668,10 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     size_t elen = 0, nlen = 0;
     const char *emsg = get_text(b, SIVE_ERRMSG_LEN - 1, &elen);
     const char *ntxt = get_text(b, NOTE_MAX, &nlen);
+    size_t rlen = 0;
+    const char *rtxt = b->version >= VERSION_NOTES ? get_text(b, NOTE_MAX, &rlen) : "";
     *rc = SIVE_E_FORMAT;
-    if (b->bad || !options_valid(&o) || !head_valid(&hd, &o))
+    if (b->bad || !options_valid(&o) || !head_valid(&hd, &o) || !notes_valid(rtxt, rlen))
         return NULL;
     /* every chain record takes at least 3 words: a range the payload
      * cannot hold is refused before anything is allocated for it */
@@ -665,7 +680,11 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     sive_result *r = sivei_result_alloc(&o, hd.h, hd.eta, (int32_t)hd.begin,
                                         (int32_t)hd.end, 0);
     char *n = note ? malloc(nlen + 1) : NULL;
-    if (!r || (note && !n)) {
+    if (r && rlen && (r->notes = malloc(rlen + 1))) {
+        memcpy(r->notes, rtxt, rlen);
+        r->notes[rlen] = '\0';
+    }
+    if (!r || (note && !n) || (rlen && !r->notes)) {
         *rc = SIVE_E_NOMEM;
         sive_result_free(r);
         free(n);
@@ -800,8 +819,15 @@ static int from_bytes(const unsigned char *p, size_t len, const char *shown,
         else if (rc)
             sivei_fail(NULL, rc, "%s: out of memory", shown);
     }
-    if (!rc && ((rc = sivei_result_summarise(r)) || (rc = sivei_views_finish(r))))
+    /* the health text as the run gave it: the flags' text, then the
+     * run's notes (kept apart: summarising sets the health text anew) */
+    char *notes = r ? r->notes : NULL;
+    if (r)
+        r->notes = NULL;
+    if (!rc && ((rc = sivei_result_summarise(r)) || (rc = sivei_views_finish(r)) ||
+                (rc = sivei_result_add_notes(r, notes))))
         sivei_fail(NULL, rc, "%s: out of memory while summarising", shown);
+    free(notes);
     if (rc) {
         sive_result_free(r);
         if (note) {

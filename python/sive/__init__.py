@@ -304,6 +304,7 @@ _option_at = _fn("sive_option_at", POINTER(_OptionInfo), c_size_t)
 _probe_new = _fn("sive_probe_new", c_int, _pvp)
 _probe_free = _fn("sive_probe_free", None, _vp)
 _probe_reset = _fn("sive_probe_reset", c_int, _vp)
+_probe_set_radius_from = _fn("sive_probe_set_radius_from", c_int, _vp, _vp)
 _probe_set_int = _fn("sive_probe_set_int", c_int, _vp, c_int, c_int64)
 _probe_set_double = _fn("sive_probe_set_double", c_int, _vp, c_int, c_double)
 _probe_get_int = _fn("sive_probe_get_int", c_int, _vp, c_int, _pi64)
@@ -1147,6 +1148,17 @@ class Probe(_Handle):
         are removed)."""
         self._check(_probe_reset(self._p))
         self._views = []
+        return self
+
+    def set_radius_from(self, result):
+        """Take the radius h that result's run chose from the loss (c_h =
+        'auto', or the defaults on an exact loss) instead of searching
+        again: for the other parts of a split run (chain_begin/chain_end),
+        which then merge into the whole run bit for bit (docs/scale.md,
+        "Parts and the radius from the loss").  None forgets it, as
+        reset() does.  A run of other options, model or theta* is refused.
+        Returns the probe."""
+        self._check(_probe_set_radius_from(self._p, None if result is None else result._p))
         return self
 
     def add_eval_view(self, name, model, subset=None):

@@ -207,6 +207,17 @@ class _Data:
         return self.data[1] if self.split else None
 
 
+def _describe(data):
+    """The data's tensors, for messages: shape and dtype of each."""
+    return "data " + ", ".join(f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}"
+                               for t in _leaves(data))
+
+
+def _dtype_name(module):
+    dtypes = {str(p.dtype).replace("torch.", "") for p in module.parameters()}
+    return "/".join(sorted(dtypes))
+
+
 def _call(module, x):
     """module(x), module(*x) for a tuple/list of inputs, module(**x) for a dict."""
     if isinstance(x, dict):
@@ -269,8 +280,8 @@ class _Loss:
     Any other loss whose mean is not the mean of its per-example values is
     refused (checked on the first examples at construction)."""
 
-    def __init__(self, torch, loss_fn, batch_loss, data, module):
-        self.torch, self.data = torch, data
+    def __init__(self, torch, loss_fn, batch_loss, data, module, what="data"):
+        self.torch, self.data, self.what = torch, data, what
         self.batch_loss, self.loss_fn, self.scale = batch_loss, loss_fn, None
         if batch_loss is not None:
             return
@@ -296,9 +307,18 @@ class _Loss:
         idx = torch.arange(min(self.data.n, 256))
         x, y = self.data.take(idx)
         with torch.no_grad():
-            out = _call(module, x)
-            mean = float(self.loss_fn(out, y))
-            per = self.per(out, y)
+            try:
+                out = _call(module, x)
+                mean = float(self.loss_fn(out, y))
+                per = self.per(out, y)
+            except RuntimeError as e:  # torch's shape and dtype errors
+                raise ValueError(f"the module and loss fail on the {self.what}'s first examples "
+                                 f"({_describe(self.data.data)}; parameters "
+                                 f"{_dtype_name(module)}): {e}") from e
+            if not math.isfinite(mean):
+                raise ValueError(f"the loss at theta* is {mean} on the first {len(idx)} "
+                                 "examples: the probe needs a finite loss (check the data "
+                                 "for nan or inf)")
             if self.scale is None:
                 if per.dim() == 0 or per.shape[0] != len(idx):
                     raise ValueError(f"the per-example loss has shape {tuple(per.shape)}, "
@@ -462,6 +482,10 @@ class TorchModel:
         if any(p.device.type != "cpu" for p in params):
             raise ValueError("sive.torch probes CPU modules and data (move them with .cpu())")
         self.dtype = next(iter(dtypes))
+        for name, p in module.named_parameters():
+            if p.requires_grad and not bool(torch.isfinite(p.detach()).all()):
+                raise ValueError(f"parameter {name!r} has non-finite entries (nan or inf): "
+                                 "theta* must be finite (did the training diverge?)")
         say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr))
         self.data = _Data(torch, inputs, targets, self.dtype,
                           paired=batch_loss is None, say=say)
@@ -513,7 +537,7 @@ class TorchModel:
             else:
                 vd = _Data(torch, data, None, self.dtype, paired=batch_loss is None, say=say)
             try:
-                vloss = _Loss(torch, loss_fn, batch_loss, vd, self.module)
+                vloss = _Loss(torch, loss_fn, batch_loss, vd, self.module, what="view")
                 with torch.no_grad():  # the module must evaluate the view's examples
                     losses = vloss.examples(self.module, vd.take(torch.arange(min(vd.n, 8))))
             except RuntimeError as e:  # torch's shape errors

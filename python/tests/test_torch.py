@@ -324,6 +324,34 @@ class Adapter(unittest.TestCase):
         with self.assertRaises(ValueError):
             sive.torch.probe(net(), torch.nn.MSELoss(reduction="sum"), x, y, **self.OPTS)
 
+    def test_bad_data_and_parameters_are_named(self):
+        # torch's own errors on the first forward (here float64 data for a
+        # float32 module) come with the data's shapes and dtypes; a nan in
+        # theta* or the data is named as such, not as a loss normalisation
+        # the adapter cannot reproduce (what it said before).
+        x, y = data()
+        m = net(torch.float32, train_steps=0)
+        before = snapshot(m)
+        with self.assertRaises(ValueError) as cm:
+            sive.torch.probe(m, torch.nn.MSELoss(), x, y, **self.OPTS)
+        msg = str(cm.exception)
+        self.assertIn("fail on the data's first examples", msg)
+        self.assertIn("float64", msg)
+        self.assertIn("parameters float32", msg)
+        self.assertIsInstance(cm.exception.__cause__, RuntimeError)
+        for (p, data0, rg, grad), q in zip(before, m.parameters()):  # given back
+            self.assertIs(p, q)
+            self.assertTrue(torch.equal(q.data, data0))
+        xn = x.clone()
+        xn[3, 1] = float("nan")
+        with self.assertRaisesRegex(ValueError, "loss at theta\\* is nan"):
+            sive.torch.probe(net(), torch.nn.MSELoss(), xn, y, **self.OPTS)
+        m = net(train_steps=0)
+        with torch.no_grad():
+            m[2].bias.fill_(float("inf"))
+        with self.assertRaisesRegex(ValueError, "parameter '2.bias' has non-finite"):
+            sive.torch.probe(m, torch.nn.MSELoss(), x, y, **self.OPTS)
+
 
 # ---------------------------------------------------------------------------
 # Weighted losses (issue 23 P2): one definition of the loss for the gradient

@@ -3,7 +3,8 @@
  *
  * Input: a mode byte, then bytes.  Mode bit 2 clear ("framed"): the bytes
  * are a payload, which the target wraps in a frame that passes every frame
- * check (magic, version 4 - (mode & 3), i.e. 4, 3, 2 or 1, the payload
+ * check (magic, version 5 - (mode & 3), i.e. 5, 4, 3 or 2, or 1 when mode
+ * bit 3 is set, the payload
  * length, and the FNV-1a hash, which is a checksum anyone can recompute),
  * so that mutations reach the field checks and the chain records.  Bit 2
  * set ("raw"): the bytes are the whole file, as stored.
@@ -174,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mode & 4)
         buf_put(&file, data + 1, size - 1);
     else
-        frame(&file, data + 1, size - 1, 4u - (uint32_t)(mode & 3));
+        frame(&file, data + 1, size - 1, mode & 8 ? 1u : 5u - (uint32_t)(mode & 3));
     memfile_set(&mf, file.p, file.n);
     sive_result *r = (sive_result *)1;
     char *note = (char *)1;
