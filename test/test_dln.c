@@ -384,6 +384,43 @@ START_TEST(errors_and_monomials)
 }
 END_TEST
 
+/* sive_model.identity of a DLN model: its architecture, teacher and data
+ * content, so that sive_result_merge() tells apart parts probed on
+ * different data sets (it was 0, "no identity", and they merged).  The
+ * same network gives the same identity; other data (same size, other
+ * seed), another teacher, population mode, another width do not. */
+static uint64_t dln_identity_of(const size_t *w, size_t L, size_t rank, uint64_t teacher_seed,
+                                uint64_t n, uint64_t data_seed)
+{
+    sive_dln *m = NULL;
+    ck_assert_int_eq(sive_dln_new(&m, w, L, rank, NULL, teacher_seed), SIVE_OK);
+    if (n)
+        ck_assert_int_eq(sive_dln_set_data(m, n, 0.5, data_seed), SIVE_OK);
+    sive_model mod;
+    ck_assert_int_eq(sive_model_init(&mod, sizeof mod), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(&mod, m, 1), SIVE_OK);
+    const uint64_t id = mod.identity;
+    sive_model_destroy(&mod);
+    sive_dln_free(m);
+    ck_assert(id != 0);
+    return id;
+}
+
+START_TEST(model_identity_from_data)
+{
+    const size_t w[3] = {4, 3, 2}, wider[3] = {4, 4, 2};
+    const uint64_t id = dln_identity_of(w, 2, 2, 7, 300, 11);
+    ck_assert(dln_identity_of(w, 2, 2, 7, 300, 11) == id);
+    ck_assert(dln_identity_of(w, 2, 2, 7, 300, 12) != id); /* other data */
+    ck_assert(dln_identity_of(w, 2, 2, 7, 301, 11) != id);
+    ck_assert(dln_identity_of(w, 2, 2, 8, 300, 11) != id); /* other teacher */
+    ck_assert(dln_identity_of(wider, 2, 2, 7, 300, 11) != id);
+    const uint64_t pop = dln_identity_of(w, 2, 2, 7, 0, 0);
+    ck_assert(pop != id && dln_identity_of(w, 2, 2, 7, 0, 0) == pop);
+    ck_assert(dln_identity_of(w, 2, 1, 7, 0, 0) != pop);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dln");
@@ -395,6 +432,7 @@ int main(void)
     tcase_add_test(tc, data_mode_matches_population);
     tcase_add_test(tc, star_cache_matches_plain_gradient);
     tcase_add_test(tc, errors_and_monomials);
+    tcase_add_test(tc, model_identity_from_data);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

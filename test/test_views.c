@@ -552,6 +552,30 @@ START_TEST(analytic_view_without_replacement)
 }
 END_TEST
 
+/* A view with examples draws groups*eval_batch indices per step and is
+ * held to the run's limit (2^31) even on an analytic model, which is not
+ * checked for it: refused before the workers allocate (here 2^32 indices,
+ * 32 GiB a worker). */
+START_TEST(view_with_examples_batch_limit)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
+    double star[D] = {0.3, 0.4, 0.5, 0.6, 0.7, 0.8};
+    sive_model m = quad_fixture_model(&q, D), vm = m;
+    vm.n_examples = 1000;
+    sive_probe *p = quad_probe(10.0, 0.05, 40);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 256), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, INT64_C(1) << 24), SIVE_OK);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "big", &vm, NULL, 0), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, star, &r), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "'big'") &&
+                      strstr(sive_probe_errmsg(p), "above 2^31"),
+                  "%s", sive_probe_errmsg(p));
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("views");
@@ -566,6 +590,7 @@ int main(void)
     tcase_add_test(tc, view_control_variates_recomputed_and_saved);
     tcase_add_test(tc, view_nan_at_star_refused);
     tcase_add_test(tc, analytic_view_without_replacement);
+    tcase_add_test(tc, view_with_examples_batch_limit);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

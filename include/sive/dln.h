@@ -200,7 +200,12 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * it must outlive the model and keep its number of examples (hence its
  * mode; the callbacks refuse, SIVE_E_INVALID_ARG, once
  * sive_dln_set_data() changed it), while new data of the same size may be
- * drawn between runs.  Each worker thread gets its
+ * drawn between runs.  When out's struct_size covers it, identity is a
+ * hash of the widths, the teacher, noise_std and, in data mode, the
+ * examples as they are at this call (one pass over them), so that
+ * sive_result_merge() refuses parts probed on different data; after
+ * sive_dln_set_data() draws new data, make the model anew for results
+ * that will be merged.  Each worker thread gets its
  * own workspace (worker numbers below 1024).  When out's struct_size
  * covers sive_model.move (0.3) it also sets the orbit move of the
  * experimental SIVE_OPT_ORBIT_EVERY: a hidden layer s drawn uniformly

@@ -282,8 +282,13 @@ SIVE_API int sive_mlp_train_epoch(const sive_mlp *m, sive_mlp_work *w,
  * environment (read here) keeps blis_threads throughout.  Results are
  * bit-identical whatever the number of probe or BLIS threads, and equal
  * to 0.1's binding at the same seed on the same BLIS kernel set (see
- * sive_mlp_blis_kernels()).  One model may serve one run at a
- * time.  All labels of train are checked here.
+ * sive_mlp_blis_kernels()).  Runs may share one model only if they
+ * never call it with the same worker number at once (a worker's
+ * workspace is its own, not locked): sive_probe_sweep() with parallel > 1
+ * guarantees that, by offsetting each slot's worker numbers; two
+ * sive_probe_run() calls at once on one model do not (each uses workers
+ * 0 .. threads-1), so give each its own model (train may be shared).
+ * All labels of train are checked here.
  *
  * Errors (out unchanged but for struct_size): SIVE_E_INVALID_ARG (NULL
  * pointer, out not initialised, shape mismatch, empty data set, label out

@@ -242,7 +242,8 @@ typedef struct sive_model {
     void (*destroy)(void *user); /**< optional, see sive_model_destroy()       */
     /** Optional (0.3; 0 = none): a hash of everything that defines the
      *  model's loss besides theta: its architecture and the content of its
-     *  data set (sive_mlp_model() sets it from sive_dataset_hash()).  A
+     *  data set (sive_mlp_model() sets it from sive_dataset_hash(),
+     *  sive_dln_model() from the network's teacher and examples).  A
      *  result keeps it, and sive_result_merge() refuses parts whose
      *  identities differ, so parts probed on different data sets of the
      *  same size no longer merge.  Read only when struct_size covers it. */
@@ -737,10 +738,13 @@ SIVE_API int sive_result_callback_code(const sive_result *r);
 #define SIVE_SUMMARY (-1)
 
 /**
- * Per-chain statistics.  All are computed on the tail window T: the
- * evaluated steps m >= floor(alpha*M).  Lbar_m is the mean of the N group
- * losses at step m, s2_m their sample variance (ddof 1).  See
- * docs/theory.md.  Values are pinned; new statistics are appended;
+ * Per-chain statistics.  Those of the loss (Lbar, s2) are computed on the
+ * tail window T: the evaluated steps m >= floor(alpha*M).  Lbar_m is the
+ * mean of the N group losses at step m, s2_m their sample variance (ddof
+ * 1).  RMS_DISP_REL_H and STEP_CURVATURE, from the displacement and the
+ * gradient known at every step, average every tail step m >=
+ * floor(alpha*M), evaluated or not (the same steps as T unless
+ * eval_stride > 1).  See docs/theory.md.  Values are pinned; new statistics are appended;
  * sive_stat_name() returns NULL past the last one.
  */
 typedef enum sive_stat {
@@ -765,7 +769,9 @@ typedef enum sive_stat {
     SIVE_STAT_TETHER_STEP = 14,   /**< eta / h^2                                 */
     SIVE_STAT_GRAD_NORM2_START = 15, /**< ||g_0||^2, gradient batch at theta*   */
     SIVE_STAT_SLOPE_PROXY = 16,   /**< t^2 h^2 ||g_0||^2                         */
-    SIVE_STAT_RMS_DISP_REL_H = 17,/**< mean_T (||theta-theta*||/sqrt d) / h      */
+    /** mean (||theta-theta*||/sqrt d) / h over every tail step m >=
+     *  floor(alpha*M) (not only T's evaluated ones) */
+    SIVE_STAT_RMS_DISP_REL_H = 17,
     SIVE_STAT_TAIL_LENGTH = 18,   /**< |T|, evaluated steps in the tail          */
     SIVE_STAT_SIVE_ESS = 19,      /**< ESS of the SIVE estimator's per-step
                                        influence series (what its MCSE uses;
@@ -785,7 +791,8 @@ typedef enum sive_stat {
     /** Its Monte Carlo standard error (pooled like the MCSE; summary in
      *  quadrature, sqrt(sum se_c^2)/K). */
     SIVE_STAT_DLAMBDA_DLOG_H_SE = 22,
-    /** a t mean_T ||g_m||^2 over the tail steps: step times curvature
+    /** a t mean ||g_m||^2 over every tail step m >= floor(alpha*M) (not
+     *  only T's evaluated ones): step times curvature
      *  (= a E[tr Hess L] for the exact law; for a quadratic direction of
      *  curvature H it adds aH/(1 - aH/2)); over 2 lambda-hat it is the
      *  share of lambda-hat due to the finite step (SIVE_FLAG_STEP_BIAS). */
@@ -1133,7 +1140,8 @@ SIVE_API const char *sive_result_health(const sive_result *r);
  * min(threads, chains) (the largest swept value when the sweep is over
  * threads or chains), so a model that keeps per-worker scratch must accept
  * worker numbers up to parallel * w - 1 (the bundled MLP model accepts
- * 1024).  The model's callbacks must be thread-safe when parallel > 1, as
+ * 1024, and its per-worker workspaces then are never shared: one
+ * sive_mlp_model() serves all the slots).  The model's callbacks must be thread-safe when parallel > 1, as
  * for threads > 1; the progress callback of p is used by every run and is
  * then called from several threads at once.  Results do not depend on
  * parallel.

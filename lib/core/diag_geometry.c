@@ -121,20 +121,19 @@ double sivei_spike_share(const sive_result *r, const sivei_chain_out *c, sive_tr
 
 double sivei_disp_growth(const sive_result *r, const sivei_chain_out *c)
 {
-    size_t n = 0;
-    double *x = sivei_tail_copy(r, c, SIVE_TRACE_DISP, &n);
-    if (!x)
-        return -1.0;
-    double g = NAN;
+    /* the evaluated tail steps (sivei_tail_copy's), read in place: no
+     * allocation, so no failure for health.c's chart flag to misread */
+    const int64_t k = r->opt.eval_stride;
+    const int64_t m0 = (sivei_tail_first(&r->opt) + k - 1) / k * k;
+    const size_t n = m0 < r->opt.steps ? (size_t)((r->opt.steps - 1 - m0) / k + 1) : 0;
+    const double *tr = c->trace[SIVE_TRACE_DISP];
     const size_t q = n / 4;
-    if (q >= 4) {
-        double first = 0.0, last = 0.0;
-        for (size_t i = 0; i < q; i++) {
-            first += x[i];
-            last += x[n - q + i];
-        }
-        g = first > 0.0 ? last / first : NAN;
+    if (q < 4)
+        return NAN;
+    double first = 0.0, last = 0.0;
+    for (size_t i = 0; i < q; i++) {
+        first += tr[m0 + (int64_t)i * k];
+        last += tr[m0 + (int64_t)(n - q + i) * k];
     }
-    free(x);
-    return g;
+    return first > 0.0 ? last / first : NAN;
 }

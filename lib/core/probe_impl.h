@@ -231,7 +231,7 @@ SIVE_HIDDEN double sivei_step_curvature(const sive_result *r, const sivei_chain_
 /* A chain's tail displacement still growing: the mean of DISP over the
  * last quarter of the tail over that of the first quarter (~1 once the
  * chain has relaxed; ~1.5 for a random walk over the default tail).  NaN
- * on a short tail; -1 when out of memory. */
+ * on a short tail.  Reads the trace in place: it cannot fail. */
 SIVE_HIDDEN double sivei_disp_growth(const sive_result *r, const sivei_chain_out *c);
 SIVE_HIDDEN double sivei_spike_share(const sive_result *r, const sivei_chain_out *c,
                                      sive_trace which, int sq, double frac);

@@ -124,6 +124,15 @@ int sivei_views_prepare(const sive_probe *p, sivei_run *run, char *err)
                              "evaluation view '%s': sampling without replacement keeps "
                              "32-bit permutations; %llu examples is above 2^32", v->name,
                              (unsigned long long)v->n);
+        /* a view with examples draws groups*eval_batch indices per step,
+         * as the run's model does (probe.c): the same limit, even when the
+         * run's model is analytic and so was not checked */
+        if (v->n && (uint64_t)run->opt.groups * (uint64_t)run->opt.eval_batch >
+                        ((uint64_t)1 << 31))
+            return sivei_fail(err, SIVE_E_INVALID_ARG,
+                             "evaluation view '%s' has examples: groups*eval_batch = %lld "
+                             "indices per step is above 2^31", v->name,
+                             (long long)(run->opt.groups * run->opt.eval_batch));
         /* an analytic view (n 0) draws no indices, as an analytic model */
         if (!run->opt.replacement && v->n && v->n < (uint64_t)run->opt.eval_batch)
             return sivei_fail(err, SIVE_E_INVALID_ARG,

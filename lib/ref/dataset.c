@@ -335,22 +335,6 @@ done:
     return rc;
 }
 
-/* FNV-1a's step on 8-byte little-endian words (8x fewer multiplies than
- * on bytes), then the tail bytes and the length. */
-static uint64_t hash_words(uint64_t h, const uint8_t *p, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w = 0;
-        for (int k = 7; k >= 0; k--)
-            w = (w << 8) | p[i + (size_t)k];
-        h = (h ^ w) * 0x100000001b3ull;
-    }
-    for (; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return (h ^ (uint64_t)n) * 0x100000001b3ull;
-}
-
 uint64_t sive_dataset_hash(const sive_dataset *ds)
 {
     if (!ds)
@@ -360,8 +344,8 @@ uint64_t sive_dataset_hash(const sive_dataset *ds)
     uint8_t head[24];
     for (int i = 0; i < 24; i++)
         head[i] = (uint8_t)(dims[i / 8] >> (8 * (i % 8)));
-    uint64_t h = hash_words(0xcbf29ce484222325ull, head, sizeof head);
-    h = hash_words(h, sive_dataset_pixels(ds), n * px);
-    h = hash_words(h, sive_dataset_labels(ds), n);
+    uint64_t h = sivei_hash_words(0xcbf29ce484222325ull, head, sizeof head);
+    h = sivei_hash_words(h, sive_dataset_pixels(ds), n * px);
+    h = sivei_hash_words(h, sive_dataset_labels(ds), n);
     return h ? h : 1; /* 0 means "no identity" in sive_model */
 }

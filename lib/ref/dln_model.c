@@ -273,6 +273,27 @@ static int check_out(const char *fn, const sive_model *out)
     return SIVE_OK;
 }
 
+/* The model's identity: everything its loss depends on besides theta, the
+ * widths, the teacher (its rank, singular values and frames), noise_std
+ * (the population loss's constant) and, in data mode, the examples. */
+static uint64_t dln_identity(const sive_dln *m)
+{
+    const size_t L = m->layers, h0 = m->width[0], hl = m->width[L];
+    uint64_t head[SIVE_DLN_MAX_LAYERS + 3];
+    head[0] = L;
+    for (size_t s = 0; s <= L; s++)
+        head[1 + s] = m->width[s];
+    head[L + 2] = m->n;
+    uint64_t h = sivei_hash_words(0xcbf29ce484222325ull, head, (L + 3) * sizeof head[0]);
+    h = sivei_hash_words(h, &m->noise_std, sizeof m->noise_std);
+    h = sivei_hash_words(h, m->teacher, hl * h0 * sizeof(double));
+    if (m->n) {
+        h = sivei_hash_words(h, m->x, (size_t)m->n * h0 * sizeof(double));
+        h = sivei_hash_words(h, m->y, (size_t)m->n * hl * sizeof(double));
+    }
+    return h ? h : 1; /* 0 means "no identity" in sive_model */
+}
+
 int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
 {
     static const char fn[] = "sive_dln_model";
@@ -305,6 +326,8 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
     out->destroy = destroy_cb;
     if (out->struct_size >= offsetof(sive_model, move) + sizeof out->move)
         out->move = move_cb;
+    if (out->struct_size >= offsetof(sive_model, identity) + sizeof out->identity)
+        out->identity = dln_identity(m);
     return SIVE_OK;
 }
 
