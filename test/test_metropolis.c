@@ -690,26 +690,6 @@ static int funnel_group(const void *theta, size_t d, const sive_batch *b, double
     return 0;
 }
 
-/* t^2 Var[u^2 v^2] under exp(-t u^2 v^2 - (u^2 + v^2)/(2 h^2)): given u, v
- * is Gaussian with precision q = 2 t u^2 + 1/h^2 (E v^2 = 1/q, E v^4 =
- * 3/q^2), u's marginal exp(-u^2/(2h^2))/sqrt(q); Simpson's rule in u. */
-static double funnel_continuous(double t, double h)
-{
-    const int n = 400000;
-    const double X = 9.0 * h, dx = 2.0 * X / n;
-    double z = 0.0, m1 = 0.0, m2 = 0.0;
-    for (int i = 0; i <= n; i++) {
-        const double u = -X + i * dx, u2 = u * u, q = 2.0 * t * u2 + 1.0 / (h * h);
-        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
-                         exp(-u2 / (2.0 * h * h)) / sqrt(q);
-        z += w;
-        m1 += w * u2 / q;
-        m2 += w * 3.0 * u2 * u2 / (q * q);
-    }
-    m1 /= z;
-    return t * t * (m2 / z - m1 * m1);
-}
-
 START_TEST(drhmc_exact)
 {
     static quad_fixture q = {.k = 2.0, .l0 = 1.0, .sigma = 1e-6};
@@ -738,7 +718,7 @@ START_TEST(drhmc_exact)
     fm.grad = funnel_grad;
     fm.group_loss = funnel_group;
     double thf[2] = {0};
-    drhmc_check(&fm, thf, 1.0, 8000, 4, 4, 0, funnel_continuous(T, 1.0), "funnel u^2 v^2");
+    drhmc_check(&fm, thf, 1.0, 8000, 4, 4, 0, u2v2_continuous(T, 1.0), "funnel u^2 v^2");
 }
 END_TEST
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "check_run.h"
+#include "funnel.h"
 
 #define T 1e4
 #define KV 2 /* v's dimension */
@@ -85,27 +86,6 @@ static sive_model uv_model(void)
     return m;
 }
 
-/* t^2 Var[L] under exp(-t u^2 |v|^2 - (u^2 + |v|^2)/(2 h^2)): given u, v is
- * N(0, s^2 I), 1/s^2 = 2 t u^2 + 1/h^2, so E[L | u] = KV u^2 s^2 and
- * E[L^2 | u] = KV (KV + 2) u^4 s^4; u's marginal density is proportional to
- * exp(-u^2/(2h^2)) s^KV.  Simpson's rule in u on |u| <= 12 h. */
-static double uv_continuous(double t, double h)
-{
-    const int n = 200000;
-    const double U = 12.0 * h, du = 2.0 * U / n;
-    double z = 0.0, m1 = 0.0, m2 = 0.0;
-    for (int i = 0; i <= n; i++) {
-        const double u = -U + i * du, s2 = 1.0 / (2.0 * t * u * u + 1.0 / (h * h));
-        const double w = (i == 0 || i == n ? 1.0 : i % 2 ? 4.0 : 2.0) *
-                         exp(-u * u / (2.0 * h * h)) * pow(s2, 0.5 * KV);
-        z += w;
-        m1 += w * KV * u * u * s2;
-        m2 += w * KV * (KV + 2.0) * u * u * u * u * s2 * s2;
-    }
-    m1 /= z;
-    return t * t * (m2 / z - m1 * m1);
-}
-
 static sive_probe *probe(int64_t steps, int64_t chains, int64_t threads, double h,
                          int64_t every)
 {
@@ -127,7 +107,7 @@ static sive_probe *probe(int64_t steps, int64_t chains, int64_t threads, double 
 START_TEST(exact)
 {
     sive_model m = uv_model();
-    const double th[1 + KV] = {0}, want = uv_continuous(T, 1.0);
+    const double th[1 + KV] = {0}, want = funnel_continuous(T, 1.0, KV);
     sive_probe *p = probe(20000, 16, 2, 1.0, 1);
     sive_result *r = NULL;
     ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
