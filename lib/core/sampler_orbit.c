@@ -218,7 +218,7 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
     qsort(r->eps, (size_t)k, sizeof *r->eps, cmp);
     char line[512];
     snprintf(line, sizeof line,
-             "orbit moves (the model's sive_model.move) after every %lld-th step: tail "
+             "orbit moves (the model's sive_model.move) (orbit_every %lld): tail "
              "acceptance %.3f (mean over %d chains), size adapted in the burn-in toward %.2f: "
              "median %.4g (%.4g .. %.4g); %.0f moves = %.0f extra gradient calls (%.3g per "
              "step)\n",

@@ -115,6 +115,20 @@ static int loss_cb(const void *theta, size_t dim, const sive_batch *batch,
                                    losses);
 }
 
+/* c (m x n) = a (m x k) b (k x n), row-major; the move's matrices are
+ * small (a hidden layer's width), so plain loops. */
+static void matmul(const double *a, const double *b, double *c, size_t m, size_t k,
+                   size_t n)
+{
+    for (size_t r = 0; r < m; r++)
+        for (size_t j = 0; j < n; j++) {
+            double s = 0.0;
+            for (size_t q = 0; q < k; q++)
+                s += a[r * k + q] * b[q * n + j];
+            c[r * n + j] = s;
+        }
+}
+
 /* exp(e A) of the k x k matrix A into out by scaling and squaring: the
  * Taylor series of B = e A / 2^j to order 16 with |B|_1 <= 1/2, squared j
  * times (relative error near rounding for the moderate e a move uses);
@@ -142,26 +156,15 @@ static void expm(const double *a, double e, size_t k, double *out, double *t1, d
     for (size_t i = 0; i < k; i++)
         out[i * k + i] = t1[i * k + i] = 1.0;
     for (int n = 1; n <= 16; n++) {
-        for (size_t r = 0; r < k; r++)
-            for (size_t c = 0; c < k; c++) {
-                double s = 0.0;
-                for (size_t q = 0; q < k; q++)
-                    s += t1[r * k + q] * a[q * k + c];
-                t2[r * k + c] = s * sc / n;
-            }
+        matmul(t1, a, t2, k, k, k);
         for (size_t i = 0; i < k * k; i++) {
+            t2[i] = t2[i] * sc / n;
             t1[i] = t2[i];
             out[i] += t2[i];
         }
     }
     for (; j > 0; j--) {
-        for (size_t r = 0; r < k; r++)
-            for (size_t c = 0; c < k; c++) {
-                double s = 0.0;
-                for (size_t q = 0; q < k; q++)
-                    s += out[r * k + q] * out[q * k + c];
-                t1[r * k + c] = s;
-            }
+        matmul(out, out, t1, k, k, k);
         for (size_t i = 0; i < k * k; i++)
             out[i] = t1[i];
     }
@@ -214,20 +217,8 @@ static int move_cb(const void *theta, size_t dim, double scale, const sive_batch
     /* W_s (k x hin) at offset[s]; W_{s+1} (hout x k) at offset[s+1] */
     const double *ws = th + m->offset[s], *wn = th + m->offset[s + 1];
     double *os = out + m->offset[s], *on = out + m->offset[s + 1];
-    for (size_t r = 0; r < k; r++)
-        for (size_t c = 0; c < hin; c++) {
-            double v = 0.0;
-            for (size_t q = 0; q < k; q++)
-                v += gm[r * k + q] * ws[q * hin + c];
-            os[r * hin + c] = v;
-        }
-    for (size_t r = 0; r < hout; r++)
-        for (size_t c = 0; c < k; c++) {
-            double v = 0.0;
-            for (size_t q = 0; q < k; q++)
-                v += wn[r * k + q] * gi[q * k + c];
-            on[r * k + c] = v;
-        }
+    matmul(gm, ws, os, k, k, hin);
+    matmul(wn, gi, on, hout, k, k);
     *log_ratio = scale * tr * ((double)hin - (double)hout);
     return SIVE_OK;
 }
