@@ -251,6 +251,7 @@ extern "C" {
         user: *mut c_void,
     ) -> c_int;
     pub fn sive_probe_errmsg(p: *const sive_probe) -> *const c_char;
+    pub fn sive_probe_set_radius_from(p: *mut sive_probe, r: *const sive_result) -> c_int;
 
     pub fn sive_probe_run(
         p: *mut sive_probe,

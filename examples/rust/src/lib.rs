@@ -655,6 +655,20 @@ impl Probe {
         Ok(self)
     }
 
+    /// Run every later chain at the radius `r`'s search chose from the
+    /// loss, with no search (a split run: each part takes the first part's
+    /// radius and gives the same numbers, bit for bit, as a run that
+    /// searched); `None` forgets it, as does [`Probe::reset`].  `r` may be
+    /// dropped afterwards.  Fails when `r`'s radius was set (`h`, or a
+    /// nonzero `c_h`) or its run did not complete; a later run is refused
+    /// unless its options (threads and the chain range excepted), model
+    /// and `theta_star` are `r`'s.
+    pub fn set_radius_from(&mut self, r: Option<&ProbeResult>) -> Result<&mut Self, Error> {
+        let raw = r.map_or(ptr::null(), |r| r.r());
+        self.check(unsafe { ffi::sive_probe_set_radius_from(self.raw.as_ptr(), raw) })?;
+        Ok(self)
+    }
+
     /// An option's current value, typed as the option.
     pub fn get(&self, name: &str) -> Result<Value, Error> {
         let info = option_info(name)?;

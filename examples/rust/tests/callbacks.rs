@@ -228,6 +228,33 @@ fn result_keeps_the_options_of_its_run() {
 }
 
 #[test]
+fn radius_taken_from_an_earlier_result() {
+    let searched = |p: &mut Probe| {
+        p.set("steps", 200).unwrap().set("groups", 4).unwrap();
+        p.set("chains", 2).unwrap().set("c_h", 0.0).unwrap();
+    };
+    let mut p = Probe::new().unwrap();
+    searched(&mut p);
+    let r = p.run(&model(), &THETA).unwrap();
+    let mut q = Probe::new().unwrap();
+    searched(&mut q);
+    q.set_radius_from(Some(&r)).unwrap();
+    let s = q.run(&model(), &THETA).unwrap();
+    assert_eq!(s.stat(Stat::H, Some(0)), r.stat(Stat::H, Some(0)));
+    assert_eq!(s.lambda().to_bits(), r.lambda().to_bits());
+    q.set("steps", 300).unwrap(); // other options than r's: refused
+    let e = q.run(&model(), &THETA).err().unwrap();
+    assert!(e.message.contains("steps"), "{e}");
+    q.set_radius_from(None).unwrap();
+    q.run(&model(), &THETA).unwrap();
+    // A radius that was set, not chosen from the loss, is refused.
+    let set = probe().run(&model(), &THETA).unwrap();
+    let e = q.set_radius_from(Some(&set)).err().unwrap();
+    assert_eq!(e.status, ffi::SIVE_E_INVALID_ARG);
+    assert!(e.message.contains("not chosen"), "{e}");
+}
+
+#[test]
 fn library_errors_carry_messages() {
     let e = Probe::new()
         .unwrap()
