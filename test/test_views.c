@@ -521,21 +521,29 @@ START_TEST(view_argument_checks)
 }
 END_TEST
 
+/* The analytic view of the two tests below: view_group's quadratic (q 1,
+ * l0 3) on quad_fixture's model, star 0.3, 0.4, ... */
+static void analytic_view(double *star, sive_model *m, sive_model *vm)
+{
+    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
+    static view_quad v = {.l0 = 3.0, .sigma = 0.05};
+    for (size_t i = 0; i < D; i++) {
+        star[i] = 0.3 + 0.1 * (double)i;
+        v.q[i] = 1.0;
+    }
+    *m = *vm = quad_fixture_model(&q, D);
+    vm->group_loss = view_group;
+    vm->user = &v;
+}
+
 /* An analytic view (group_loss, n_examples 0) draws no indices, so
  * replacement 0 is as good as 1 for it, as it is for an analytic model:
  * the run is not refused and gives the same results both ways. */
 START_TEST(analytic_view_without_replacement)
 {
-    static quad_fixture q = {.k = 2.0, .l0 = 0.1, .sigma = 0.02};
-    static view_quad v = {.l0 = 3.0, .sigma = 0.05};
     double star[D];
-    for (size_t i = 0; i < D; i++) {
-        star[i] = 0.3 + 0.1 * (double)i;
-        v.q[i] = 1.0;
-    }
-    sive_model m = quad_fixture_model(&q, D), vm = quad_fixture_model(&q, D);
-    vm.group_loss = view_group;
-    vm.user = &v;
+    sive_model m, vm;
+    analytic_view(star, &m, &vm);
     sive_probe *p = quad_probe(10.0, 0.05, 400);
     ck_assert_int_eq(sive_probe_add_eval_view(p, "analytic", &vm, NULL, 0), SIVE_OK);
     sive_result *with = NULL, *without = NULL;
@@ -576,6 +584,30 @@ START_TEST(view_with_examples_batch_limit)
 }
 END_TEST
 
+/* An analytic view on an analytic model draws no indices, so its workers
+ * allocate none: groups 2^16 x eval_batch 2^24 would be 2^40 indices
+ * (8 TiB a worker, beyond any malloc on this machine without
+ * overcommit_memory = 1), and the run once failed with SIVE_E_NOMEM. */
+START_TEST(analytic_view_allocates_no_indices)
+{
+    double star[D];
+    sive_model m, vm;
+    analytic_view(star, &m, &vm);
+    sive_probe *p = quad_probe(10.0, 0.05, 20);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, INT64_C(1) << 16), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_EVAL_BATCH, INT64_C(1) << 24), SIVE_OK);
+    ck_assert_int_eq(sive_probe_add_eval_view(p, "analytic", &vm, NULL, 0), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_msg(sive_probe_run(p, &m, star, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    ck_assert_uint_eq(sive_result_views(r), 1);
+    ck_assert(isfinite(sive_result_lambda(sive_result_view(r, 0))));
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("views");
@@ -591,6 +623,7 @@ int main(void)
     tcase_add_test(tc, view_nan_at_star_refused);
     tcase_add_test(tc, analytic_view_without_replacement);
     tcase_add_test(tc, view_with_examples_batch_limit);
+    tcase_add_test(tc, analytic_view_allocates_no_indices);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

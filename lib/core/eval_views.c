@@ -111,7 +111,11 @@ static int views_work_init(sivei_work *w, void *rs, void **state)
     for (size_t k = 0; k < run->n_views; k++) {
         const sivei_view *v = &run->views[k];
         view_work *x = &s->v[k];
-        int ok = (x->idx = malloc(draws * sizeof *x->idx)) &&
+        /* An analytic view without examples draws no indices (its
+         * group_loss sees b->index NULL), so it needs no N * B_eval of them:
+         * idx is only read when v->n (views_observe; view_evaluate, for
+         * per-example losses, which need examples). */
+        int ok = (!v->n || (x->idx = malloc(draws * sizeof *x->idx))) &&
                  (x->group_loss = malloc(N * sizeof *x->group_loss));
         if (ok && v->model.loss)
             ok = sivei_dedup_init(&x->dedup, v->n, draws) == SIVE_OK;
