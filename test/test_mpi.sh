@@ -2,7 +2,8 @@
 # Open MPI (issue 10): `mpirun -np 2 sive probe` writes the same JSON, CSV
 # and traces as one process (the wall time aside), evaluation views
 # included; a unit that fails (a damaged checkpoint) is named with its
-# rank, the run exits non-zero and writes nothing.  Likewise `mpirun -np 3 sive trajectory` (its CSV, JSON,
+# rank, the run exits non-zero and writes nothing; a missing checkpoint is
+# named before any unit, as without mpirun.  Likewise `mpirun -np 3 sive trajectory` (its CSV, JSON,
 # stdout and plot), with faults of one rank: no data, other options.
 # Usage: test_mpi.sh path/to/sive mpi|nompi
 set -u
@@ -99,6 +100,21 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c "no class 12 in the training set" "$TMP/err")" = 1 ] &&
     [ ! -s "$TMP/out" ] && ok "--eval-data class=12: exit 2, said once, nothing written" ||
     bad "--eval-data class=12: exit $rc: $(head -3 "$TMP/err")"
+
+# a missing checkpoint: named before any unit, as without mpirun (the same
+# message and exit status, not a unit's "input/output error"), said once
+"$SIVE" probe "${CKS[0]}" "$TMP/nope.ckpt" "${P[@]}" --format json >"$TMP/out" 2>"$TMP/err1"
+rc1=$?
+"${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "$TMP/nope.ckpt" "${P[@]}" --format json \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq $rc1 ] && [ $rc -ne 0 ] && ok "a missing checkpoint: exit $rc, as one process" ||
+    bad "a missing checkpoint: exit $rc, one process $rc1"
+msg="sive probe: $TMP/nope.ckpt: file not found"
+[ "$(grep -cxF "$msg" "$TMP/err1")" = 1 ] && [ "$(grep -cxF "$msg" "$TMP/err")" = 1 ] &&
+    ! grep -q "input/output error" "$TMP/err" && ok "a missing checkpoint: named once" ||
+    bad "a missing checkpoint: message: $(head -3 "$TMP/err")"
+[ -s "$TMP/out" ] && bad "a missing checkpoint: output written" || ok "a missing checkpoint: no output"
 
 # faults of one probe rank (issue 23, M1): another --chains or checkpoint
 # list left rank 0 waiting forever for units never sent; other --data

@@ -1431,6 +1431,18 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
         if (bad)
             agreed = EXIT_USAGE;
     }
+    /* every checkpoint a readable file before any unit, as without mpirun
+     * (probe_all): a missing one named ("file not found", not the loader's
+     * "input/output error" of its unit), exit EXIT_RUN, nothing written.
+     * Rank 0 checks and says why first; then the other ranks, whose files
+     * may differ (rank 0 then names the rank that stopped) */
+    for (int turn = 0; turn < 2 && agreed < 0; turn++) {
+        int unreadable = 0;
+        for (int i = 0; i < a->n_ckpt && (rank == 0) == (turn == 0); i++)
+            unreadable |= cli_in_check(a->ckpts[i]) != 0;
+        if (cli_mpi_go("sive probe", unreadable ? EXIT_RUN : -1) >= 0)
+            agreed = EXIT_RUN;
+    }
     if (agreed >= 0) {
         sive_dataset_free(train);
         sive_dataset_free(test);
