@@ -136,6 +136,22 @@ static inline double sivei_sampler_val(const sivei_run *run, const void *x, size
                                         : ((const double *)x)[i];
 }
 
+/* |theta - theta*|^2 over the moved parameters (the run's ranges, or all
+ * of theta), in coordinate order. */
+static inline double sivei_dist2(const sivei_run *run, const void *theta)
+{
+    double r2 = 0.0;
+    for (size_t k = 0; k < sivei_range_count(run); k++) {
+        size_t b, e;
+        sivei_range_at(run, k, &b, &e);
+        for (size_t i = b; i < e; i++) {
+            double x = sivei_sampler_val(run, theta, i) - sivei_sampler_val(run, run->theta_star, i);
+            r2 += x * x;
+        }
+    }
+    return r2;
+}
+
 /* The chunks of a step's moved parameters (the run's ranges, or all of
  * theta), in coordinate order, SIVEI_NOISE_CHUNK at most:
  *   sivei_chunks it = sivei_chunks_start(run);

@@ -532,21 +532,6 @@ static double step_at(const sivei_run *run, const mala_work *s, double r2)
     return exp(fmin(fmax(la, lo - log(STEP_RANGE)), lo + log(STEP_RANGE)));
 }
 
-/* |theta - theta*|^2 over the moved parameters. */
-static double dist2(const sivei_run *run, const void *theta)
-{
-    double r2 = 0.0;
-    for (size_t k = 0; k < sivei_range_count(run); k++) {
-        size_t b, e;
-        sivei_range_at(run, k, &b, &e);
-        for (size_t i = b; i < e; i++) {
-            double x = sivei_sampler_val(run, theta, i) - sivei_sampler_val(run, run->theta_star, i);
-            r2 += x * x;
-        }
-    }
-    return r2;
-}
-
 /* The adaptation, in m < adapt_end (the whole burn-in): Robbins-Monro on
  * log a toward TARGET_ACCEPT, and a stochastic regression of log a on z
  * (the proposal was made at z): beta moves until the acceptance does not
@@ -868,7 +853,7 @@ static int mala_step(sivei_run *run, sivei_work *w, void *rs, void *ws, sivei_pc
     if (!s->have) { /* the chain's own call at theta_0 */
         s->loss = out->trace[SIVE_TRACE_GRAD_LOSS][m];
         s->have = 1;
-        s->r2 = dist2(run, w->theta);
+        s->r2 = sivei_dist2(run, w->theta);
         if (s->lr)
             sivei_lowrank_chain_start(s->lr, r->lr);
     }

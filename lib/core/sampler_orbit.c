@@ -101,17 +101,6 @@ void sivei_orbit_chain_start(sivei_orbit *o, const sivei_options *opt)
     *o = (sivei_orbit){.log_eps = log(opt->orbit_scale)};
 }
 
-static double dist2(const sivei_run *run, const void *theta)
-{
-    double r2 = 0.0;
-    for (size_t i = 0; i < run->model.dim; i++) {
-        const double x = sivei_sampler_val(run, theta, i) -
-                         sivei_sampler_val(run, run->theta_star, i);
-        r2 += x * x;
-    }
-    return r2;
-}
-
 static void swap(void **x, void **y)
 {
     void *t = *x;
@@ -163,7 +152,7 @@ int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
         return 1;
     }
     double la = -INFINITY;
-    const double r2p = dist2(run, *st->prop);
+    const double r2p = sivei_dist2(run, *st->prop);
     if (isfinite(lr) && isfinite(r2p)) {
         if (f(ctx, *st->prop, *st->gprop, &lp))
             return 1;
