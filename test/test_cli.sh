@@ -308,6 +308,21 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["per_chain"] == b["per_chain"], (a["per_chain"], b["per_chain"])
 EOF
 
+# the settings line: on stdout (the table's) and stderr (a note) when they go
+# apart; once when both are one terminal (script(1) gives them a pty)
+run "probe table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 &&
+    grep -q '^SIVE probe: t = ' "$TMP/out" && grep -q '^sive probe: t = ' "$TMP/err" &&
+    ok "settings line on stdout and on stderr" || bad "settings line: not on both streams"
+if command -v script >/dev/null; then
+    script -qec "$(printf '%q ' "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2)" \
+        /dev/null </dev/null >"$TMP/tty" 2>&1
+    [ "$(grep -c 'probe: t = ' "$TMP/tty")" = 1 ] && grep -q '^SIVE probe: t = ' "$TMP/tty" &&
+        ok "settings line once on a terminal" ||
+        bad "settings line on a terminal: $(grep -c 'probe: t = ' "$TMP/tty") times"
+else
+    ok "settings line once on a terminal # SKIP no script(1)"
+fi
+
 # --params: the three layers cover theta (the unrestricted run, number for
 # number); one layer is another probe with its own radius; bad lists refused
 run "probe --params all layers" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 \

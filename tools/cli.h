@@ -191,6 +191,9 @@ int cli_mkdirs(const char *path);
 double cli_now(void);
 /* Processors this process may run on (>= 1). */
 int cli_cpus(void);
+/* 1 when stdout and stderr are the same terminal (one screen shows both),
+ * else 0: a line printed to each would be seen twice. */
+int cli_same_terminal(void);
 /* Mean and sample std (ddof 1) of the finite entries of x[0..n-1]: NaN
  * without any, std NaN with fewer than two. */
 void cli_mean_std(const double *x, size_t n, double *mean, double *std);

@@ -1188,7 +1188,9 @@ static int mpi_emit(probe_args *a, int i, sive_result **got, int32_t K, double s
 }
 static void print_preamble(const probe_args *a)
 {
-    if (!a->cfg.quiet) {
+    /* the stderr line tells a terminal what runs while stdout goes elsewhere;
+     * when the table's own line lands on the same terminal, once is enough */
+    if (!a->cfg.quiet && !(a->fmt == FMT_TABLE && cli_same_terminal())) {
         fprintf(stderr, "%s: ", cli_cmd);
         probe_print_settings(stderr, &a->cfg);
         fputc('\n', stderr);
