@@ -102,17 +102,19 @@ done < <(optlist True)
 [ -z "$missing" ] && ok "probe/trajectory --help list exactly their options" ||
     bad "--help:$missing"
 
-# docs/cli.md's usage block for `sive probe` is the program's own: the
-# lines from "usage: sive probe" up to the first line without a "[" option
-sed -n '/^usage: sive probe /,/^[^ u]/p' "$TMP/probe_help" | sed '$d' >"$TMP/probe_usage"
-sed -n '/^usage: sive probe /,/^```/p' "$(dirname "$0")/../docs/cli.md" | sed '$d' \
-    >"$TMP/probe_usage_doc"
-if [ -s "$TMP/probe_usage" ] && cmp -s "$TMP/probe_usage" "$TMP/probe_usage_doc"; then
-    ok "docs/cli.md's probe usage block is sive probe --help's"
-else
-    bad "docs/cli.md's probe usage block differs from sive probe --help"
-    diff "$TMP/probe_usage" "$TMP/probe_usage_doc" | head -10 | sed 's/^/  /'
-fi
+# docs/cli.md's usage block of each command is the program's own: the lines
+# from "usage: sive CMD" up to the first line without a "[" option
+for c in train probe trajectory toy calibrate options demo; do
+    "$SIVE" $c --help | sed -n "/^usage: sive $c /,/^[^ u]/p" | sed '$d' >"$TMP/usage_$c"
+    sed -n "/^usage: sive $c /,/^\`\`\`/p" "$(dirname "$0")/../docs/cli.md" | sed '$d' \
+        >"$TMP/usage_doc_$c"
+    if [ -s "$TMP/usage_$c" ] && cmp -s "$TMP/usage_$c" "$TMP/usage_doc_$c"; then
+        ok "docs/cli.md's $c usage block is sive $c --help's"
+    else
+        bad "docs/cli.md's $c usage block differs from sive $c --help"
+        diff "$TMP/usage_$c" "$TMP/usage_doc_$c" | head -10 | sed 's/^/  /'
+    fi
+done
 run "trajectory refuses --chain-begin" 2 "$SIVE" trajectory --epochs 1 --chain-begin 1 &&
     expect_err "trajectory --chain-begin" "unknown option '--chain-begin'"
 # long options are matched in full (glibc would take --step for --steps),
