@@ -896,6 +896,39 @@ START_TEST(radius_from_earlier_result)
 }
 END_TEST
 
+/* A call of sive_probe_set_radius_from() that fails leaves the probe as
+ * it was, as the other setters do: the radius taken before (here another
+ * h, from a forged copy, so that a search would show) is kept. */
+START_TEST(radius_from_failure_keeps_radius)
+{
+    sive_probe *p = probe_with(400, ULA_AUTO);
+    sive_result *whole = run_probe(p, 0, 0);
+    void *bytes = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sive_result_to_bytes(whole, "", &bytes, &n), SIVE_OK);
+    unsigned char *q = bytes;
+    const double h2 = 0.75 * sive_result_stat(whole, SIVE_STAT_H, 0);
+    uint64_t hb;
+    memcpy(&hb, &h2, 8);
+    put64(q, OFF_F(q, SRES_H), hb);
+    sive_result *forged = NULL;
+    ck_assert_int_eq(from_forged(q, n, &forged), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 1.0), SIVE_OK);
+    sive_result *fixed = run_probe(p, 0, 1);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 0.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, forged), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, fixed), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "not chosen from the loss"));
+    sive_result *e = run_probe(p, 3, 4);
+    ck_assert(same(sive_result_stat(e, SIVE_STAT_H, 3), h2));
+    sive_result *rs[] = {whole, forged, fixed, e};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+        sive_result_free(rs[i]);
+    sive_free(bytes);
+    sive_probe_free(p);
+}
+END_TEST
+
 static int same_option(const sive_result *a, const sive_result *b, const sive_option_info *in)
 {
     int64_t ia = 1, ib = 2;
@@ -1179,6 +1212,7 @@ int main(void)
     tcase_add_test(tc, format4_without_notes);
     tcase_add_test(tc, merge_keeps_notes);
     tcase_add_test(tc, radius_from_earlier_result);
+    tcase_add_test(tc, radius_from_failure_keeps_radius);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -716,7 +716,8 @@ SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
  * the loss and its options (threads and the chain range excepted), model
  * (dtype, dim, n_examples, identity) and theta* are r's.  Errors:
  * SIVE_E_INVALID_ARG (p NULL; r's radius was not chosen from the loss, or
- * its run did not complete), SIVE_E_NOMEM.
+ * its run did not complete), SIVE_E_NOMEM; the probe is then unchanged (a
+ * radius taken before is kept).
  */
 SIVE_API int sive_probe_set_radius_from(sive_probe *p, const sive_result *r);
 
