@@ -896,6 +896,50 @@ START_TEST(radius_from_earlier_result)
 }
 END_TEST
 
+/* Run notes longer than the caller's note limit (1 MiB): the merge of
+ * many parts lists a line per part (an mpirun probe merges one part per
+ * chain), and the merged result saves and loads back (the loader refused
+ * run notes above 1 MiB as damage, so a file the library wrote did not
+ * load).  K one-chain parts, each with a 1 KiB line of its own. */
+START_TEST(long_run_notes_load)
+{
+    enum { K = 1100, LINE = 1024 };
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    const size_t at = sres_run_notes(p);
+    ck_assert_uint_eq(get64(p, at), 0);
+    unsigned char *q = malloc(n + LINE);
+    ck_assert_ptr_nonnull(q);
+    memcpy(q, p, at);
+    put64(q, at, LINE);
+    memcpy(q + at + 8 + LINE, p + at + 8, n - at - 8);
+    put64(q, sres_opt(q, SIVE_OPT_CHAINS), K);
+    sive_result **parts = calloc(K, sizeof *parts);
+    for (int64_t c = 0; c < K; c++) {
+        char *line = (char *)q + at + 8;
+        memset(line, 'x', LINE);
+        int k = snprintf(line, LINE, "metropolis: tail acceptance of chain %lld ", (long long)c);
+        line[k] = 'x';
+        line[LINE - 1] = '\n';
+        set_one_chain(q, c);
+        ck_assert_msg(from_forged(q, n + LINE, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
+    }
+    sive_result *m = NULL;
+    ck_assert_msg(sive_result_merge(&m, (const sive_result *const *)parts, K) == SIVE_OK, "%s",
+                  sive_last_errmsg());
+    ck_assert_uint_gt(strlen(sive_result_health(m)), (size_t)K * LINE);
+    sive_result *back = reload(m);
+    ck_assert_str_eq(sive_result_health(back), sive_result_health(m));
+    for (int c = 0; c < K; c++)
+        sive_result_free(parts[c]);
+    free(parts);
+    sive_result_free(back);
+    sive_result_free(m);
+    free(q);
+    free(p);
+}
+END_TEST
+
 /* A call of sive_probe_set_radius_from() that fails leaves the probe as
  * it was, as the other setters do: the radius taken before (here another
  * h, from a forged copy, so that a search would show) is kept. */
@@ -1213,6 +1257,7 @@ int main(void)
     tcase_add_test(tc, merge_keeps_notes);
     tcase_add_test(tc, radius_from_earlier_result);
     tcase_add_test(tc, radius_from_failure_keeps_radius);
+    tcase_add_test(tc, long_run_notes_load);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -1219,7 +1219,8 @@ SIVE_API int sive_result_merge(sive_result **out,
  * stop step and traces (statistics are recomputed on load, so they cannot
  * disagree with the traces; so is the health text's flags' part, and the
  * run's notes after it are stored: a loaded result's health text is the
- * run's, byte for byte).  note (may be NULL) is an opaque text of the
+ * run's, byte for byte; at most 256 MiB of them, which only a merge of
+ * about a million parts exceeds).  note (may be NULL) is an opaque text of the
  * caller's, at most 1 MiB, kept verbatim (e.g. the CLI's checkpoint
  * metadata).  The format is versioned and checksummed (docs/scale.md) and
  * the file is written atomically: a temporary beside path, fsynced, then
