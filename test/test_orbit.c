@@ -262,6 +262,26 @@ START_TEST(dln_move)
 }
 END_TEST
 
+/* orbit_every longer than the tail: no move is tried there, and the
+ * health line says so instead of a tail acceptance of 0 (which reads as
+ * every move rejected). */
+START_TEST(no_tail_moves_named)
+{
+    sive_model m = uv_model();
+    const double th[1 + KV] = {0.1, 0.2, -0.1};
+    sive_probe *p = probe(2000, 2, 1, 1.0, 1500); /* one move, at step 1499 of the burn-in */
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.8), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    const char *ol = strstr(sive_result_health(r), "orbit moves");
+    ck_assert_ptr_nonnull(ol);
+    ck_assert_msg(!strstr(ol, "tail acceptance 0.000"), "%s", ol);
+    ck_assert_msg(strstr(ol, "no move in the tail"), "%s", ol);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* sive_probe_sweep() with parallel > 1 runs slot s > 0 on a wrapped model
  * (worker numbers offset): its move callback, too, must get the model's
  * own user pointer and the offset worker of the gradient calls around it.
@@ -327,6 +347,7 @@ int main(void)
     tcase_add_test(tc, bits_and_refusals);
     tcase_add_test(tc, dln_move);
     tcase_add_test(tc, sweep_parallel_move);
+    tcase_add_test(tc, no_tail_moves_named);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
