@@ -714,7 +714,9 @@ SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
  * searched and chose the same h, bit for bit.  Such a run is refused
  * (SIVE_E_INVALID_ARG, at sive_probe_run()) unless its radius comes from
  * the loss and its options (threads and the chain range excepted), model
- * (dtype, dim, n_examples, identity) and theta* are r's.  Errors:
+ * (dtype, dim, n_examples, identity), theta* and moved parameters
+ * (sive_probe_set_params()) are r's.  Not thread-safe on the same probe;
+ * r may be read by others meanwhile.  Errors:
  * SIVE_E_INVALID_ARG (p NULL; r's radius was not chosen from the loss, or
  * its run did not complete), SIVE_E_NOMEM; the probe is then unchanged (a
  * radius taken before is kept).
