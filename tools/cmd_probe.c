@@ -857,16 +857,23 @@ static int chain_range(probe_cfg *c, const char *arg)
 /* --h-from FILE: its result into *r, checked as a source of a radius
  * chosen from the loss.  It is given to the probe only after the options'
  * check (probe_cfg_check() runs a stand-in model, not FILE's), by
- * h_from_use(); the run then checks the options, model and theta*. */
+ * h_from_use(); the run then checks the options, model and theta*.
+ * Returns -1 to go on, else the exit status: a file that cannot be read
+ * or is damaged is a failed file (EXIT_RUN, "file not found" as for a
+ * checkpoint), a result whose radius cannot be taken a usage error. */
 static int h_from_load(probe_cfg *c, const char *path, sive_result **r)
 {
+    if (cli_in_check(path))
+        return EXIT_RUN;
     int rc = sive_result_load(path, r, NULL);
-    if (rc)
+    if (rc) {
         fprintf(stderr, "%s: --h-from: %s (%s)\n", cli_cmd, sive_last_errmsg(), sive_strerror(rc));
-    else if ((rc = sive_probe_set_radius_from(c->p, *r)))
+        return EXIT_RUN;
+    }
+    if ((rc = sive_probe_set_radius_from(c->p, *r)))
         fprintf(stderr, "%s: --h-from %s: %s\n", cli_cmd, path, sive_probe_errmsg(c->p));
     sive_probe_set_radius_from(c->p, NULL);
-    return rc ? -1 : 0;
+    return rc ? EXIT_USAGE : -1;
 }
 
 static void h_from_use(probe_args *a)
@@ -951,8 +958,9 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         return EXIT_USAGE;
     }
     probe_cfg_finish(&a->cfg);
-    if (a->h_from && h_from_load(&a->cfg, a->h_from, &a->h_from_r))
-        return EXIT_USAGE;
+    int st;
+    if (a->h_from && (st = h_from_load(&a->cfg, a->h_from, &a->h_from_r)) >= 0)
+        return st;
     /* before any run: a long run must not end in a failed write */
     if (a->save && cli_out_check(a->save))
         return EXIT_RUN;
