@@ -1190,8 +1190,8 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
  * for the run notes that summarise a part's own chains.  The run notes are
  * the lines a run adds to its health text after the flags' lines
  * ("metropolis: ...", "delayed rejection ...", "replicas R: ...",
- * "auto_step ...", "grad_noise_compensation: ...", "defaults: ...",
- * "radius: ..."): a line every part has verbatim (the defaults', the
+ * "orbit moves ...", "low-rank preconditioner ...", "auto_step ...",
+ * "grad_noise_compensation: ...", "defaults: ...", "radius: ..."): a line every part has verbatim (the defaults', the
  * radius search's) is kept once, as the whole run has it; a line that
  * differs (a sampler's acceptance over the part's chains) is kept once per
  * part, by first chain, as "key (chains a..b): rest", key being the
