@@ -820,6 +820,22 @@ START_TEST(merge_keeps_notes)
 }
 END_TEST
 
+/* A forged copy of r whose radius is h (its file's h field rewritten). */
+static sive_result *with_h(const sive_result *r, double h)
+{
+    void *bytes = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, "", &bytes, &n), SIVE_OK);
+    unsigned char *q = bytes;
+    uint64_t hb;
+    memcpy(&hb, &h, 8);
+    put64(q, OFF_F(q, SRES_H), hb);
+    sive_result *f = NULL;
+    ck_assert_int_eq(from_forged(q, n, &f), SIVE_OK);
+    sive_free(bytes);
+    return f;
+}
+
 /* sive_probe_set_radius_from(): parts that take the radius a whole run
  * (or a part, or its loaded file) chose from the loss run no search and
  * merge into the whole run bit for bit, health text included; refused
@@ -874,16 +890,8 @@ START_TEST(radius_from_earlier_result)
     assert_same(c, d);
     /* a part with another h (from a forged copy of the whole run): the
      * merge names the radius */
-    void *bytes = NULL;
-    size_t n = 0;
-    ck_assert_int_eq(sive_result_to_bytes(whole, "", &bytes, &n), SIVE_OK);
-    unsigned char *q = bytes;
     const double h2 = 0.75 * sive_result_stat(whole, SIVE_STAT_H, 0);
-    uint64_t hb;
-    memcpy(&hb, &h2, 8);
-    put64(q, OFF_F(q, SRES_H), hb);
-    sive_result *forged = NULL;
-    ck_assert_int_eq(from_forged(q, n, &forged), SIVE_OK);
+    sive_result *forged = with_h(whole, h2);
     ck_assert_int_eq(sive_probe_set_radius_from(p, forged), SIVE_OK);
     sive_result *e = run_probe(p, 3, 4);
     ck_assert(same(sive_result_stat(e, SIVE_STAT_H, 3), h2));
@@ -891,7 +899,6 @@ START_TEST(radius_from_earlier_result)
     sive_result *rs[] = {whole, first, b, c, fixed, d, forged, e};
     for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
         sive_result_free(rs[i]);
-    sive_free(bytes);
     sive_probe_free(p);
 }
 END_TEST
@@ -947,16 +954,8 @@ START_TEST(radius_from_failure_keeps_radius)
 {
     sive_probe *p = probe_with(400, ULA_AUTO);
     sive_result *whole = run_probe(p, 0, 0);
-    void *bytes = NULL;
-    size_t n = 0;
-    ck_assert_int_eq(sive_result_to_bytes(whole, "", &bytes, &n), SIVE_OK);
-    unsigned char *q = bytes;
     const double h2 = 0.75 * sive_result_stat(whole, SIVE_STAT_H, 0);
-    uint64_t hb;
-    memcpy(&hb, &h2, 8);
-    put64(q, OFF_F(q, SRES_H), hb);
-    sive_result *forged = NULL;
-    ck_assert_int_eq(from_forged(q, n, &forged), SIVE_OK);
+    sive_result *forged = with_h(whole, h2);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 1.0), SIVE_OK);
     sive_result *fixed = run_probe(p, 0, 1);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 0.0), SIVE_OK);
@@ -968,7 +967,6 @@ START_TEST(radius_from_failure_keeps_radius)
     sive_result *rs[] = {whole, forged, fixed, e};
     for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
         sive_result_free(rs[i]);
-    sive_free(bytes);
     sive_probe_free(p);
 }
 END_TEST
