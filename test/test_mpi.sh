@@ -83,6 +83,18 @@ grep -q "rank 1, unit 3 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" && o
 [ -e "$TMP/fault.csv" ] && bad "traces file written" || ok "no traces file"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary left: $(ls "$TMP")" || ok "no temporaries"
 
+# no radius can be searched (the defaults on the MLP's mini-batch loss
+# resolve to ULA at c_h 1): the units go round-robin, u mod R
+# (docs/scale.md), and no checkpoint's chain-0 unit runs alone before the
+# others (the ranks waited for it); with 2 chains the damaged checkpoint's
+# chain-0 unit is unit 2, on rank 0
+P2=(--steps 40 --groups 4 --eval-batch 8 --grad-batch 16 --chains 2 --seed 7 --threads 2
+    --blis-threads 1 --quiet)
+"${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "$TMP/bad.ckpt" "${P2[@]}" --format json \
+    >"$TMP/out" 2>"$TMP/err"
+grep -q "rank 0, unit 2 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" &&
+    ok "no search: units round-robin (u mod R)" || bad "no search: message: $(head -5 "$TMP/err")"
+
 # a value the library refuses for this data: exit 2 before any unit, as
 # without mpirun, the reason once (rank 0), nothing written
 "${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "${P[@]}" --replacement 0 --grad-batch 100000 \

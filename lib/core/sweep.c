@@ -46,6 +46,15 @@ static int wrap_group(const void *theta, size_t dim, const sive_batch *b, double
     return w->inner->group_loss(theta, dim, &c, gl, w->inner->user);
 }
 
+static int wrap_move(const void *theta, size_t dim, double scale, const sive_batch *b,
+                     void *out, double *log_ratio, void *user)
+{
+    const sweep_wrap *w = user;
+    sive_batch c = *b;
+    c.worker += w->offset;
+    return w->inner->move(theta, dim, scale, &c, out, log_ratio, w->inner->user);
+}
+
 typedef struct sweep_job {
     sive_probe *probes;          /* one per value, options already set */
     const sive_model *m;
@@ -87,6 +96,7 @@ static void wrap_model(sive_model *out, const sive_model *inner, sweep_wrap *w, 
     out->grad = inner->grad ? wrap_grad : NULL;
     out->loss = inner->loss ? wrap_loss : NULL;
     out->group_loss = inner->group_loss ? wrap_group : NULL;
+    out->move = out->move ? wrap_move : NULL; /* read only when struct_size covers it */
     out->destroy = NULL;
 }
 
