@@ -1347,21 +1347,21 @@ static uint64_t probe_plan(const probe_args *a, int64_t units, const sive_datase
     return cli_hash(cli_hash_options(h, a->cfg.p), &data, sizeof data);
 }
 
-/* Whether a run of c's probe may choose its radius from the loss: c_h
- * auto, or no radius and the sampler left to the defaults, which choose
- * the search only for an exact loss: on the MLP's n training examples the
- * full batch without replacement (grad_batch n, replacement 0; else they
- * resolve to ULA at c_h 1, and the units need not wait for a chain-0
- * unit's search that never comes). */
-static int radius_may_be_searched(const probe_cfg *c, uint64_t n)
+/* Whether a run of c's probe on n_examples examples may choose its radius
+ * from the loss: c_h auto, or no radius and the sampler left to the
+ * defaults, which search only on an exact loss: with a data set, the
+ * whole of it in each gradient, without replacement (the Metropolis
+ * sampler's condition, sampler_mala.c).  A guess on the side of a search:
+ * a wrong yes costs a wait, a wrong no every unit's own search. */
+int probe_radius_searched(const probe_cfg *c, uint64_t n_examples)
 {
     double ch = 1.0;
     sive_probe_get_double(c->p, SIVE_OPT_C_H, &ch);
     if (c->radius)
         return !strcmp(c->radius, "--c-h") && ch == 0.0;
     return cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0 &&
-           (uint64_t)cli_opt_int(c->p, SIVE_OPT_GRAD_BATCH) == n &&
-           cli_opt_int(c->p, SIVE_OPT_REPLACEMENT) == 0;
+           cli_opt_int(c->p, SIVE_OPT_REPLACEMENT) == 0 &&
+           (uint64_t)cli_opt_int(c->p, SIVE_OPT_GRAD_BATCH) == n_examples;
 }
 
 /* src[i] when checkpoint i's chain-0 unit failed: its other units are not
@@ -1473,7 +1473,7 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
         return EXIT_RUN; /* every rank is out of memory alike */
     /* a radius from the loss is searched once per checkpoint: by its
      * chain-0 unit, whose result every rank then has (mpi_share) */
-    a->share = !a->h_from_r && radius_may_be_searched(&a->cfg, sive_dataset_count(train));
+    a->share = !a->h_from_r && probe_radius_searched(&a->cfg, sive_dataset_count(train));
     h_from_use(a);
     if (a->share)
         for (int u = 0; u < U; u += K)
