@@ -17,12 +17,12 @@ teacher seed S, factorisation seed S + 2), taken from libsive-ref itself
 through ctypes so the centre is the probe's (the law is not invariant to
 the choice of theta* in the fibre).  Nothing else of libsive is used.
 
-Given the other layers, K is quadratic in W_s: with A = W_L...W_{s+1},
-B = W_{s-1}...W_1, A^T A = U_a diag(alpha) U_a^T, B B^T = U_b diag(beta)
-U_b^T and X = U_a^T W_s U_b, K = sum_ij (alpha_i beta_j X_ij^2 / 2 -
-G_ij X_ij) + |W_T|^2/2 with G = U_a^T A^T W_T B^T U_b, and the tether is
-|X - X*|^2/(2h^2): the entries of X are independent Gaussians, precision
-t alpha_i beta_j + 1/h^2.  One sweep draws every layer exactly in turn (no
+Given the other layers, K is quadratic in W_s: with A = W_L...W_{s+1}
+= P diag(sigma) V^T and B = W_{s-1}...W_1 = U diag(rho) Q^T (full SVDs) and
+X = V^T W_s U, K = sum_ij (s_ij X_ij - M_ij)^2 / 2 + K_out with s_ij =
+sigma_i rho_j, M = P^T W_T Q and K_out the part of |M|^2/2 that no X_ij
+reaches, and the tether is |X - X*|^2/(2h^2): the entries of X are
+independent Gaussians, precision t s_ij^2 + 1/h^2.  One sweep draws every layer exactly in turn (no
 step size, no rejection), then moves along the symmetry orbits W_s -> G
 W_s, W_{s+1} -> W_{s+1} G^-1 with G = exp(eps Z), Z symmetric Gaussian (a
 Metropolis-Hastings step: the tether and the Jacobian |det G|^(H_{s-1} -
@@ -30,8 +30,8 @@ H_{s+1}) decide; eps adapts in the burn-in and is then frozen), which the
 layer updates alone cross slowly at large h.
 
 Rao-Blackwellised: each layer update also gives t E[K | rest] and
-t^2 Var[K | rest] in closed form (sums over the entries of X of
-a mu^2/2 + a v/2 - g mu and a^2 v^2/2 + (a mu - g)^2 v), and
+t^2 Var[K | rest] in closed form (sums over the entries of X, mean mu and
+variance v: K_out + ((s mu - M)^2 + s^2 v)/2 and s^4 v^2/2 + s^2 (s mu - M)^2 v), and
 t^2 Var_q[K] = E[t^2 Var(K|rest)] + Var(t E[K|rest]), averaged over the
 layers.  The standard error is by batch means over C independent chains
 (half started at theta*, half dispersed at theta* + h N(0, I)); split-R^
@@ -47,7 +47,11 @@ import pathlib
 import sys
 import time
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # meson's test reads 77 as "skipped"
+    print("dln_gibbs_target.py needs numpy (Debian: python3-numpy)", file=sys.stderr)
+    sys.exit(77)
 
 # ---------------------------------------------------------------- the case
 
@@ -142,7 +146,6 @@ class Gibbs:
     def __init__(self, widths, WT, Wstar, t, h, C, rng, orbit=True):
         self.w, self.L, self.t, self.h, self.C = widths, len(widths) - 1, t, h, C
         self.WT, self.Ws, self.rng, self.orbit = WT, Wstar, rng, orbit
-        self.K0 = 0.5 * (WT * WT).sum()
         self.eps = np.full(self.L - 1, 0.3)  # orbit move size per boundary
         self.acc = np.zeros(self.L - 1)
         self.W = [np.broadcast_to(W, (C,) + W.shape).copy() for W in Wstar]
@@ -168,41 +171,50 @@ class Gibbs:
         ms = np.zeros(C)
         m2 = np.zeros(C)
         vs = np.zeros(C)
+        WT = self.WT
         for k in range(L):
-            Wk = self.W[k]
-            ho, hi = Wk.shape[1], Wk.shape[2]
-            if A[k] is None:
-                al = np.ones((C, ho))
-                Ua = None
-                AtWT = np.broadcast_to(self.WT, (C,) + self.WT.shape)
-            else:
-                al, Ua = np.linalg.eigh(np.swapaxes(A[k], 1, 2) @ A[k])
-                AtWT = np.swapaxes(A[k], 1, 2) @ self.WT
-            if B is None:
-                be = np.ones((C, hi))
-                Ub = None
-                G = AtWT
-            else:
-                be, Ub = np.linalg.eigh(B @ np.swapaxes(B, 1, 2))
-                G = AtWT @ np.swapaxes(B, 1, 2)
-            Xs = np.broadcast_to(self.Ws[k], Wk.shape)
-            if Ua is not None:
-                G = np.swapaxes(Ua, 1, 2) @ G
-                Xs = np.swapaxes(Ua, 1, 2) @ Xs
+            ho, hi = self.W[k].shape[1], self.W[k].shape[2]
+            # A = P diag(sig) Vh (full frames), B = Ub diag(rho) Qh: in
+            # X = Vh W_k Ub, A W_k B = P diag(sig) X diag(rho) Qh, so
+            # K = sum_ij (s_ij X_ij - M_ij)^2 / 2 + K_out with s = sig rho,
+            # M = P^T W_T Qh^T, K_out = the part of |M|^2/2 no X reaches.
+            # (The SVD, not eigh of A^T A: no squared condition number, and
+            # mu below is bounded by sqrt(t) h |M| / 2 whatever the rounding.)
+            sig = np.ones((C, ho))
+            rho = np.ones((C, hi))
+            M = np.broadcast_to(WT, (C,) + WT.shape)
+            Vh = Ub = None
+            if A[k] is not None:
+                P, sv, Vh = np.linalg.svd(A[k])
+                sig = np.zeros((C, ho))
+                sig[:, :sv.shape[1]] = sv
+                M = np.swapaxes(P, 1, 2) @ M
+            if B is not None:
+                Ub, sv, Qh = np.linalg.svd(B)
+                rho = np.zeros((C, hi))
+                rho[:, :sv.shape[1]] = sv
+                M = M @ np.swapaxes(Qh, 1, 2)
+            ra, rb = min(ho, M.shape[1]), min(hi, M.shape[2])
+            Mk = np.zeros((C, ho, hi))
+            Mk[:, :ra, :rb] = M[:, :ra, :rb]
+            K_out = 0.5 * ((M * M).sum((1, 2)) - (Mk * Mk).sum((1, 2)))
+            Xs = np.broadcast_to(self.Ws[k], (C, ho, hi))
+            if Vh is not None:
+                Xs = Vh @ Xs
             if Ub is not None:
-                G = G @ Ub
                 Xs = Xs @ Ub
-            a = np.clip(al, 0, None)[:, :, None] * np.clip(be, 0, None)[:, None, :]
-            v = 1.0 / (t * a + ih2)
-            mu = (t * G + Xs * ih2) * v
-            m = t * (self.K0 + (0.5 * a * (mu * mu + v) - G * mu).sum((1, 2)))
-            var = t * t * (0.5 * a * a * v * v + (a * mu - G) ** 2 * v).sum((1, 2))
+            sc = sig[:, :, None] * rho[:, None, :]
+            v = 1.0 / (t * sc * sc + ih2)
+            mu = (t * sc * Mk + Xs * ih2) * v
+            res = sc * mu - Mk  # the residual's conditional mean
+            m = t * (K_out + 0.5 * (res * res + sc * sc * v).sum((1, 2)))
+            var = t * t * (0.5 * (sc * sc * v) ** 2 + sc * sc * res * res * v).sum((1, 2))
             ms += m
             m2 += m * m
             vs += var
             X = mu + np.sqrt(v) * self.rng.standard_normal(mu.shape)
-            if Ua is not None:
-                X = Ua @ X
+            if Vh is not None:
+                X = np.swapaxes(Vh, 1, 2) @ X
             if Ub is not None:
                 X = X @ np.swapaxes(Ub, 1, 2)
             self.W[k] = X
@@ -362,12 +374,16 @@ def fmt(r):
 
 
 def selfcheck(args):
-    """The validations of docs/validation.md, short; exit status 1 on |z| > 4."""
+    """The validations of docs/validation.md, short: L = 1 against the closed
+    form (to rounding), scalar chains 1/2 prod w_i^2 against the FFT density
+    (after the FFT against tools/truth.c's product quadrature), L2 5-6-4 r0
+    against bench/dln_l2_target.py's 8.7665 +- 0.001 at T = 1e4.  Exit
+    status 1 if a |z| reaches 4 or a split-R^ 1.1."""
     bad = 0
 
-    def check(what, r, exact, tol_z=4.0):
+    def check(what, r, exact, exact_se=0.0, tol_z=4.0):
         nonlocal bad
-        z = (r["value"] - exact) / r["se"]
+        z = (r["value"] - exact) / math.hypot(r["se"], exact_se)
         ok = abs(z) < tol_z and r["rhat"] < 1.1
         bad += not ok
         print(f"{'ok ' if ok else 'BAD'} {what}: {fmt(r)}; exact {exact:.4f}, z {z:+.2f}",
@@ -396,7 +412,7 @@ def selfcheck(args):
     w = [5, 6, 4]
     WT, Ws = zero_case(w)
     r = run(w, WT, Ws, 1e4, 1.0, args.check_sweeps, 500, 32, args.seed + 7)
-    check("L2 5-6-4 r0 at T 1e4", r, 8.7665)
+    check("L2 5-6-4 r0 at T 1e4", r, 8.7665, 0.001)
     return 1 if bad else 0
 
 
@@ -422,7 +438,7 @@ def main():
     ap.add_argument("--no-orbit", action="store_true", help="layer updates only")
     ap.add_argument("--rng-seed", type=int, default=1, help="the sampler's seed")
     ap.add_argument("--selfcheck", action="store_true", help="run the validations")
-    ap.add_argument("--check-sweeps", type=int, default=4000)
+    ap.add_argument("--check-sweeps", type=int, default=2000)
     a = ap.parse_args()
     if a.selfcheck:
         a.seed = a.rng_seed
