@@ -3,7 +3,7 @@
 
   bench/dln_gibbs_target.py --case "L4 6-6-6-6-6 r3" --t 1e4 --h 1.4 [--h ...]
   bench/dln_gibbs_target.py --widths 1 1 1 --rank 0 --t 1e4 --h 1
-  bench/dln_gibbs_target.py --selfcheck          # the validations, ~15 s
+  bench/dln_gibbs_target.py --selfcheck          # the validations, ~10 s
 
 The estimand of SIVE on a deep linear network in population mode is
 t^2 Var_q[K] under the tethered law
@@ -22,22 +22,25 @@ Given the other layers, K is quadratic in W_s: with A = W_L...W_{s+1}
 X = V^T W_s U, K = sum_ij (s_ij X_ij - M_ij)^2 / 2 + K_out with s_ij =
 sigma_i rho_j, M = P^T W_T Q and K_out the part of |M|^2/2 that no X_ij
 reaches, and the tether is |X - X*|^2/(2h^2): the entries of X are
-independent Gaussians, precision t s_ij^2 + 1/h^2.  One sweep draws every layer exactly in turn (no
-step size, no rejection), then moves along the symmetry orbits W_s -> G
-W_s, W_{s+1} -> W_{s+1} G^-1 with G = exp(eps Z), Z symmetric Gaussian (a
-Metropolis-Hastings step: the tether and the Jacobian |det G|^(H_{s-1} -
-H_{s+1}) decide; eps adapts in the burn-in and is then frozen), which the
-layer updates alone cross slowly at large h.
+independent Gaussians, precision t s_ij^2 + 1/h^2.  One sweep draws every
+layer exactly in turn (no step size, no rejection), then moves along the
+symmetry orbits W_s -> G W_s, W_{s+1} -> W_{s+1} G^-1 with G = exp(eps Z),
+Z symmetric Gaussian (a Metropolis-Hastings step: the tether and the
+Jacobian |det G|^(H_{s-1} - H_{s+1}) decide; eps adapts in the burn-in and
+is then frozen); --no-orbit drops them (on the suite's cases the layer
+draws alone give the same values with a similar ESS: docs/validation.md).
 
 Rao-Blackwellised: each layer update also gives t E[K | rest] and
-t^2 Var[K | rest] in closed form (sums over the entries of X, mean mu and
-variance v: K_out + ((s mu - M)^2 + s^2 v)/2 and s^4 v^2/2 + s^2 (s mu - M)^2 v), and
-t^2 Var_q[K] = E[t^2 Var(K|rest)] + Var(t E[K|rest]), averaged over the
-layers.  The standard error is by batch means over C independent chains
-(half started at theta*, half dispersed at theta* + h N(0, I)); split-R^
-is computed on the batch means of the estimator's linearisation, and the
-two start groups' estimates are compared (z).  Needs numpy; libsive-ref
-(build/lib/libsive-ref.so, or SIVE_REF_LIBRARY) for a teacher of rank > 0.
+t^2 Var[K | rest] in closed form (sums over the entries of X, of mean mu
+and variance v: K_out + ((s mu - M)^2 + s^2 v)/2 and s^4 v^2/2 +
+s^2 (s mu - M)^2 v), and t^2 Var_q[K] = E[t^2 Var(K|rest)] +
+Var(t E[K|rest]), averaged over the layers.  C independent chains, half
+started at theta*, half dispersed at theta* + h N(0, I); the standard
+error is the larger of batch means (N/25 sweeps) and whole chains as
+batches; split-R^ is computed on the batch means of the estimator's
+linearisation and of log |W_s|^2, and the two start groups' estimates
+are compared (z).  Needs numpy; libsive-ref (build/lib/libsive-ref.so,
+or SIVE_REF_LIBRARY) for a teacher of rank > 0 and for lambda.
 """
 import argparse
 import ctypes
@@ -312,6 +315,8 @@ def summarise(ms, m2, vs, batches):
     b = N // batches
     gb = g[:b * batches].reshape(batches, b, C).mean(1)  # (batches, C)
     se = gb.std(ddof=1) / math.sqrt(batches * C)
+    # whole chains as batches: a slower mode than a batch shows here
+    se_chain = g.mean(0).std(ddof=1) / math.sqrt(C)
     ess, rhat = batch_diag(g, batches)
     # the two start groups (theta*, dispersed) against each other
     h = C // 2
@@ -320,7 +325,8 @@ def summarise(ms, m2, vs, batches):
         v_, _ = estimate(ms[:, sl], m2[:, sl], vs[:, sl])
         parts.append((v_, gb[:, sl].std(ddof=1) / math.sqrt(batches * (sl.stop - sl.start))))
     zg = (parts[0][0] - parts[1][0]) / math.hypot(parts[0][1], parts[1][1])
-    return {"value": val, "se": se, "tEK": mu, "ess": ess, "rhat": rhat,
+    return {"value": val, "se": max(se, se_chain), "se_batch": se, "se_chain": se_chain,
+            "tEK": mu, "ess": ess, "rhat": rhat,
             "groups": parts, "z_groups": zg}
 
 
@@ -367,7 +373,8 @@ def prod_target(t, h):
 
 
 def fmt(r):
-    return (f"{r['value']:.4f} +- {r['se']:.4f} (t E[K] {r['tEK']:.4f}; ESS {r['ess']:.0f}, "
+    return (f"{r['value']:.4f} +- {r['se']:.4f} (SE by batches {r['se_batch']:.4f}, by chains "
+            f"{r['se_chain']:.4f}; t E[K] {r['tEK']:.4f}; ESS {r['ess']:.0f}, "
             f"split-R^ {r['rhat']:.3f}; log|W_s|^2: min ESS {r['norm_ess']:.0f}, max R^ "
             f"{r['norm_rhat']:.3f}; theta* starts {r['groups'][0][0]:.3f}, dispersed "
             f"{r['groups'][1][0]:.3f}: z {r['z_groups']:+.2f})")
@@ -459,7 +466,7 @@ def main():
             lam, mult = float("nan"), 0
         WT, Ws = zero_case(widths)
     t = a.t if a.t else max(1e4, 9.0 ** L)
-    print(f"# {a.case or widths} r{rank}: L {L}, d {sum(widths[s] * widths[s - 1] for s in range(1, L + 1))}, "
+    print(f"# {a.case or f'{widths} r{rank}'}: L {L}, d {sum(widths[s] * widths[s - 1] for s in range(1, L + 1))}, "
           f"lambda {lam:g}, m {mult}; {a.chains} chains x {a.sweeps} sweeps "
           f"(+{a.burn} burn-in), orbit moves {'off' if a.no_orbit else 'on'}", flush=True)
     grid = [(T, 1.0) for T in a.T] if a.T else [(t, h) for h in a.h]
@@ -469,7 +476,8 @@ def main():
                 a.batches, not a.no_orbit)
         extra = (f"; orbit eps {np.array2string(r['eps'], precision=3)} acc "
                  f"{np.array2string(r['orbit_acc'], precision=2)}" if not a.no_orbit and L > 1 else "")
-        print(f"t {tt:.4g} h {h:g} (T = t h^2L {tt * h ** (2 * L):.3g}): t^2 Var = {fmt(r)}; "
+        Tl = f" (T = t h^2L {tt * h ** (2 * L):.3g})" if rank == 0 and not a.scales else ""
+        print(f"t {tt:.4g} h {h:g}{Tl}: t^2 Var = {fmt(r)}; "
               f"rel. to lambda {r['value'] / lam - 1:+.2%}; {time.time() - t0:.0f} s{extra}",
               flush=True)
 
