@@ -162,12 +162,12 @@ class Gibbs:
         return 0.5 * (D * D).sum((1, 2))
 
     def sweep(self):
-        """One scan over the layers; returns (t E[K|rest], t^2 Var[K|rest])
-        per chain, averaged over the layers, and their squares' mean."""
+        """One scan over the layers, then the orbit moves; returns per chain
+        the layers' means of t E[K|rest], of its square and of
+        t^2 Var[K|rest], each taken before that layer's draw."""
         L, C, t, ih2 = self.L, self.C, self.t, 1.0 / self.h ** 2
         # suffix products A_k = W_{L-1} ... W_{k+1} (0-based layers)
-        A = [None] * L
-        A[L - 1] = None
+        A = [None] * L  # A[L-1] = I
         for k in range(L - 2, -1, -1):
             A[k] = self.W[k + 1] if A[k + 1] is None else A[k + 1] @ self.W[k + 1]
         B = None  # W_{k-1} ... W_0
