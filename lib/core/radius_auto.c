@@ -94,7 +94,9 @@ static void read_level(const sive_result *r, double h, level *l)
     l->h = h;
     l->lam = s[SIVE_STAT_SIVE_UNCLIPPED];
     l->e = s[SIVE_STAT_DLAMBDA_DLOG_H] / l->lam;
-    l->se = s[SIVE_STAT_DLAMBDA_DLOG_H_SE] / l->lam;
+    /* |lambda-hat|: a standard error is never negative (a level with
+     * lambda-hat <= 0 is not ok and only its note reads se) */
+    l->se = s[SIVE_STAT_DLAMBDA_DLOG_H_SE] / fabs(l->lam);
     l->share = s[SIVE_STAT_STEP_CURVATURE] / (2.0 * l->lam);
     l->accept = r->mala_accept;
     l->k = r->end - r->begin;
