@@ -18,6 +18,7 @@
  * rest), so the library's Metropolis-Hastings ratio is 1 to rounding. */
 #include "dln_impl.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -52,9 +53,18 @@ static void rotate(double *a, size_t rows, size_t n, size_t p, size_t q, double 
 }
 
 /* One-sided (Hestenes) Jacobi: a (m x n) -> a V with mutually orthogonal
- * columns, v (n x n) <- V orthogonal; sweeps until no pair is rotated. */
+ * columns, v (n x n) <- V orthogonal; sweeps until no pair is rotated.  A
+ * pair counts as orthogonal at |a_p . a_q| <= m eps |a_p| |a_q|, the
+ * rounding of the dot product itself, and a column below m eps |a|_F is
+ * zero (rank deficiency, e.g. n > m, leaves columns of rounding noise,
+ * which no rotation makes orthogonal: without this every sweep ran). */
 static void jacobi_cols(double *a, size_t m, size_t n, double *v)
 {
+    const double tol = (double)(m > 1 ? m : 1) * DBL_EPSILON;
+    double fro = 0.0;
+    for (size_t i = 0; i < m * n; i++)
+        fro += a[i] * a[i];
+    const double tiny = tol * tol * fro;
     identity(v, n);
     for (int sweep = 0; sweep < 60; sweep++) {
         int rotated = 0;
@@ -66,7 +76,7 @@ static void jacobi_cols(double *a, size_t m, size_t n, double *v)
                     be += a[i * n + q] * a[i * n + q];
                     ga += a[i * n + p] * a[i * n + q];
                 }
-                if (!(fabs(ga) > 1e-15 * sqrt(al * be)))
+                if (!(fabs(ga) > tol * sqrt(al * be)) || al <= tiny || be <= tiny)
                     continue;
                 const double ze = (be - al) / (2.0 * ga);
                 const double tn = (ze >= 0.0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
