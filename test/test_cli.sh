@@ -102,17 +102,19 @@ done < <(optlist True)
 [ -z "$missing" ] && ok "probe/trajectory --help list exactly their options" ||
     bad "--help:$missing"
 
-# docs/cli.md's usage block for `sive probe` is the program's own: the
-# lines from "usage: sive probe" up to the first line without a "[" option
-sed -n '/^usage: sive probe /,/^[^ u]/p' "$TMP/probe_help" | sed '$d' >"$TMP/probe_usage"
-sed -n '/^usage: sive probe /,/^```/p' "$(dirname "$0")/../docs/cli.md" | sed '$d' \
-    >"$TMP/probe_usage_doc"
-if [ -s "$TMP/probe_usage" ] && cmp -s "$TMP/probe_usage" "$TMP/probe_usage_doc"; then
-    ok "docs/cli.md's probe usage block is sive probe --help's"
-else
-    bad "docs/cli.md's probe usage block differs from sive probe --help"
-    diff "$TMP/probe_usage" "$TMP/probe_usage_doc" | head -10 | sed 's/^/  /'
-fi
+# docs/cli.md's usage block of each command is the program's own: the lines
+# from "usage: sive CMD" up to the first line without a "[" option
+for c in train probe trajectory toy calibrate options demo; do
+    "$SIVE" $c --help | sed -n "/^usage: sive $c /,/^[^ u]/p" | sed '$d' >"$TMP/usage_$c"
+    sed -n "/^usage: sive $c /,/^\`\`\`/p" "$(dirname "$0")/../docs/cli.md" | sed '$d' \
+        >"$TMP/usage_doc_$c"
+    if [ -s "$TMP/usage_$c" ] && cmp -s "$TMP/usage_$c" "$TMP/usage_doc_$c"; then
+        ok "docs/cli.md's $c usage block is sive $c --help's"
+    else
+        bad "docs/cli.md's $c usage block differs from sive $c --help"
+        diff "$TMP/usage_$c" "$TMP/usage_doc_$c" | head -10 | sed 's/^/  /'
+    fi
+done
 run "trajectory refuses --chain-begin" 2 "$SIVE" trajectory --epochs 1 --chain-begin 1 &&
     expect_err "trajectory --chain-begin" "unknown option '--chain-begin'"
 # long options are matched in full (glibc would take --step for --steps),
@@ -307,6 +309,23 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["per_chain"] == b["per_chain"], (a["per_chain"], b["per_chain"])
 EOF
+
+# the settings line: on stdout (the table's) and stderr (a note) when they go
+# apart; once when both are one terminal (script(1) gives them a pty)
+run "probe table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 &&
+    grep -q '^SIVE probe: t = ' "$TMP/out" && grep -q '^sive probe: t = ' "$TMP/err" &&
+    ok "settings line on stdout and on stderr" || bad "settings line: not on both streams"
+# (skipped where script(1) is missing or cannot open a pseudo-terminal)
+if command -v script >/dev/null && script -qec true /dev/null </dev/null >/dev/null 2>&1; then
+    script -qec "$(printf '%q ' "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2)" \
+        /dev/null </dev/null >"$TMP/tty" 2>&1
+    st=$?
+    [ "$st" = 0 ] && [ "$(grep -c 'probe: t = ' "$TMP/tty")" = 1 ] && grep -q '^SIVE probe: t = ' "$TMP/tty" &&
+        ok "settings line once on a terminal" ||
+        bad "settings line on a terminal: exit $st, $(grep -c 'probe: t = ' "$TMP/tty") times"
+else
+    ok "settings line once on a terminal # SKIP no script(1) or no pty"
+fi
 
 # --params: the three layers cover theta (the unrestricted run, number for
 # number); one layer is another probe with its own radius; bad lists refused

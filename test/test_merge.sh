@@ -95,6 +95,13 @@ run "--h-from a set radius" 2 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-ran
     --h-from "$TMP/a.sres" && expect_err "--h-from a set radius" "not chosen from the loss"
 run "--h-from two checkpoints" 2 "$SIVE" probe "$C" "$C" "${P[@]}" "${A[@]}" \
     --h-from "$TMP/ha.sres" && expect_err "--h-from two checkpoints" "give one checkpoint"
+# a file that cannot be read is a failed file (exit 1, docs/cli.md), named
+# as a missing checkpoint is, not a usage error
+run "--h-from missing file" 1 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-range 1:3 \
+    --h-from "$TMP/nope.sres" && expect_err "--h-from missing file" "nope.sres: file not found"
+echo garbage >"$TMP/garbage.sres"
+run "--h-from damaged file" 1 "$SIVE" probe "$C" "${P[@]}" "${A[@]}" --chain-range 1:3 \
+    --h-from "$TMP/garbage.sres" && expect_err "--h-from damaged file" "not a sive result file"
 
 # misfits
 run "other seed" 0 "$SIVE" probe "$C" "${P[@]}" --seed 8 --chain-range 1:3 --save-result "$TMP/s.sres"

@@ -4,7 +4,9 @@
 # included; a unit that fails (a damaged checkpoint) is named with its
 # rank, the run exits non-zero and writes nothing; a missing checkpoint is
 # named before any unit, as without mpirun.  Likewise `mpirun -np 3 sive trajectory` (its CSV, JSON,
-# stdout and plot), with faults of one rank: no data, other options.
+# stdout and plot), with faults of one rank: no data, other options; with
+# --c-h auto the radius of a checkpoint cut between ranks searched once and
+# broadcast, and a failed search broadcast as a value (no rank hangs).
 # Usage: test_mpi.sh path/to/sive mpi|nompi
 set -u
 SIVE=${1:?usage: test_mpi.sh path/to/sive mpi|nompi}
@@ -82,6 +84,18 @@ grep -q "rank 1, unit 3 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" && o
 [ -s "$TMP/out" ] && bad "output written: $(head -c 200 "$TMP/out")" || ok "no output"
 [ -e "$TMP/fault.csv" ] && bad "traces file written" || ok "no traces file"
 ls "$TMP" | grep -q '\.tmp\.' && bad "temporary left: $(ls "$TMP")" || ok "no temporaries"
+
+# no radius can be searched (the defaults on the MLP's mini-batch loss
+# resolve to ULA at c_h 1): the units go round-robin, u mod R
+# (docs/scale.md), and no checkpoint's chain-0 unit runs alone before the
+# others (the ranks waited for it); with 2 chains the damaged checkpoint's
+# chain-0 unit is unit 2, on rank 0
+P2=(--steps 40 --groups 4 --eval-batch 8 --grad-batch 16 --chains 2 --seed 7 --threads 2
+    --blis-threads 1 --quiet)
+"${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "$TMP/bad.ckpt" "${P2[@]}" --format json \
+    >"$TMP/out" 2>"$TMP/err"
+grep -q "rank 0, unit 2 (checkpoint .*bad.ckpt, chain 0) failed" "$TMP/err" &&
+    ok "no search: units round-robin (u mod R)" || bad "no search: message: $(head -5 "$TMP/err")"
 
 # a value the library refuses for this data: exit 2 before any unit, as
 # without mpirun, the reason once (rank 0), nothing written
@@ -175,6 +189,59 @@ if [ -e "$TMP/t1/o/trajectory.png" ]; then # gnuplot installed
     cmp -s "$TMP/t1/o/trajectory.png" "$TMP/t3/o/trajectory.png" && ok "trajectory.png identical" ||
         bad "trajectory.png differs"
 fi
+
+# a radius from the loss (--c-h auto): a checkpoint cut between ranks has
+# its radius searched once, by the rank of its chain 0, which broadcasts
+# its result; the other pieces take that radius.  The output is one
+# process's (lambda-hat of every chain and the "radius:" health lines).
+# Layouts: 2 checkpoints x 3 chains on 3 ranks (both cut, chain 0 split
+# off rank 0's piece), 3 x 2 on 2 ranks (one cut, two in one piece each).
+TA=(--c-h auto --metropolis 0 --steps 60)
+for layout in "3 --epochs 1 --chains 3" "2 --epochs 2 --chains 2"; do
+    read -r np lay <<<"$layout"
+    d="$TMP/auto$np"
+    mkdir -p "$d/one" "$d/mpi"
+    (cd "$d/one" && "$SIVE" "${T[@]}" "${TA[@]}" $lay --quiet >stdout 2>err) ||
+        bad "c_h auto $layout: one process: $(head -3 "$d/one/err")"
+    (cd "$d/mpi" && timeout 120 "${MPI[@]}" -np $np "$SIVE" "${T[@]}" "${TA[@]}" $lay >stdout 2>err) ||
+        bad "c_h auto $layout: mpirun: $(grep sive "$d/mpi/err" | head -3)"
+    n=$(( np == 3 ? 2 : 1 ))
+    grep -q "$n checkpoints\? cut between ranks: the radius searched once" "$d/mpi/err" &&
+        ok "c_h auto $layout: $n checkpoint(s) share a search" ||
+        bad "c_h auto $layout: no shared search: $(grep sive "$d/mpi/err" | head -3)"
+    [ "$(grep -o '"radius: chosen from the loss' "$d/mpi/stdout" | wc -l)" = $(( np == 3 ? 2 : 3 )) ] &&
+        cmp -s <(untime_json "$d/one/stdout") <(untime_json "$d/mpi/stdout") &&
+        ok "mpirun -np $np trajectory --c-h auto ($lay): one process's output, radius lines included" ||
+        bad "c_h auto $layout differs: $(diff <(untime_json "$d/one/stdout") <(untime_json "$d/mpi/stdout") | head -c 400)"
+done
+# the piece that searches fails (rank 1 has no data: epoch 1's chain 0):
+# its failure is broadcast as a value, rank 2's piece of epoch 1 is not run
+# and says why, the job ends (no rank waits), nothing is written
+d="$TMP/auto-fault"
+mkdir "$d"
+(cd "$d" && timeout 120 "${MPI[@]}" -np 1 "$SIVE" "${T[@]}" "${TA[@]}" --quiet : \
+    -np 1 "$SIVE" "${T[@]}" "${TA[@]}" --quiet --data "$TMP/nowhere" : \
+    -np 1 "$SIVE" "${T[@]}" "${TA[@]}" --quiet >stdout 2>err)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && ok "c_h auto, a failed search: exit $rc" ||
+    bad "c_h auto, a failed search: exit $rc (124: a rank hung)"
+grep -q "rank 1, unit 3 (epoch 1, checkpoint o/epoch_1.ckpt, chain 0) failed: cannot open the data" "$d/err" &&
+    grep -q "rank 2, units 4-5 (epoch 1, checkpoint o/epoch_1.ckpt, chains 1:3) failed: not run: the piece of chain 0, which searches this checkpoint's radius, failed" "$d/err" &&
+    ok "c_h auto, a failed search: both pieces named" ||
+    bad "c_h auto, a failed search: message: $(grep sive "$d/err" | head -5)"
+[ ! -s "$d/stdout" ] && [ -z "$(ls -A "$d/o" | grep -v '^epoch_[0-9]*\.ckpt$')" ] &&
+    ok "c_h auto, a failed search: nothing written" || bad "c_h auto, a failed search: output written"
+# a rank with another option takes the radius of a search for other
+# options: the library refuses its run, which names the option
+d="$TMP/auto-other"
+mkdir "$d"
+(cd "$d" && timeout 120 "${MPI[@]}" -np 2 "$SIVE" "${T[@]}" "${TA[@]}" --quiet : \
+    -np 1 "$SIVE" "${T[@]}" "${TA[@]}" --quiet --t 5000 >stdout 2>err)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+    grep -q "rank 2, units 4-5 .* failed: the result whose radius this run takes had another 't'" "$d/err" &&
+    [ ! -s "$d/stdout" ] && ok "c_h auto, another option on rank 2: exit $rc, named, nothing written" ||
+    bad "c_h auto, another option on rank 2: exit $rc: $(grep sive "$d/err" | head -3)"
 
 # faults of one rank (mpirun's A : B gives rank 2 other arguments); every
 # case: non-zero exit, the reason on stderr, nothing on stdout and no

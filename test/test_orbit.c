@@ -16,10 +16,12 @@
 #include <sive/sive.h>
 
 #include <check.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check_run.h"
 #include "funnel.h"
@@ -392,6 +394,82 @@ START_TEST(dln_gibbs_law)
 }
 END_TEST
 
+/* orbit_every longer than the tail: no move is tried there, and the
+ * health line says so instead of a tail acceptance of 0 (which reads as
+ * every move rejected). */
+START_TEST(no_tail_moves_named)
+{
+    sive_model m = uv_model();
+    const double th[1 + KV] = {0.1, 0.2, -0.1};
+    sive_probe *p = probe(2000, 2, 1, 1.0, 1500); /* one move, at step 1499 of the burn-in */
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_BURN_IN, 0.8), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    const char *ol = strstr(sive_result_health(r), "orbit moves");
+    ck_assert_ptr_nonnull(ol);
+    ck_assert_msg(!strstr(ol, "tail acceptance 0.000"), "%s", ol);
+    ck_assert_msg(strstr(ol, "no move in the tail"), "%s", ol);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* sive_probe_sweep() with parallel > 1 runs slot s > 0 on a wrapped model
+ * (worker numbers offset): its move callback, too, must get the model's
+ * own user pointer and the offset worker of the gradient calls around it.
+ * The move here refuses any other user pointer (the run then stops with a
+ * callback error), and each run's first step sleeps 20 ms so that both
+ * slots run a value. */
+static int magic_user;
+static _Thread_local int32_t grad_worker = -1;
+static atomic_int move_worker_mismatch;
+
+static int slow_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                     double *loss, void *user)
+{
+    if (b->step == 0 && b->chain == 0)
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    grad_worker = b->worker;
+    return uv_grad(theta, d, b, grad, loss, user);
+}
+
+static int checked_move(const sive_move_info *info, const void *theta, void *out,
+                        double *log_ratio, void *user)
+{
+    if (user != &magic_user)
+        return 7;
+    if (info->batch->worker != grad_worker)
+        atomic_fetch_add(&move_worker_mismatch, 1);
+    return uv_move(info, theta, out, log_ratio, NULL);
+}
+
+START_TEST(sweep_parallel_move)
+{
+    sive_model m = uv_model();
+    m.grad = slow_grad;
+    m.move = checked_move;
+    m.user = &magic_user;
+    const double th[1 + KV] = {0.1, 0.2, -0.1}, scale[] = {0.1, 0.3};
+    sive_probe *p = probe(500, 2, 1, 1.0, 1);
+    sive_result *one[2], *two[2];
+    atomic_store(&move_worker_mismatch, 0);
+    ck_assert_int_eq(sive_probe_sweep(p, &m, th, SIVE_OPT_ORBIT_SCALE, scale, 2, 1, one),
+                     SIVE_OK);
+    ck_assert_int_eq(sive_probe_sweep(p, &m, th, SIVE_OPT_ORBIT_SCALE, scale, 2, 2, two),
+                     SIVE_OK);
+    ck_assert_int_eq(atomic_load(&move_worker_mismatch), 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(sive_result_status(two[i]) == SIVE_OK, "value %d: %s", i,
+                      sive_result_errmsg(two[i]));
+        const double a = sive_result_lambda(one[i]), b = sive_result_lambda(two[i]);
+        ck_assert(memcmp(&a, &b, sizeof a) == 0);
+        sive_result_free(one[i]);
+        sive_result_free(two[i]);
+    }
+    sive_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("orbit");
@@ -402,6 +480,8 @@ int main(void)
     tcase_add_test(tc, dln_move);
     tcase_add_test(tc, dln_gibbs_move);
     tcase_add_test(tc, dln_gibbs_law);
+    tcase_add_test(tc, sweep_parallel_move);
+    tcase_add_test(tc, no_tail_moves_named);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -820,6 +820,22 @@ START_TEST(merge_keeps_notes)
 }
 END_TEST
 
+/* A forged copy of r whose radius is h (its file's h field rewritten). */
+static sive_result *with_h(const sive_result *r, double h)
+{
+    void *bytes = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sive_result_to_bytes(r, "", &bytes, &n), SIVE_OK);
+    unsigned char *q = bytes;
+    uint64_t hb;
+    memcpy(&hb, &h, 8);
+    put64(q, OFF_F(q, SRES_H), hb);
+    sive_result *f = NULL;
+    ck_assert_int_eq(from_forged(q, n, &f), SIVE_OK);
+    sive_free(bytes);
+    return f;
+}
+
 /* sive_probe_set_radius_from(): parts that take the radius a whole run
  * (or a part, or its loaded file) chose from the loss run no search and
  * merge into the whole run bit for bit, health text included; refused
@@ -874,16 +890,8 @@ START_TEST(radius_from_earlier_result)
     assert_same(c, d);
     /* a part with another h (from a forged copy of the whole run): the
      * merge names the radius */
-    void *bytes = NULL;
-    size_t n = 0;
-    ck_assert_int_eq(sive_result_to_bytes(whole, "", &bytes, &n), SIVE_OK);
-    unsigned char *q = bytes;
     const double h2 = 0.75 * sive_result_stat(whole, SIVE_STAT_H, 0);
-    uint64_t hb;
-    memcpy(&hb, &h2, 8);
-    put64(q, OFF_F(q, SRES_H), hb);
-    sive_result *forged = NULL;
-    ck_assert_int_eq(from_forged(q, n, &forged), SIVE_OK);
+    sive_result *forged = with_h(whole, h2);
     ck_assert_int_eq(sive_probe_set_radius_from(p, forged), SIVE_OK);
     sive_result *e = run_probe(p, 3, 4);
     ck_assert(same(sive_result_stat(e, SIVE_STAT_H, 3), h2));
@@ -891,7 +899,74 @@ START_TEST(radius_from_earlier_result)
     sive_result *rs[] = {whole, first, b, c, fixed, d, forged, e};
     for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
         sive_result_free(rs[i]);
-    sive_free(bytes);
+    sive_probe_free(p);
+}
+END_TEST
+
+/* Run notes longer than the caller's note limit (1 MiB): the merge of
+ * many parts lists a line per part (an mpirun probe merges one part per
+ * chain), and the merged result saves and loads back (the loader refused
+ * run notes above 1 MiB as damage, so a file the library wrote did not
+ * load).  K one-chain parts, each with a 1 KiB line of its own. */
+START_TEST(long_run_notes_load)
+{
+    enum { K = 1100, LINE = 1024 };
+    size_t n;
+    unsigned char *p = one_chain_file(&n);
+    const size_t at = sres_run_notes(p);
+    ck_assert_uint_eq(get64(p, at), 0);
+    unsigned char *q = malloc(n + LINE);
+    ck_assert_ptr_nonnull(q);
+    memcpy(q, p, at);
+    put64(q, at, LINE);
+    memcpy(q + at + 8 + LINE, p + at + 8, n - at - 8);
+    put64(q, sres_opt(q, SIVE_OPT_CHAINS), K);
+    sive_result **parts = calloc(K, sizeof *parts);
+    for (int64_t c = 0; c < K; c++) {
+        char *line = (char *)q + at + 8;
+        memset(line, 'x', LINE);
+        int k = snprintf(line, LINE, "metropolis: tail acceptance of chain %lld ", (long long)c);
+        line[k] = 'x';
+        line[LINE - 1] = '\n';
+        set_one_chain(q, c);
+        ck_assert_msg(from_forged(q, n + LINE, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
+    }
+    sive_result *m = NULL;
+    ck_assert_msg(sive_result_merge(&m, (const sive_result *const *)parts, K) == SIVE_OK, "%s",
+                  sive_last_errmsg());
+    ck_assert_uint_gt(strlen(sive_result_health(m)), (size_t)K * LINE);
+    sive_result *back = reload(m);
+    ck_assert_str_eq(sive_result_health(back), sive_result_health(m));
+    for (int c = 0; c < K; c++)
+        sive_result_free(parts[c]);
+    free(parts);
+    sive_result_free(back);
+    sive_result_free(m);
+    free(q);
+    free(p);
+}
+END_TEST
+
+/* A call of sive_probe_set_radius_from() that fails leaves the probe as
+ * it was, as the other setters do: the radius taken before (here another
+ * h, from a forged copy, so that a search would show) is kept. */
+START_TEST(radius_from_failure_keeps_radius)
+{
+    sive_probe *p = probe_with(400, ULA_AUTO);
+    sive_result *whole = run_probe(p, 0, 0);
+    const double h2 = 0.75 * sive_result_stat(whole, SIVE_STAT_H, 0);
+    sive_result *forged = with_h(whole, h2);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 1.0), SIVE_OK);
+    sive_result *fixed = run_probe(p, 0, 1);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, 0.0), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, forged), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_radius_from(p, fixed), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "not chosen from the loss"));
+    sive_result *e = run_probe(p, 3, 4);
+    ck_assert(same(sive_result_stat(e, SIVE_STAT_H, 3), h2));
+    sive_result *rs[] = {whole, forged, fixed, e};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+        sive_result_free(rs[i]);
     sive_probe_free(p);
 }
 END_TEST
@@ -1179,6 +1254,8 @@ int main(void)
     tcase_add_test(tc, format4_without_notes);
     tcase_add_test(tc, merge_keeps_notes);
     tcase_add_test(tc, radius_from_earlier_result);
+    tcase_add_test(tc, radius_from_failure_keeps_radius);
+    tcase_add_test(tc, long_run_notes_load);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -369,6 +369,16 @@ int cli_cpus(void)
     return n > 0 ? (int)n : 1;
 }
 
+int cli_same_terminal(void)
+{
+    struct stat out, err;
+    if (!isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) || fstat(STDOUT_FILENO, &out) ||
+        fstat(STDERR_FILENO, &err))
+        return 0;
+    /* one device however each was opened (2>/dev/pts/N beside a pts stdout) */
+    return S_ISCHR(out.st_mode) && S_ISCHR(err.st_mode) && out.st_rdev == err.st_rdev;
+}
+
 void cli_mean_std(const double *x, size_t n, double *mean, double *std)
 {
     double s = 0.0, q = 0.0;

@@ -191,6 +191,9 @@ int cli_mkdirs(const char *path);
 double cli_now(void);
 /* Processors this process may run on (>= 1). */
 int cli_cpus(void);
+/* 1 when stdout and stderr are the same terminal (one screen shows both),
+ * else 0: a line printed to each would be seen twice. */
+int cli_same_terminal(void);
 /* Mean and sample std (ddof 1) of the finite entries of x[0..n-1]: NaN
  * without any, std NaN with fewer than two. */
 void cli_mean_std(const double *x, size_t n, double *mean, double *std);
@@ -307,6 +310,10 @@ int params_spec_ranges(const char *spec, const sive_mlp *m, uint64_t **ranges, s
 int probe_run(const probe_cfg *c, const sive_mlp *m, const float *theta,
               const sive_dataset *train, progress *pg, const char *label,
               sive_result **out, double *seconds, char *err, size_t errlen);
+/* Whether a run of c on a data set of n_examples may choose its radius
+ * from the loss (c_h auto, or the defaults on an exact loss): then the
+ * ranks under mpirun search it once per checkpoint and share it. */
+int probe_radius_searched(const probe_cfg *c, uint64_t n_examples);
 /* Print the probe settings on one line (for tables and logs; before the
  * run: c_h and metropolis "auto" when the defaults decide). */
 void probe_print_settings(FILE *f, const probe_cfg *c);

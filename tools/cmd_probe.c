@@ -857,16 +857,23 @@ static int chain_range(probe_cfg *c, const char *arg)
 /* --h-from FILE: its result into *r, checked as a source of a radius
  * chosen from the loss.  It is given to the probe only after the options'
  * check (probe_cfg_check() runs a stand-in model, not FILE's), by
- * h_from_use(); the run then checks the options, model and theta*. */
+ * h_from_use(); the run then checks the options, model and theta*.
+ * Returns -1 to go on, else the exit status: a file that cannot be read
+ * or is damaged is a failed file (EXIT_RUN, "file not found" as for a
+ * checkpoint), a result whose radius cannot be taken a usage error. */
 static int h_from_load(probe_cfg *c, const char *path, sive_result **r)
 {
+    if (cli_in_check(path))
+        return EXIT_RUN;
     int rc = sive_result_load(path, r, NULL);
-    if (rc)
+    if (rc) {
         fprintf(stderr, "%s: --h-from: %s (%s)\n", cli_cmd, sive_last_errmsg(), sive_strerror(rc));
-    else if ((rc = sive_probe_set_radius_from(c->p, *r)))
+        return EXIT_RUN;
+    }
+    if ((rc = sive_probe_set_radius_from(c->p, *r)))
         fprintf(stderr, "%s: --h-from %s: %s\n", cli_cmd, path, sive_probe_errmsg(c->p));
     sive_probe_set_radius_from(c->p, NULL);
-    return rc ? -1 : 0;
+    return rc ? EXIT_USAGE : -1;
 }
 
 static void h_from_use(probe_args *a)
@@ -951,8 +958,9 @@ static int probe_parse(probe_args *a, int argc, char **argv)
         return EXIT_USAGE;
     }
     probe_cfg_finish(&a->cfg);
-    if (a->h_from && h_from_load(&a->cfg, a->h_from, &a->h_from_r))
-        return EXIT_USAGE;
+    int st;
+    if (a->h_from && (st = h_from_load(&a->cfg, a->h_from, &a->h_from_r)) >= 0)
+        return st;
     /* before any run: a long run must not end in a failed write */
     if (a->save && cli_out_check(a->save))
         return EXIT_RUN;
@@ -1188,7 +1196,9 @@ static int mpi_emit(probe_args *a, int i, sive_result **got, int32_t K, double s
 }
 static void print_preamble(const probe_args *a)
 {
-    if (!a->cfg.quiet) {
+    /* the stderr line tells a terminal what runs while stdout goes elsewhere;
+     * when the table's own line lands on the same terminal, once is enough */
+    if (!a->cfg.quiet && !(a->fmt == FMT_TABLE && cli_same_terminal())) {
         fprintf(stderr, "%s: ", cli_cmd);
         probe_print_settings(stderr, &a->cfg);
         fputc('\n', stderr);
@@ -1337,15 +1347,21 @@ static uint64_t probe_plan(const probe_args *a, int64_t units, const sive_datase
     return cli_hash(cli_hash_options(h, a->cfg.p), &data, sizeof data);
 }
 
-/* Whether a run of c's probe may choose its radius from the loss: c_h
- * auto, or no radius and the sampler left to the defaults (which choose
- * the search for an exact loss). */
-static int radius_may_be_searched(const probe_cfg *c)
+/* Whether a run of c's probe on n_examples examples may choose its radius
+ * from the loss: c_h auto, or no radius and the sampler left to the
+ * defaults, which search only on an exact loss: with a data set, the
+ * whole of it in each gradient, without replacement (the Metropolis
+ * sampler's condition, sampler_mala.c).  A guess on the side of a search:
+ * a wrong yes costs a wait, a wrong no every unit's own search. */
+int probe_radius_searched(const probe_cfg *c, uint64_t n_examples)
 {
     double ch = 1.0;
     sive_probe_get_double(c->p, SIVE_OPT_C_H, &ch);
-    return (c->radius && !strcmp(c->radius, "--c-h") && ch == 0.0) ||
-           (!c->radius && cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0);
+    if (c->radius)
+        return !strcmp(c->radius, "--c-h") && ch == 0.0;
+    return cli_opt_int(c->p, SIVE_OPT_METROPOLIS) < 0 &&
+           cli_opt_int(c->p, SIVE_OPT_REPLACEMENT) == 0 &&
+           (uint64_t)cli_opt_int(c->p, SIVE_OPT_GRAD_BATCH) == n_examples;
 }
 
 /* src[i] when checkpoint i's chain-0 unit failed: its other units are not
@@ -1457,7 +1473,7 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
         return EXIT_RUN; /* every rank is out of memory alike */
     /* a radius from the loss is searched once per checkpoint: by its
      * chain-0 unit, whose result every rank then has (mpi_share) */
-    a->share = !a->h_from_r && radius_may_be_searched(&a->cfg);
+    a->share = !a->h_from_r && probe_radius_searched(&a->cfg, sive_dataset_count(train));
     h_from_use(a);
     if (a->share)
         for (int u = 0; u < U; u += K)

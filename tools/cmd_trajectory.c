@@ -76,6 +76,8 @@ typedef struct traj_ctx {
     int64_t n_ckpt;         /* checkpoints written (x->n: those probed)   */
     int interrupted;        /* Ctrl-C: x->n holds what was probed          */
     int lost;               /* mpirun: a unit failed, nothing is written   */
+    int share;              /* mpirun: a checkpoint cut between ranks has
+                               its radius searched once (rank 0's choice) */
     int data_rc;            /* mpirun, ranks > 0: the data did not open... */
     char data_err[1024];    /* ...and why                                  */
 } traj_ctx;
@@ -508,11 +510,21 @@ static int traj_probe(traj_ctx *x)
  * of the U units: blocks differ by at most one unit.  A block cut at the
  * checkpoints is a list of pieces, each one probe run of a chain range of
  * one checkpoint.  Chain c draws the same random streams in any piece,
- * so the merged pieces are the one-process result bit for bit. */
+ * so the merged pieces are the one-process result bit for bit.
+ *
+ * With a radius from the loss (x->share), a checkpoint cut between ranks
+ * would have every piece repeat the same search.  Its chain 0 is then a
+ * piece of its own (PIECE_SEARCHES), run first; its result goes to every
+ * rank, and the checkpoint's other pieces (PIECE_TAKES) run at its radius
+ * (sive_probe_set_radius_from()).  A checkpoint in one piece searches in
+ * it, once, as before. */
+enum { PIECE_ALONE, PIECE_SEARCHES, PIECE_TAKES };
+
 typedef struct traj_piece {
     int64_t ckpt;
     int32_t begin, end;  /* chains [begin, end)                           */
     int rank;
+    int role;            /* PIECE_*                                        */
     char *ck;            /* ranks > 0: the checkpoint's bytes from rank 0, */
     int64_t ck_len;      /* or (ck_bad) rank 0's reason it has none        */
     int ck_bad;
@@ -523,10 +535,34 @@ typedef struct traj_piece {
     double secs;
 } traj_piece;
 
-/* Every rank's pieces, in unit order (so by checkpoint, then rank). */
-static traj_piece *plan_pieces(int64_t n, int32_t K, int R, int64_t *count)
+/* With share, the roles of the pieces of cut checkpoints, chain 0 split
+ * off: p has room for one more piece per rank. */
+static int64_t plan_share(traj_piece *p, int64_t k)
 {
-    traj_piece *p = calloc((size_t)(n + R), sizeof *p); /* a block adds one cut */
+    for (int64_t j = 0; j < k; j++) {
+        const int cut = (j + 1 < k && p[j + 1].ckpt == p[j].ckpt) ||
+                        (j > 0 && p[j - 1].ckpt == p[j].ckpt);
+        if (!cut)
+            continue;
+        p[j].role = p[j].begin == 0 ? PIECE_SEARCHES : PIECE_TAKES;
+        if (p[j].begin == 0 && p[j].end > 1) {
+            memmove(&p[j + 2], &p[j + 1], (size_t)(k - j - 1) * sizeof *p);
+            p[j + 1] = p[j];
+            p[j + 1].begin = 1;
+            p[j + 1].role = PIECE_TAKES;
+            p[j].end = 1;
+            k++;
+            j++;
+        }
+    }
+    return k;
+}
+
+/* Every rank's pieces, in unit order (so by checkpoint, then rank). */
+static traj_piece *plan_pieces(int64_t n, int32_t K, int R, int share, int64_t *count)
+{
+    /* a block adds one cut, and with share one piece of chain 0 */
+    traj_piece *p = calloc((size_t)(n + 2 * R), sizeof *p);
     const int64_t U = n * K;
     int64_t k = 0;
     for (int r = 0; p && r < R; r++) {
@@ -537,7 +573,7 @@ static traj_piece *plan_pieces(int64_t n, int32_t K, int R, int64_t *count)
             u = end;
         }
     }
-    *count = k;
+    *count = p && share ? plan_share(p, k) : k;
     return p;
 }
 
@@ -551,14 +587,16 @@ static void pieces_free(traj_piece *pc, int64_t np)
     free(pc);
 }
 
-/* Mark p failed: "err (status text)" in p->msg. */
+/* Mark p failed: "err (status text)" in p->msg ("err" for rc 0). */
 static void piece_fail(traj_piece *p, const char *err, int rc)
 {
     size_t n = strlen(err) + 64;
     free(p->msg);
     p->failed = 1;
-    if ((p->msg = malloc(n)))
+    if ((p->msg = malloc(n)) && rc)
         snprintf(p->msg, n, "%s (%s)", err, sive_strerror(rc));
+    else if (p->msg)
+        snprintf(p->msg, n, "%s", err);
     p->len = p->msg ? (int64_t)strlen(p->msg) : 0;
 }
 
@@ -573,7 +611,8 @@ static int piece_load(const traj_ctx *x, traj_piece *p, int rank, sive_mlp **m, 
             snprintf(err, sizeof err, "%s", sive_last_errmsg());
     } else if (p->ck_bad) {
         rc = SIVE_E_IO;
-        snprintf(err, sizeof err, "rank 0 sent no checkpoint: %s", p->ck ? p->ck : "");
+        snprintf(err, sizeof err, "rank 0 sent no checkpoint: %s",
+                 p->ck ? p->ck : "out of memory");
     } else {
         rc = cli_mpi_unpack_checkpoint(p->ck, p->ck_len, m, theta, err, sizeof err);
     }
@@ -614,30 +653,43 @@ static sive_result *piece_run(traj_ctx *x, traj_piece *p, int rank)
 }
 
 /* Rank 0 tells every rank the number of checkpoints (-1 when the run ends
- * before the probes: status != 0, rank 0 said why) and of chains.  Every
- * rank plans its pieces with rank 0's chain count, so that all plans agree
- * and no rank waits for a piece that is never sent; a rank started with
- * other options then fails its pieces or the merge names them.  Returns
- * this rank's status. */
+ * before the probes: status != 0, rank 0 said why), of chains and whether
+ * the radius is shared (x->share).  Every rank plans its pieces with rank
+ * 0's values, so that all plans, hence all collective calls, agree and no
+ * rank waits for a piece that is never sent; a rank started with other
+ * options then fails its pieces or the merge names them.  Returns this
+ * rank's status. */
 static int share_count(traj_ctx *x, int status)
 {
     char text[64], *buf = text;
-    int64_t len = snprintf(text, sizeof text, "%lld %d", status ? -1LL : (long long)x->n,
-                           (int)x->K);
+    int64_t len = snprintf(text, sizeof text, "%lld %d %d", status ? -1LL : (long long)x->n,
+                           (int)x->K, x->share);
     int is_error = 0;
     if (cli_mpi_bcast(&buf, &len, &is_error))
         return EXIT_RUN;
     if (cli_mpi_rank() == 0)
         return status;
     long long n = -1;
-    int K = 0;
-    if (sscanf(buf, "%lld %d", &n, &K) != 2 || K < 1)
+    int K = 0, share = 0;
+    if (sscanf(buf, "%lld %d %d", &n, &K, &share) != 3 || K < 1)
         n = -1;
     free(buf);
     x->n = n < 0 ? 0 : n;
-    if (n >= 0)
+    if (n >= 0) {
         x->K = (int32_t)K;
+        x->share = share;
+    }
     return n < 0 ? EXIT_RUN : 0;
+}
+
+static char *bytes_dup(const char *b, int64_t len)
+{
+    char *d = malloc((size_t)len + 1);
+    if (d) {
+        memcpy(d, b, (size_t)len);
+        d[len] = '\0';
+    }
+    return d;
 }
 
 /* Rank 0 sends every checkpoint file to every rank, so that the ranks
@@ -656,16 +708,106 @@ static void share_checkpoints(const traj_ctx *x, traj_piece *pc, int64_t np, int
             bad = 1;
         }
         cli_mpi_bcast(&buf, &len, &bad);
-        for (; k < np && pc[k].ckpt <= i; k++) /* a rank has one piece per checkpoint */
+        /* a rank has one piece per checkpoint, or two (chain 0 split off) */
+        for (char *mine = NULL; k < np && pc[k].ckpt <= i; k++)
             if (pc[k].ckpt == i && pc[k].rank == rank && rank > 0) {
-                pc[k].ck = buf;
+                pc[k].ck = mine ? bytes_dup(mine, len) : buf;
                 pc[k].ck_len = len;
-                pc[k].ck_bad = bad;
+                pc[k].ck_bad = bad || !pc[k].ck;
+                mine = pc[k].ck;
                 buf = NULL;
             }
         if (buf != err)
             free(buf);
     }
+}
+
+/* src[i] when the piece that searches checkpoint i's radius failed: the
+ * checkpoint's other pieces are not run (they fail by name). */
+static char share_failed;
+#define SHARE_FAILED ((sive_result *)(void *)&share_failed)
+
+/* Run piece p on this rank, at the radius of *from (NULL: its own): rank
+ * 0 keeps the result, the others its bytes with the seconds as the note. */
+static void piece_do(traj_ctx *x, traj_piece *p, int rank, sive_result *const *from)
+{
+    sive_probe *sp = x->c->probe.p;
+    sive_result *r = NULL;
+    if (from && *from == SHARE_FAILED) {
+        piece_fail(p, "not run: the piece of chain 0, which searches this checkpoint's radius, "
+                      "failed", 0);
+        return;
+    }
+    if (from) /* refused (left unset) when chain 0's run did not choose its radius */
+        sive_probe_set_radius_from(sp, *from);
+    r = piece_run(x, p, rank);
+    if (from)
+        sive_probe_set_radius_from(sp, NULL);
+    if (rank == 0) {
+        p->r = r;
+        return;
+    }
+    char note[64], err[1024];
+    snprintf(note, sizeof note, "%.17g", p->secs);
+    int rc = r ? cli_mpi_pack(r, note, &p->msg, &p->len, err, sizeof err) : 0;
+    if (rc)
+        piece_fail(p, err, rc);
+    sive_result_free(r);
+}
+
+/* The result of every PIECE_SEARCHES piece from its rank to all, in plan
+ * order: a collective call per piece on every rank, also when the piece
+ * failed (then its message goes as an error), so that a failure is a
+ * value every rank receives and none waits.  Unpacked into src[ckpt]
+ * (SHARE_FAILED when it failed). */
+static void share_radii(const traj_piece *pc, int64_t np, int rank, sive_result **src)
+{
+    for (int64_t k = 0; k < np; k++) {
+        const traj_piece *p = &pc[k];
+        if (p->role != PIECE_SEARCHES)
+            continue;
+        char *buf = NULL, *own = NULL, err[1024], *note = NULL;
+        int64_t len = 0;
+        int bad = 0;
+        if (rank == p->rank && (p->failed || rank > 0)) {
+            buf = p->msg; /* why it failed, or the bytes it sends rank 0 later */
+            len = p->len;
+            bad = p->failed;
+        } else if (rank == p->rank && cli_mpi_pack(p->r, "", &own, &len, err, sizeof err)) {
+            buf = err;
+            len = (int64_t)strlen(err);
+            bad = 1;
+        } else if (rank == p->rank) {
+            buf = own;
+        }
+        cli_mpi_bcast_from(p->rank, &buf, &len, &bad);
+        if (bad || cli_mpi_unpack(buf, len, &src[p->ckpt], &note, err, sizeof err))
+            src[p->ckpt] = SHARE_FAILED;
+        sive_free(note);
+        if (rank != p->rank)
+            free(buf);
+        free(own);
+    }
+}
+
+/* This rank's pieces, with shared radii (x->share): first those that
+ * search for other ranks, then the radii to every rank, then the rest. */
+static void run_pieces(traj_ctx *x, traj_piece *pc, int64_t np, int rank)
+{
+    sive_result **src = x->share ? calloc((size_t)x->n + 1, sizeof *src) : NULL;
+    if (x->share && !src)
+        cli_mpi_abort("out of memory"); /* the others would wait in share_radii */
+    for (int64_t k = 0; k < np; k++)
+        if (pc[k].rank == rank && pc[k].role == PIECE_SEARCHES)
+            piece_do(x, &pc[k], rank, NULL);
+    if (src)
+        share_radii(pc, np, rank, src);
+    for (int64_t k = 0; k < np; k++)
+        if (pc[k].rank == rank && pc[k].role != PIECE_SEARCHES)
+            piece_do(x, &pc[k], rank, pc[k].role == PIECE_TAKES ? &src[pc[k].ckpt] : NULL);
+    for (int64_t i = 0; src && i < x->n; i++)
+        sive_result_free(src[i] != SHARE_FAILED ? src[i] : NULL);
+    free(src);
 }
 
 /* A rank other than 0: the data, the checkpoints from rank 0, its pieces,
@@ -681,22 +823,12 @@ static int traj_worker(traj_ctx *x, int R, int rank)
     int64_t np = 0;
     traj_piece *pc = NULL;
     int status = share_count(x, 0);
-    if (!status && !(pc = plan_pieces(x->n, x->K, R, &np)))
+    if (!status && !(pc = plan_pieces(x->n, x->K, R, x->share, &np)))
         cli_mpi_abort("out of memory"); /* rank 0 would wait for its pieces */
     if (!status)
         share_checkpoints(x, pc, np, rank);
-    for (int64_t k = 0; !status && k < np; k++) {
-        traj_piece *p = &pc[k];
-        if (p->rank != rank)
-            continue;
-        sive_result *r = piece_run(x, p, rank);
-        char note[64], err[1024];
-        snprintf(note, sizeof note, "%.17g", p->secs);
-        int rc = r ? cli_mpi_pack(r, note, &p->msg, &p->len, err, sizeof err) : 0;
-        if (rc)
-            piece_fail(p, err, rc);
-        sive_result_free(r);
-    }
+    if (!status)
+        run_pieces(x, pc, np, rank);
     for (int64_t k = 0; !status && k < np; k++)
         if (pc[k].rank == rank)
             cli_mpi_send(pc[k].msg, pc[k].len, pc[k].failed);
@@ -804,6 +936,18 @@ static void model_sizes(traj_ctx *x)
     sive_mlp_free(m);
 }
 
+/* The checkpoints cut between ranks whose radius is searched once. */
+static void shared_note(const traj_ctx *x, const traj_piece *pc, int64_t np)
+{
+    int64_t n = 0;
+    for (int64_t k = 0; k < np; k++)
+        n += pc[k].role == PIECE_SEARCHES;
+    if (n && !x->c->train.quiet)
+        fprintf(stderr, "%s: %lld checkpoint%s cut between ranks: the radius searched once, "
+                        "by the rank of chain 0, for all\n",
+                cli_cmd, (long long)n, n > 1 ? "s" : "");
+}
+
 /* 2'. rank 0 under mpirun, after the setup (status): share the plan and
  * the checkpoints, probe its own pieces, then gather, merge and note the
  * others' checkpoint by checkpoint.  Returns an exit status; x->lost when
@@ -811,7 +955,8 @@ static void model_sizes(traj_ctx *x)
 static int traj_probe_mpi(traj_ctx *x, int R, int status)
 {
     int64_t np = 0;
-    traj_piece *pc = status ? NULL : plan_pieces(x->n, x->K, R, &np);
+    x->share = !status && probe_radius_searched(&x->c->probe, sive_dataset_count(x->train));
+    traj_piece *pc = status ? NULL : plan_pieces(x->n, x->K, R, x->share, &np);
     if (!status && !pc) {
         fprintf(stderr, "%s: out of memory\n", cli_cmd);
         status = EXIT_RUN;
@@ -824,12 +969,12 @@ static int traj_probe_mpi(traj_ctx *x, int R, int status)
     if (!x->c->train.quiet)
         fprintf(stderr, "%s: %lld units (checkpoint, chain) over %d ranks\n", cli_cmd,
                 (long long)(x->n * x->K), R);
+    shared_note(x, pc, np);
     double t0 = cli_now();
     x->n_ckpt = x->n;
     model_sizes(x);
     share_checkpoints(x, pc, np, 0);
-    for (int64_t k = 0; k < np && pc[k].rank == 0; k++)
-        pc[k].r = piece_run(x, &pc[k], 0);
+    run_pieces(x, pc, np, 0);
     for (int64_t k = 0, i = 0; i < x->n; i++) {
         int64_t k0 = k;
         while (k < np && pc[k].ckpt == i)

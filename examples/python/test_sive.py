@@ -270,6 +270,20 @@ class Api(unittest.TestCase):
             p.run(model(), THETA).close()
             saved.close()
 
+    def test_radius_from_takes_only_a_result(self):
+        # anything but a Result (another handle's pointer would be read by
+        # the library as a sive_result) is a TypeError, and the probe keeps
+        # the radius it had
+        opts = dict(steps=400, groups=4, chains=2, c_h="auto", metropolis=0, seed=3)
+        with sive.Probe(**opts) as p, p.run(model(), THETA) as whole, sive.Probe() as other:
+            p.set(chain_begin=1, chain_end=2).set_radius_from(whole)
+            for bad in (other, "whole", 3):
+                with self.assertRaises(TypeError):
+                    p.set_radius_from(bad)
+            with p.run(model(), THETA) as part:  # still whole's radius: no search
+                self.assertEqual(part.stat("h", 1), whole.stat("h", 1))
+                self.assertEqual(part.trace("lbar", 1).tolist(), whole.trace("lbar", 1).tolist())
+
     def test_params_restrict_the_chain(self):
         # ranges, a mask and the probe keyword agree; covering ranges are
         # the unrestricted run; frozen coordinates never move

@@ -246,10 +246,11 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * (g^-1 = exp(-scale A)), which leaves the loss unchanged (to rounding),
  * with log_ratio = scale tr(A) (H_{s-1} - H_{s+1}), the log of the map's
  * |det| (-A has A's law, so the proposal is symmetric); with L = 1 the
- * move returns theta unchanged.  It needs H_s^2 * 5 doubles per worker,
- * allocated at the first move.  After sive_dln_set_move(m,
- * SIVE_DLN_MOVE_GIBBS) the move is the exact Gibbs layer draw instead
- * (population mode only: SIVE_E_INVALID_ARG in data mode).  Release with
+ * move returns theta unchanged.  It needs 5 H^2 doubles per worker (H
+ * the widest hidden layer), allocated at the first move.  After
+ * sive_dln_set_move(m, SIVE_DLN_MOVE_GIBBS) the move is the exact Gibbs
+ * layer draw instead (population mode only: SIVE_E_INVALID_ARG in data
+ * mode).  Release with
  * sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
  * initialised, bad blis_threads), SIVE_E_NOMEM.
  */

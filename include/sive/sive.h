@@ -738,9 +738,12 @@ SIVE_API int sive_probe_run(sive_probe *p, const sive_model *m,
  * searched and chose the same h, bit for bit.  Such a run is refused
  * (SIVE_E_INVALID_ARG, at sive_probe_run()) unless its radius comes from
  * the loss and its options (threads and the chain range excepted), model
- * (dtype, dim, n_examples, identity) and theta* are r's.  Errors:
+ * (dtype, dim, n_examples, identity), theta* and moved parameters
+ * (sive_probe_set_params()) are r's.  Not thread-safe on the same probe;
+ * r may be read by others meanwhile.  Errors:
  * SIVE_E_INVALID_ARG (p NULL; r's radius was not chosen from the loss, or
- * its run did not complete), SIVE_E_NOMEM.
+ * its run did not complete), SIVE_E_NOMEM; the probe is then unchanged (a
+ * radius taken before is kept).
  */
 SIVE_API int sive_probe_set_radius_from(sive_probe *p, const sive_result *r);
 
@@ -1211,8 +1214,8 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
  * for the run notes that summarise a part's own chains.  The run notes are
  * the lines a run adds to its health text after the flags' lines
  * ("metropolis: ...", "delayed rejection ...", "replicas R: ...",
- * "auto_step ...", "grad_noise_compensation: ...", "defaults: ...",
- * "radius: ..."): a line every part has verbatim (the defaults', the
+ * "orbit moves ...", "low-rank preconditioner ...", "auto_step ...",
+ * "grad_noise_compensation: ...", "defaults: ...", "radius: ..."): a line every part has verbatim (the defaults', the
  * radius search's) is kept once, as the whole run has it; a line that
  * differs (a sampler's acceptance over the part's chains) is kept once per
  * part, by first chain, as "key (chains a..b): rest", key being the
@@ -1242,7 +1245,8 @@ SIVE_API int sive_result_merge(sive_result **out,
  * stop step and traces (statistics are recomputed on load, so they cannot
  * disagree with the traces; so is the health text's flags' part, and the
  * run's notes after it are stored: a loaded result's health text is the
- * run's, byte for byte).  note (may be NULL) is an opaque text of the
+ * run's, byte for byte; at most 256 MiB of them, which only a merge of
+ * about a million parts exceeds).  note (may be NULL) is an opaque text of the
  * caller's, at most 1 MiB, kept verbatim (e.g. the CLI's checkpoint
  * metadata).  The format is versioned and checksummed (docs/scale.md) and
  * the file is written atomically: a temporary beside path, fsynced, then

@@ -80,9 +80,11 @@ int sive_probe_set_radius_from(sive_probe *p, const sive_result *r)
 {
     if (!p)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "probe handle is NULL");
-    reuse_forget(p);
-    if (!r)
+    if (!r) {
+        reuse_forget(p);
         return SIVE_OK;
+    }
+    /* refused: the probe keeps the radius it had, as the other setters */
     if (r->opt.h_absolute || r->opt.c_h != 0.0)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "sive_probe_set_radius_from: the result's radius was not chosen "
@@ -106,6 +108,7 @@ int sive_probe_set_radius_from(sive_probe *p, const sive_result *r)
         free(u.ranges);
         return sivei_fail(p->errmsg, SIVE_E_NOMEM, "sive_probe_set_radius_from: out of memory");
     }
+    reuse_forget(p);
     p->reuse = u;
     sivei_clear_error();
     return SIVE_OK;

@@ -199,23 +199,29 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
     if (!r)
         return SIVE_OK;
     double acc = 0.0, moves = 0.0;
-    int32_t k = 0;
+    int32_t k = 0, kt = 0; /* kt: the chains that tried a move in the tail */
     for (int32_t i = 0; i < r->count; i++)
         if (isfinite(r->eps[i])) {
-            acc += isfinite(r->accept[i]) ? r->accept[i] : 0.0;
+            if (isfinite(r->accept[i]))
+                acc += r->accept[i], kt++;
             moves += (double)r->moves[i];
             r->eps[k++] = r->eps[i];
         }
     if (!k)
         return SIVE_OK;
     qsort(r->eps, (size_t)k, sizeof *r->eps, cmp);
+    char tail[96];
+    if (kt)
+        snprintf(tail, sizeof tail, "tail acceptance %.3f (mean over %d chains)", acc / kt,
+                 (int)kt);
+    else /* orbit_every longer than the tail: an acceptance of 0 would lie */
+        snprintf(tail, sizeof tail, "no move in the tail");
     char line[512];
     snprintf(line, sizeof line,
-             "orbit moves (the model's sive_model.move) (orbit_every %lld): tail "
-             "acceptance %.3f (mean over %d chains), size adapted in the burn-in toward %.2f: "
-             "median %.4g (%.4g .. %.4g); %.0f moves = %.0f extra gradient calls (%.3g per "
-             "step)\n",
-             (long long)run->opt.orbit_every, acc / k, (int)k, TARGET, r->eps[k / 2], r->eps[0],
+             "orbit moves (the model's sive_model.move) (orbit_every %lld): %s, size adapted "
+             "in the burn-in toward %.2f: median %.4g (%.4g .. %.4g); %.0f moves = %.0f extra "
+             "gradient calls (%.3g per step)\n",
+             (long long)run->opt.orbit_every, tail, TARGET, r->eps[k / 2], r->eps[0],
              r->eps[k - 1], moves, moves, moves / ((double)k * (double)run->opt.steps));
     return sivei_health_append(res, line);
 }

@@ -46,6 +46,17 @@ static int wrap_group(const void *theta, size_t dim, const sive_batch *b, double
     return w->inner->group_loss(theta, dim, &c, gl, w->inner->user);
 }
 
+static int wrap_move(const sive_move_info *info, const void *theta, void *out,
+                     double *log_ratio, void *user)
+{
+    const sweep_wrap *w = user;
+    sive_batch c = *info->batch;
+    c.worker += w->offset;
+    sive_move_info i = *info;
+    i.batch = &c;
+    return w->inner->move(&i, theta, out, log_ratio, w->inner->user);
+}
+
 typedef struct sweep_job {
     sive_probe *probes;          /* one per value, options already set */
     const sive_model *m;
@@ -87,6 +98,7 @@ static void wrap_model(sive_model *out, const sive_model *inner, sweep_wrap *w, 
     out->grad = inner->grad ? wrap_grad : NULL;
     out->loss = inner->loss ? wrap_loss : NULL;
     out->group_loss = inner->group_loss ? wrap_group : NULL;
+    out->move = out->move ? wrap_move : NULL; /* read only when struct_size covers it */
     out->destroy = NULL;
 }
 

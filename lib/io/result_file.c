@@ -68,6 +68,10 @@
 #define VERSION_OLDEST 1u /* 0.2.0: no control_variate field (it was 0) */
 #define HEAD 24
 #define NOTE_MAX ((uint64_t)1 << 20)
+/* the run notes: a merge lists a line per part (an mpirun probe merges a
+ * part per chain), so far beyond the caller's note; the writer refuses
+ * more, so that every file it writes loads */
+#define RUN_NOTES_MAX ((uint64_t)1 << 28)
 #define REC_IGNORABLE 1u  /* record flag: the value is the option's default */
 #define REC_MAX 4096u     /* option records a reader accepts */
 
@@ -216,6 +220,11 @@ static int to_bytes(const sive_result *r, const char *note, const char *shown, w
     if (note_len > NOTE_MAX)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "%s: note of %zu bytes is above 1 MiB",
                          shown, note_len);
+    const size_t run_notes = r->notes ? strlen(r->notes) : 0;
+    if (run_notes > RUN_NOTES_MAX)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: run notes of %zu bytes are above 256 MiB (a merge of that many "
+                         "parts cannot be saved)", shown, run_notes);
     encode(b, r, note ? note : "", note_len);
     if (b->oom) {
         free(b->p);
@@ -670,7 +679,7 @@ static sive_result *decode(rbuf *b, char **note, int *rc)
     const char *emsg = get_text(b, SIVE_ERRMSG_LEN - 1, &elen);
     const char *ntxt = get_text(b, NOTE_MAX, &nlen);
     size_t rlen = 0;
-    const char *rtxt = b->version >= VERSION_NOTES ? get_text(b, NOTE_MAX, &rlen) : "";
+    const char *rtxt = b->version >= VERSION_NOTES ? get_text(b, RUN_NOTES_MAX, &rlen) : "";
     *rc = SIVE_E_FORMAT;
     if (b->bad || !options_valid(&o) || !head_valid(&hd, &o) || !notes_valid(rtxt, rlen))
         return NULL;

@@ -1158,6 +1158,10 @@ class Probe(_Handle):
         "Parts and the radius from the loss").  None forgets it, as
         reset() does.  A run of other options, model or theta* is refused.
         Returns the probe."""
+        if result is not None and not isinstance(result, Result):
+            # another handle's pointer would be read as a sive_result
+            raise TypeError(f"set_radius_from takes a Result or None, not "
+                            f"{type(result).__name__}")
         self._check(_probe_set_radius_from(self._p, None if result is None else result._p))
         return self
 

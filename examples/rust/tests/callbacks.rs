@@ -80,19 +80,27 @@ fn stats_are_keyed_by_the_library_names() {
         get(Stat::SiveUnclipped.name()),
         Some(r.stat(Stat::SiveUnclipped, None))
     );
-    assert_eq!(stats[Stat::TailLength as usize].0, "tail_length"); // in enum order
-    // the enum names every statistic of the library, in its order
+    // in enum order: the enum names every statistic of the library, in its order
+    assert_eq!(stats[Stat::TailLength as usize].0, "tail_length");
     assert_eq!(stats.len(), Stat::AutoStepRescaled as usize + 1);
     assert_eq!(Stat::StartZ.name(), "start_z");
     assert_eq!(stats[Stat::HalvesZ as usize].0, "halves_z");
-    assert_eq!(stats[Stat::GradNoiseClipped as usize].0, "grad_noise_clipped");
+    assert_eq!(
+        stats[Stat::GradNoiseClipped as usize].0,
+        "grad_noise_clipped"
+    );
     assert_eq!(stats[Stat::StartZMean as usize].0, "start_z_mean");
     // the start test's parts and auto_step's tallies (ids 30-33): NaN
     // without anneal and auto_step
     let names: Vec<&str> = stats[30..34].iter().map(|&(n, _)| n).collect();
     assert_eq!(
         names,
-        ["start_z_lambda", "start_z_mean", "auto_step_grads", "auto_step_rescaled"]
+        [
+            "start_z_lambda",
+            "start_z_mean",
+            "auto_step_grads",
+            "auto_step_rescaled"
+        ]
     );
     assert!(stats[30..34].iter().all(|&(_, v)| v.is_nan()));
     assert_eq!(
