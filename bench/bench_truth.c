@@ -4,13 +4,16 @@
  *   bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] [--seed S]
  *               [--probe-seed S] [--threads K] [--population | --data N]
  *               [--bad [--bad-steps M] [--save DIR] | --reflag DIR]
- *               [--OPTION VALUE]...
+ *               [--dln-move orbit|gibbs] [--OPTION VALUE]...
  *
  * --OPTION VALUE is any libsive option by name (--steps 20000, --c_h 0.5,
  * --h 0.1, --base_lr 0.01, --chains 8, ...).  --t replaces every case's t
  * (by default each case's t comes from the theory, truth_theory_t()).
  * --only / --skip keep / drop the cases whose name contains TEXT (--skip
- * may be repeated).
+ * may be repeated).  --dln-move gibbs makes the DLN models supply the exact
+ * Gibbs layer move (sive_dln_set_move; population mode only, a data-mode
+ * case then fails) instead of the GL orbit move; either runs only with
+ * --orbit_every K --metropolis 1.
  * --quick runs the quick subset with 20 000 steps (unless --steps is
  * given).  --seed is the teacher's (frames, data); --probe-seed S sets
  * the probe's option seed.  --population / --data N put every DLN in population mode or on
@@ -48,7 +51,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_truth [--quick] [--only TEXT] [--skip TEXT] [--t T] [--h-zero H] "
                     "[--seed S] [--probe-seed S] [--threads K] [--population | --data N] "
-                    "[--bad [--bad-steps M] [--save DIR] | --reflag DIR] [--OPTION VALUE]...\n");
+                    "[--bad [--bad-steps M] [--save DIR] | --reflag DIR] [--dln-move orbit|gibbs] "
+                    "[--OPTION VALUE]...\n");
     exit(2);
 }
 
@@ -529,6 +533,8 @@ int main(int argc, char **argv)
             s.threads = atoi(v), i++;
         else if (!strcmp(a, "--data"))
             s.data_n = atoll(v), i++;
+        else if (!strcmp(a, "--dln-move") && (!strcmp(v, "gibbs") || !strcmp(v, "orbit")))
+            s.dln_gibbs = !strcmp(v, "gibbs"), i++;
         else if (sive_option_by_name(a + 2, &opt) == SIVE_OK && s.nsets < TRUTH_MAX_SETS) {
             char *kv = malloc(strlen(a) + strlen(v) + 2);
             sprintf(kv, "%s=%s", a + 2, v);

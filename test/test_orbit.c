@@ -58,17 +58,18 @@ static int uv_group(const void *theta, size_t d, const sive_batch *b, double *gl
 
 /* (u, v) -> (c u, v / c), log c = scale N(0, 1): |det| = c^(1 - KV); c and
  * 1/c equally likely, so log_ratio = (1 - KV) log c. */
-static int uv_move(const void *theta, size_t d, double scale, const sive_batch *b, void *out,
-                   double *log_ratio, void *user)
+static int uv_move(const sive_move_info *info, const void *theta, void *out, double *log_ratio,
+                   void *user)
 {
     const double *x = theta;
     double *y = out, z;
-    (void)d;
     (void)user;
+    ck_assert_uint_eq(info->struct_size, sizeof *info);
+    ck_assert(info->dim == 1 + KV && info->t == T && info->h > 0.0 && info->theta_star);
     sive_rng g;
-    sive_rng_seed(&g, b->seed, 7);
+    sive_rng_seed(&g, info->batch->seed, 7);
     sive_rng_normals(&g, &z, 1);
-    const double lc = scale * z, c = exp(lc);
+    const double lc = info->scale * z, c = exp(lc);
     y[0] = c * x[0];
     for (int i = 1; i <= KV; i++)
         y[i] = x[i] / c;
@@ -218,19 +219,21 @@ START_TEST(dln_move)
     sive_rng_seed(&rg, 11, 0);
     sive_rng_normals(&rg, th, d);
     sive_batch b = {.index = NULL, .n_groups = 1, .group_size = 1, .chain = 0, .worker = 0};
+    const sive_move_info info = {.struct_size = sizeof info, .dim = d, .scale = 0.5, .t = T,
+                                 .h = 1.0, .theta_star = e, .batch = &b};
     double l0, l1, lr;
     ck_assert_int_eq(m.grad(th, d, &b, g, &l0, m.user), 0);
     int nonzero = 0;
     for (uint64_t key = 1; key <= 40; key++) {
         b.seed = key;
-        ck_assert_int_eq(m.move(th, d, 0.5, &b, out, &lr, m.user), 0);
+        ck_assert_int_eq(m.move(&info, th, out, &lr, m.user), 0);
         ck_assert_int_eq(m.grad(out, d, &b, g, &l1, m.user), 0);
         ck_assert_msg(fabs(l1 - l0) <= 1e-12 * fabs(l0), "loss %.17g -> %.17g", l0, l1);
         /* the map is linear in theta for a fixed key: column i is T(e_i) */
         for (size_t i = 0; i < d; i++) {
             double lri;
             e[i] = 1.0;
-            ck_assert_int_eq(m.move(e, d, 0.5, &b, out, &lri, m.user), 0);
+            ck_assert_int_eq(m.move(&info, e, out, &lri, m.user), 0);
             e[i] = 0.0;
             ck_assert(lri == lr);
             for (size_t j = 0; j < d; j++)
@@ -257,6 +260,135 @@ START_TEST(dln_move)
     free(g);
     free(jac);
     free(e);
+    sive_model_destroy(&m);
+    sive_dln_free(dln);
+}
+END_TEST
+
+/* log of the tethered density at x, up to its constant */
+static double log_q(sive_model *m, const double *x, const double *star, double t, double h)
+{
+    const sive_batch b = {.n_groups = 1, .group_size = 1};
+    double l, *g = malloc(m->dim * sizeof *g), r2 = 0.0;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_int_eq(m->grad(x, m->dim, &b, g, &l, m->user), 0);
+    for (size_t i = 0; i < m->dim; i++)
+        r2 += (x[i] - star[i]) * (x[i] - star[i]);
+    free(g);
+    return -t * l - r2 / (2.0 * h * h);
+}
+
+/* The Gibbs layer move (sive_dln_set_move): one layer changes; its new
+ * value does not depend on its old one (a draw from a conditional); and
+ * log_ratio = log q(old) - log q(new) of the tethered density evaluated
+ * directly, so the acceptance is 1 to rounding: together, an exact draw
+ * from the conditional (the ratio fixes its density up to a constant).
+ * Data mode refuses it. */
+START_TEST(dln_gibbs_move)
+{
+    const size_t widths[] = {2, 3, 4, 3};
+    sive_dln *dln = NULL;
+    ck_assert_int_eq(sive_dln_new(&dln, widths, 3, 1, NULL, 5), SIVE_OK);
+    ck_assert_int_eq(sive_dln_set_move(dln, (sive_dln_move)7), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_dln_set_move(dln, SIVE_DLN_MOVE_GIBBS), SIVE_OK);
+    sive_model m;
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_OK);
+    const size_t d = m.dim;
+    double *th = malloc(d * sizeof *th), *out = malloc(d * sizeof *out),
+           *out2 = malloc(d * sizeof *out2), *star = malloc(d * sizeof *star);
+    ck_assert(th && out && out2 && star);
+    ck_assert_int_eq(sive_dln_factorisation(dln, NULL, 3, star), SIVE_OK);
+    sive_rng rg;
+    sive_rng_seed(&rg, 12, 0);
+    const double hs[2] = {0.3, 3.0};
+    int seen[4] = {0};
+    for (uint64_t key = 1; key <= 60; key++) {
+        const double h = hs[key % 2], t = key % 3 ? 1e3 : 1e5;
+        sive_rng_normals(&rg, th, d);
+        for (size_t i = 0; i < d; i++)
+            th[i] = star[i] + 0.5 * h * th[i];
+        sive_batch b = {.n_groups = 1, .group_size = 1, .seed = key, .worker = 1};
+        const sive_move_info info = {.struct_size = sizeof info, .dim = d, .scale = 0.5,
+                                     .t = t, .h = h, .theta_star = star, .batch = &b};
+        double lr, lr2;
+        ck_assert_int_eq(m.move(&info, th, out, &lr, m.user), 0);
+        size_t first = d, last = 0;
+        for (size_t i = 0; i < d; i++)
+            if (out[i] != th[i])
+                first = i < first ? i : first, last = i;
+        ck_assert(first < d);
+        int s = 0; /* the layer that moved: offsets 0, 6, 18, 30 */
+        const size_t off[4] = {0, 6, 18, 30};
+        while (s < 2 && first >= off[s + 1])
+            s++;
+        ck_assert_msg(last < off[s + 1], "more than layer %d moved", s + 1);
+        seen[s] = 1;
+        const double la = log_q(&m, out, star, t, h) - log_q(&m, th, star, t, h) + lr;
+        ck_assert_msg(fabs(la) < 1e-7 * (1.0 + fabs(lr)), "key %d: log alpha %.3g (ratio %.6g)",
+                      (int)key, la, lr);
+        for (size_t i = off[s]; i < off[s + 1]; i++)
+            th[i] += 1.0; /* another old W_s, the same rest and key */
+        ck_assert_int_eq(m.move(&info, th, out2, &lr2, m.user), 0);
+        for (size_t i = 0; i < d; i++)
+            ck_assert_msg(fabs(out2[i] - out[i]) < 1e-9 * (1.0 + fabs(out[i])),
+                          "the draw depends on the old layer");
+    }
+    ck_assert(seen[0] && seen[1] && seen[2]);
+    sive_model_destroy(&m);
+    ck_assert_int_eq(sive_dln_set_data(dln, 10, 0.0, 1), SIVE_OK);
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "population mode"));
+    free(th);
+    free(out);
+    free(out2);
+    free(star);
+    sive_dln_free(dln);
+}
+END_TEST
+
+/* The law: the 1-1-1 network at rank 0 is K = u^2 v^2 / 2, theta* = 0,
+ * whose t^2 Var is the funnel's at t/2 (funnel.h).  Metropolis steps with
+ * a Gibbs layer move after every step: lambda-hat within 4 MCSE, the
+ * moves' tail acceptance 1 to rounding, the same bits on 1 and 2 threads. */
+static double gibbs_run(sive_model *m, int64_t threads, double *se, double *acc)
+{
+    const double th[2] = {0.0, 0.0};
+    sive_probe *p = probe(20000, 16, threads, 1.0, 1);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, m, th, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const double lam = sive_result_lambda(r);
+    *se = sive_result_mcse(r);
+    const char *ol = strstr(sive_result_health(r), "orbit moves");
+    ck_assert_ptr_nonnull(ol);
+    ck_assert_ptr_nonnull(ol = strstr(ol, "tail acceptance "));
+    *acc = atof(ol + strlen("tail acceptance "));
+    sive_result_free(r);
+    sive_probe_free(p);
+    return lam;
+}
+
+START_TEST(dln_gibbs_law)
+{
+    const size_t widths[] = {1, 1, 1};
+    sive_dln *dln = NULL;
+    ck_assert_int_eq(sive_dln_new(&dln, widths, 2, 0, NULL, 5), SIVE_OK);
+    ck_assert_int_eq(sive_dln_set_move(dln, SIVE_DLN_MOVE_GIBBS), SIVE_OK);
+    sive_model m;
+    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_OK);
+    double se, acc, se2, acc2;
+    const double lam = gibbs_run(&m, 1, &se, &acc), lam2 = gibbs_run(&m, 2, &se2, &acc2);
+    const double want = funnel_continuous(T / 2.0, 1.0, 1), z = (lam - want) / se;
+    printf("1-1-1 DLN r0 (u^2 v^2 / 2), Gibbs layer moves after every step: %.5f +- %.5f "
+           "(continuous law %.5f): %+.2f %% (z %+.2f), tail acceptance %.4f\n",
+           lam, se, want, 100.0 * (lam / want - 1.0), z, acc);
+    ck_assert_msg(fabs(z) < 4.0, "z %.2f", z);
+    ck_assert_msg(se < 0.05 * want, "MCSE %.4g", se);
+    ck_assert_msg(acc > 0.999, "Gibbs acceptance %.4f", acc);
+    ck_assert(memcmp(&lam, &lam2, sizeof lam) == 0);
     sive_model_destroy(&m);
     sive_dln_free(dln);
 }
@@ -301,14 +433,14 @@ static int slow_grad(const void *theta, size_t d, const sive_batch *b, void *gra
     return uv_grad(theta, d, b, grad, loss, user);
 }
 
-static int checked_move(const void *theta, size_t d, double scale, const sive_batch *b,
-                        void *out, double *log_ratio, void *user)
+static int checked_move(const sive_move_info *info, const void *theta, void *out,
+                        double *log_ratio, void *user)
 {
     if (user != &magic_user)
         return 7;
-    if (b->worker != grad_worker)
+    if (info->batch->worker != grad_worker)
         atomic_fetch_add(&move_worker_mismatch, 1);
-    return uv_move(theta, d, scale, b, out, log_ratio, NULL);
+    return uv_move(info, theta, out, log_ratio, NULL);
 }
 
 START_TEST(sweep_parallel_move)
@@ -346,6 +478,8 @@ int main(void)
     tcase_add_test(tc, exact);
     tcase_add_test(tc, bits_and_refusals);
     tcase_add_test(tc, dln_move);
+    tcase_add_test(tc, dln_gibbs_move);
+    tcase_add_test(tc, dln_gibbs_law);
     tcase_add_test(tc, sweep_parallel_move);
     tcase_add_test(tc, no_tail_moves_named);
     suite_add_tcase(s, tc);

@@ -211,10 +211,13 @@ static int prod_group(const void *theta, size_t dim, const sive_batch *batch,
  * e = (k_1, -k_0) for two factors (u^(2k_0) v^(2k_1) is invariant), and
  * log |det| = (k_1 - k_0) log c; c and 1/c are equally likely.  Blocks of
  * another number of factors: theta unchanged. */
-static int prod_move(const void *theta, size_t dim, double scale, const sive_batch *batch,
-                     void *out, double *log_ratio, void *user)
+static int prod_move(const sive_move_info *info, const void *theta, void *out,
+                     double *log_ratio, void *user)
 {
     const prod_model *pm = user;
+    const size_t dim = info->dim;
+    const double scale = info->scale;
+    const sive_batch *batch = info->batch;
     const double *w = theta;
     double *y = out, z;
     memcpy(y, w, dim * sizeof *y);
@@ -330,6 +333,8 @@ static int make_case(const truth_case *c, const truth_settings *s, sive_model *m
         if (!rc)
             rc = sive_dln_factorisation(*dln, c->scales[0] > 0 ? c->scales : NULL,
                                         s->seed + 2, *theta);
+        if (!rc && s->dln_gibbs)
+            rc = sive_dln_set_move(*dln, SIVE_DLN_MOVE_GIBBS);
         if (!rc)
             rc = sive_dln_model(m, *dln, 1);
     }

@@ -35,6 +35,7 @@ typedef struct truth_settings {
     uint64_t seed;     /* teacher, frames and data                          */
     int threads;
     int64_t data_n;    /* -1: each case's; 0: population; > 0: examples   */
+    int dln_gibbs;     /* DLN models supply the Gibbs layer move (0: GL)  */
     const char *sets[TRUTH_MAX_SETS]; /* "name=value" probe options          */
     int nsets;
     /* Called with each finished run's result before it is freed (bench_truth

@@ -108,6 +108,38 @@ SIVE_API int sive_dln_teacher(const sive_dln *m, double *w);
 SIVE_API int sive_dln_set_data(sive_dln *m, uint64_t n, double noise_std,
                                uint64_t seed);
 
+/** The move a model of the network supplies (sive_dln_model(),
+ *  sive_model.move, for the experimental SIVE_OPT_ORBIT_EVERY). */
+typedef enum sive_dln_move {
+    /** A random element of GL(H_s) along the loss's symmetry orbit
+     *  (the default; both modes). */
+    SIVE_DLN_MOVE_ORBIT = 0,
+    /** An exact Gibbs draw of one layer given the others (population mode
+     *  only; 0.3). */
+    SIVE_DLN_MOVE_GIBBS = 1
+} sive_dln_move;
+
+/**
+ * Choose the move that models made by sive_dln_model() from now on supply
+ * (0.3; models made before keep theirs).  SIVE_DLN_MOVE_ORBIT (the
+ * default) is the GL orbit move described at sive_dln_model().
+ * SIVE_DLN_MOVE_GIBBS, population mode only (sive_dln_model() refuses it
+ * in data mode: the data loss is quadratic in a layer too, but this move
+ * uses the population form): a layer s drawn uniformly from 1 .. L by the
+ * move's key and redrawn exactly from its conditional under the chain's
+ * tethered law exp(-t L - |theta - theta*|^2/(2 h^2)) given the other
+ * layers (t, h and theta* from sive_move_info), a Gaussian that one-sided
+ * Jacobi on the partial products W_L...W_{s+1} and W_{s-1}...W_1
+ * diagonalises; log_ratio = log q(W_s old | rest) - log q(W_s new | rest),
+ * so the library's acceptance is 1 up to rounding (docs/theory.md "Orbit
+ * moves").  It ignores the move's scale (the size the library adapts and
+ * reports is then meaningless).  Costs O(L H^3) per move for H the largest
+ * width plus the library's one gradient call; 12 H^2 doubles per worker,
+ * allocated at the first move.  Not while a model of m is being made by
+ * another thread.  Errors: SIVE_E_INVALID_ARG (NULL m, unknown move).
+ */
+SIVE_API int sive_dln_set_move(sive_dln *m, sive_dln_move move);
+
 /**
  * A parameter vector with W_L...W_1 = W_T exactly (to rounding):
  * W_1 = c_1 Q_1 S^{1/L} V^T, W_s = c_s Q_s S^{1/L} Q_{s-1}^T,
@@ -215,7 +247,10 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * with log_ratio = scale tr(A) (H_{s-1} - H_{s+1}), the log of the map's
  * |det| (-A has A's law, so the proposal is symmetric); with L = 1 the
  * move returns theta unchanged.  It needs 5 H^2 doubles per worker (H
- * the widest hidden layer), allocated at the first move.  Release with
+ * the widest hidden layer), allocated at the first move.  After
+ * sive_dln_set_move(m, SIVE_DLN_MOVE_GIBBS) the move is the exact Gibbs
+ * layer draw instead (population mode only: SIVE_E_INVALID_ARG in data
+ * mode).  Release with
  * sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
  * initialised, bad blis_threads), SIVE_E_NOMEM.
  */

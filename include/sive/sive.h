@@ -192,30 +192,54 @@ typedef int (*sive_group_fn)(const void *theta, size_t dim,
                              void *user);
 
 /**
- * Move callback (optional, 0.3; sive_model.move): a proposal along a
- * (near) symmetry of the loss, used by the experimental orbit moves
- * (SIVE_OPT_ORBIT_EVERY, sive/experimental.h; docs/theory.md "Orbit
- * moves").  From theta (dim values of the model's dtype) write a proposed
- * theta' into theta_out (dim values, never aliasing theta) and into
- * *log_ratio the log of |det d theta'/d theta| times the density of the
- * reverse proposal (theta' -> theta) over that of this one: for a move
- * theta' = T_g(theta) with g drawn from a law symmetric between g and
- * g^-1 (T_g^-1 = T_{g^-1}), just log |det dT_g/dtheta|.  scale (> 0) is
+ * What the library tells a move callback (sive_move_fn): the chain's
+ * tethered law at this step and the move's size and key.  Built by the
+ * library for the duration of one call (read it, keep no pointer).
+ * Fields are appended only; read one only when struct_size covers it.
+ */
+typedef struct sive_move_info {
+    uint32_t struct_size;   /**< sizeof(sive_move_info) of the library      */
+    size_t dim;             /**< number of parameters (the model's dim)     */
+    double scale;           /**< the move's size (> 0), adapted, see below  */
+    double t;               /**< inverse temperature of this step (annealing
+                                 included): the law's -t L(theta) term      */
+    double h;               /**< tether radius: -|theta - theta*|^2/(2 h^2) */
+    const void *theta_star; /**< the tether's centre theta* (dim values of
+                                 the model's dtype)                          */
+    const sive_batch *batch;/**< key and identity of the call, see below    */
+} sive_move_info;
+
+/**
+ * Move callback (optional, 0.3; sive_model.move): a proposal that the
+ * experimental orbit moves (SIVE_OPT_ORBIT_EVERY, sive/experimental.h;
+ * docs/theory.md "Orbit moves") accept or reject on the exact tethered
+ * law, e.g. along a (near) symmetry of the loss, or an exact draw from a
+ * conditional of that law.  From theta (info->dim values of the model's
+ * dtype) write a proposed theta' into theta_out (dim values, never
+ * aliasing theta) and into *log_ratio the log of |det d theta'/d theta|
+ * times the density of the reverse proposal (theta' -> theta) over that of
+ * this one: for a move theta' = T_g(theta) with g drawn from a law
+ * symmetric between g and g^-1 (T_g^-1 = T_{g^-1}), just
+ * log |det dT_g/dtheta|; for a draw from a conditional q(x | rest) of the
+ * law, log q(x_old | rest) - log q(x_new | rest).  info->scale (> 0) is
  * the size of the move (e.g. g = exp(scale A)), adapted by the library
- * toward an acceptance rate; batch->seed is the only randomness to use (a
- * 64-bit key from the chain's own stream, so results are reproducible
- * and do not depend on threads); batch->index is NULL, batch->chain,
- * worker and step are set as for the gradient callback (worker: per-thread
- * scratch without locks).  The library accepts theta' with probability
+ * toward an acceptance rate (a move that does not use it may ignore it);
+ * info->t, info->h and info->theta_star describe the law the chain
+ * samples.  info->batch->seed is the only randomness to use (a 64-bit key
+ * from the chain's own stream, so results are reproducible and do not
+ * depend on threads); batch->index is NULL, batch->chain, worker and step
+ * are set as for the gradient callback (worker: per-thread scratch
+ * without locks).  The library accepts theta' with probability
  * min(1, exp(-t (L(theta') - L(theta)) - (|theta' - theta*|^2 -
  * |theta - theta*|^2)/(2 h^2) + *log_ratio)) using the exact loss, so the
  * chain's law stays exact even when the move is only approximately a
- * symmetry (it is then merely accepted less often).  Return 0, or non-zero
- * to stop the run (as the gradient callback).  Same threading rules.
+ * symmetry or conditional (it is then merely accepted less often).  Return
+ * 0, or non-zero to stop the run (as the gradient callback).  Same
+ * threading rules.  (Changed before any release: 0.3's first drafts passed
+ * theta, dim, scale and batch as separate parameters and no t, h, theta*.)
  */
-typedef int (*sive_move_fn)(const void *theta, size_t dim, double scale,
-                            const sive_batch *batch, void *theta_out,
-                            double *log_ratio, void *user);
+typedef int (*sive_move_fn)(const sive_move_info *info, const void *theta,
+                            void *theta_out, double *log_ratio, void *user);
 
 /**
  * A model, described by value.  Fill it after sive_model_init() (which

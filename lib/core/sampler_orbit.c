@@ -5,7 +5,9 @@
  * linear network: W_s -> g W_s, W_{s+1} -> W_{s+1} g^-1; a ReLU network:
  * per-neuron positive rescaling) supplies sive_model.move, which proposes
  * theta' = T_g(theta) and returns the log of |det dT_g/dtheta| times the
- * reverse over the forward proposal density.  The library accepts theta'
+ * reverse over the forward proposal density (or draws part of theta from
+ * its exact conditional, sive_move_info giving it t, h and theta*: the deep
+ * linear network's Gibbs layer move, whose ratio is then 1 to rounding).  The library accepts theta'
  * with probability min(1, exp(log_alpha)),
  *   log_alpha = -t (L(theta') - L(theta))
  *               - (|theta' - theta*|^2 - |theta - theta*|^2) / (2 h^2)
@@ -140,10 +142,12 @@ int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
     const sive_batch b = {.index = NULL, .n_groups = 1, .group_size = 0,
                           .seed = sivei_pcg32_next64(noise), .chain = st->chain,
                           .worker = w->worker, .step = m};
+    const sive_move_info info = {.struct_size = sizeof info, .dim = run->model.dim,
+                                 .scale = exp(o->log_eps), .t = w->t_step, .h = run->h,
+                                 .theta_star = run->theta_star, .batch = &b};
     double lr = NAN, lp = NAN;
     sivei_clear_error();
-    int rc = run->model.move(*st->theta, run->model.dim, exp(o->log_eps), &b, *st->prop, &lr,
-                             run->model.user);
+    int rc = run->model.move(&info, *st->theta, *st->prop, &lr, run->model.user);
     if (rc) {
         sivei_chain(run->r, st->chain)->status = SIVE_CHAIN_CALLBACK;
         sivei_run_fail(run, SIVE_E_CALLBACK, rc,

@@ -46,13 +46,15 @@ static int wrap_group(const void *theta, size_t dim, const sive_batch *b, double
     return w->inner->group_loss(theta, dim, &c, gl, w->inner->user);
 }
 
-static int wrap_move(const void *theta, size_t dim, double scale, const sive_batch *b,
-                     void *out, double *log_ratio, void *user)
+static int wrap_move(const sive_move_info *info, const void *theta, void *out,
+                     double *log_ratio, void *user)
 {
     const sweep_wrap *w = user;
-    sive_batch c = *b;
+    sive_batch c = *info->batch;
     c.worker += w->offset;
-    return w->inner->move(theta, dim, scale, &c, out, log_ratio, w->inner->user);
+    sive_move_info i = *info;
+    i.batch = &c;
+    return w->inner->move(&i, theta, out, log_ratio, w->inner->user);
 }
 
 typedef struct sweep_job {

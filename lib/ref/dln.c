@@ -158,6 +158,15 @@ int sive_dln_teacher(const sive_dln *m, double *w)
     return SIVE_OK;
 }
 
+int sive_dln_set_move(sive_dln *m, sive_dln_move move)
+{
+    if (!m || (move != SIVE_DLN_MOVE_ORBIT && move != SIVE_DLN_MOVE_GIBBS))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_dln_set_move: NULL model or move %d",
+                         (int)move);
+    m->move = move;
+    return SIVE_OK;
+}
+
 int sive_dln_set_data(sive_dln *m, uint64_t n, double noise_std, uint64_t seed)
 {
     static const char fn[] = "sive_dln_set_data";

@@ -17,6 +17,7 @@ struct sive_dln {
     double *x, *y;     /* n x H0 and n x HL, row-major                     */
     uint64_t data_version; /* counts sive_dln_set_data() calls: the cache of
                               pieces at theta* (dln_model.c) is keyed by it */
+    sive_dln_move move;    /* the move models made from now on supply      */
 };
 
 /* Fill q (rows x cols, row-major, cols <= rows) with orthonormal columns
@@ -40,5 +41,13 @@ SIVE_HIDDEN void sivei_dln_pieces_grad(const sive_dln *m, sive_dln_work *w,
                                        double *buf, double *grad, double *loss);
 /* Block rows of a workspace. */
 SIVE_HIDDEN size_t sivei_dln_work_rows(const sive_dln_work *w);
+
+/* The Gibbs layer move (dln_gibbs.c; population mode, arguments not
+ * checked): a layer drawn from info's key, redrawn exactly from its
+ * conditional under the tethered law of info; out = theta elsewhere.
+ * scratch: sivei_dln_gibbs_scratch(m) doubles. */
+SIVE_HIDDEN size_t sivei_dln_gibbs_scratch(const sive_dln *m);
+SIVE_HIDDEN void sivei_dln_gibbs(const sive_dln *m, double *scratch, const sive_move_info *info,
+                                 const double *theta, double *out, double *log_ratio);
 
 #endif

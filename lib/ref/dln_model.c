@@ -20,7 +20,7 @@ typedef struct dln_model {
      * never overlap: no lock. */
     sive_dln_work *work[MAX_WORKERS];
     double *buf[MAX_WORKERS];
-    double *mv[MAX_WORKERS]; /* the orbit move's matrices (move_cb) */
+    double *mv[MAX_WORKERS]; /* the move's matrices (move_cb, gibbs_cb) */
     sivei_star_cache star; /* pieces at theta* (lib/ref/star_cache.h) */
 } dln_model;
 
@@ -177,12 +177,15 @@ static void expm(const double *a, double e, size_t k, double *out, double *t1, d
  * proposal's density is the forward one's, and the Jacobian is
  * det(g)^(H_{s-1}) det(g^-1)^(H_{s+1}): log_ratio = scale tr(A)
  * (H_{s-1} - H_{s+1}). */
-static int move_cb(const void *theta, size_t dim, double scale, const sive_batch *batch,
-                   void *theta_out, double *log_ratio, void *user)
+static int move_cb(const sive_move_info *info, const void *theta, void *theta_out,
+                   double *log_ratio, void *user)
 {
     dln_model *dm = user;
     const sive_dln *m = dm->m;
     sive_dln_work *w = NULL;
+    const size_t dim = info->dim;
+    const double scale = info->scale;
+    const sive_batch *batch = info->batch;
     int rc = worker_work(dm, theta, dim, batch, &w);
     if (rc)
         return rc;
@@ -220,6 +223,24 @@ static int move_cb(const void *theta, size_t dim, double scale, const sive_batch
     matmul(gm, ws, os, k, k, hin);
     matmul(wn, gi, on, hout, k, k);
     *log_ratio = scale * tr * ((double)hin - (double)hout);
+    return SIVE_OK;
+}
+
+/* The Gibbs layer move (sive_dln_set_move(); lib/ref/dln_gibbs.c). */
+static int gibbs_cb(const sive_move_info *info, const void *theta, void *theta_out,
+                    double *log_ratio, void *user)
+{
+    dln_model *dm = user;
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, info->dim, info->batch, &w);
+    if (rc)
+        return rc;
+    if (!info->theta_star || !(info->t >= 0.0) || !(info->h > 0.0))
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: Gibbs move without t, h, theta*");
+    double **buf = &dm->mv[info->batch->worker];
+    if (!*buf && !(*buf = malloc(sivei_dln_gibbs_scratch(dm->m) * sizeof **buf)))
+        return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the move");
+    sivei_dln_gibbs(dm->m, *buf, info, theta, theta_out, log_ratio);
     return SIVE_OK;
 }
 
@@ -295,6 +316,11 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG,
                          "%s: NULL model or blis_threads %d not in [1, 1024]", fn,
                          blis_threads);
+    const int pop = sive_dln_examples(m) == 0;
+    if (m->move == SIVE_DLN_MOVE_GIBBS && !pop)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "%s: the Gibbs layer move (sive_dln_set_move) needs population mode",
+                         fn);
     dln_model *dm = calloc(1, sizeof *dm);
     if (!dm)
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
@@ -306,7 +332,6 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
     dm->m = m;
     dm->n = sive_dln_examples(m);
     dm->blis_threads = blis_threads;
-    const int pop = sive_dln_examples(m) == 0;
     out->dtype = SIVE_F64;
     out->dim = sive_dln_dim(m);
     out->n_examples = sive_dln_examples(m);
@@ -316,7 +341,7 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
     out->user = dm;
     out->destroy = destroy_cb;
     if (out->struct_size >= offsetof(sive_model, move) + sizeof out->move)
-        out->move = move_cb;
+        out->move = m->move == SIVE_DLN_MOVE_GIBBS ? gibbs_cb : move_cb;
     if (out->struct_size >= offsetof(sive_model, identity) + sizeof out->identity)
         out->identity = dln_identity(m);
     return SIVE_OK;
