@@ -1,10 +1,13 @@
-/* The funnel u^2 v^2's law under the tether, by quadrature (the tests of
- * the Metropolis-adjusted samplers: test_metropolis.c, test_lowrank.c,
- * test_orbit.c). */
+/* The funnel u^2 v^2's law under the tether, by quadrature, and the
+ * Metropolis-adjusted probe the tests of the samplers start from
+ * (test_metropolis.c, test_lowrank.c, test_orbit.c). */
 #ifndef SIVE_TEST_FUNNEL_H
 #define SIVE_TEST_FUNNEL_H
 
+#include <check.h>
 #include <math.h>
+#include <sive/sive.h>
+#include <sive/experimental.h>
 
 /* t^2 Var[u^2 |v|^2] under exp(-t u^2 |v|^2 - (u^2 + |v|^2)/(2 h^2)), v of
  * dimension kv: given u, v is N(0, s^2 I), 1/s^2 = 2 t u^2 + 1/h^2, so
@@ -32,6 +35,24 @@ static inline double funnel_continuous(double t, double h, int kv)
 static inline double u2v2_continuous(double t, double h)
 {
     return funnel_continuous(t, h, 1);
+}
+
+/* A Metropolis-adjusted probe at (t, h) with 4 groups, the base the orbit
+ * and low-rank tests add their own option to. */
+static inline sive_probe *funnel_probe(double t, double h, int64_t steps, int64_t chains,
+                                       int64_t threads, int64_t seed)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, t), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, threads), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, seed), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    return p;
 }
 
 #endif

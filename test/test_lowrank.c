@@ -187,16 +187,7 @@ static sive_model model_of(size_t d, sive_grad_fn g, sive_group_fn gl)
 static sive_probe *probe(int64_t steps, int64_t chains, double h, int64_t threads,
                          int64_t rank, int64_t update)
 {
-    sive_probe *p = NULL;
-    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, T), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, threads), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 18095), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    sive_probe *p = funnel_probe(T, h, steps, chains, threads, 18095);
     if (rank >= 0)
         ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION_RANK, rank), SIVE_OK);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_PRECONDITION_UPDATE, update), SIVE_OK);

@@ -92,16 +92,7 @@ static sive_model uv_model(void)
 static sive_probe *probe(int64_t steps, int64_t chains, int64_t threads, double h,
                          int64_t every)
 {
-    sive_probe *p = NULL;
-    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_H, h), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, T), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, chains), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_THREADS, threads), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 18090), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    sive_probe *p = funnel_probe(T, h, steps, chains, threads, 18090);
     if (every >= 0)
         ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_ORBIT_EVERY, every), SIVE_OK);
     return p;
