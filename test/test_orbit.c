@@ -405,6 +405,74 @@ START_TEST(no_tail_moves_named)
 }
 END_TEST
 
+/* A move into a region where the gradient (variant 0) or the loss (variant
+ * 1) is not finite: the orthant u, v_1, v_2 > 0 of u^2 |v|^2, which the
+ * Langevin proposals never enter (their acceptance reads the gradient
+ * there); the move flips u's sign half the time (an involution with
+ * Jacobian 1 that keeps the loss and the tether), so it proposes into the
+ * orthant often.  Such a proposal must be rejected and counted, and the
+ * chain go on: no chain diverges, and the health line counts them. */
+static int bad_orthant(const double *x) { return x[0] > 0.0 && x[1] > 0.0 && x[2] > 0.0; }
+
+static int orthant_grad(const void *theta, size_t d, const sive_batch *b, void *grad,
+                        double *loss, void *user)
+{
+    uv_grad(theta, d, b, grad, loss, NULL);
+    if (bad_orthant(theta)) {
+        if (*(const int *)user == 0)
+            ((double *)grad)[1] = NAN;
+        else
+            *loss = INFINITY;
+    }
+    return 0;
+}
+
+static int orthant_group(const void *theta, size_t d, const sive_batch *b, double *gl,
+                         void *user)
+{
+    double l, g[1 + KV];
+    orthant_grad(theta, d, b, g, &l, user);
+    for (size_t i = 0; i < b->n_groups; i++)
+        gl[i] = l;
+    return 0;
+}
+
+static int flip_move(const sive_move_info *info, const void *theta, void *out,
+                     double *log_ratio, void *user)
+{
+    uv_move(info, theta, out, log_ratio, user);
+    if (info->batch->seed >> 63)
+        ((double *)out)[0] = -((double *)out)[0];
+    return 0;
+}
+
+START_TEST(nonfinite_proposal_rejected)
+{
+    int variant = _i;
+    sive_model m = uv_model();
+    m.grad = orthant_grad;
+    m.group_loss = orthant_group;
+    m.move = flip_move;
+    m.user = &variant;
+    const double th[1 + KV] = {-0.1, 0.2, 0.1};
+    sive_probe *p = probe(2000, 2, 1, 1.0, 1);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+    ck_assert_msg(sive_result_status(r) == SIVE_OK, "variant %d: %s", variant,
+                  sive_result_errmsg(r));
+    const char *ol = strstr(sive_result_health(r), "orbit moves");
+    ck_assert_ptr_nonnull(ol);
+    const char *nf = strstr(ol, " proposals with a non-finite loss or gradient rejected");
+    ck_assert_msg(nf, "%s", ol);
+    const char *n = nf; /* "; N proposals ...": N > 0 */
+    while (n > ol && n[-1] >= '0' && n[-1] <= '9')
+        n--;
+    ck_assert_msg(n < nf && atoll(n) > 0, "%s", ol);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* sive_probe_sweep() with parallel > 1 runs slot s > 0 on a wrapped model
  * (worker numbers offset): its move callback, too, must get the model's
  * own user pointer and the offset worker of the gradient calls around it.
@@ -473,6 +541,7 @@ int main(void)
     tcase_add_test(tc, dln_gibbs_law);
     tcase_add_test(tc, sweep_parallel_move);
     tcase_add_test(tc, no_tail_moves_named);
+    tcase_add_loop_test(tc, nonfinite_proposal_rejected, 0, 2);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

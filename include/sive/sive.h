@@ -233,7 +233,9 @@ typedef struct sive_move_info {
  * min(1, exp(-t (L(theta') - L(theta)) - (|theta' - theta*|^2 -
  * |theta - theta*|^2)/(2 h^2) + *log_ratio)) using the exact loss, so the
  * chain's law stays exact even when the move is only approximately a
- * symmetry or conditional (it is then merely accepted less often).  Return
+ * symmetry or conditional (it is then merely accepted less often).  A
+ * proposal whose theta', loss or gradient is not finite is rejected and
+ * counted in the run's health text; the chain goes on.  Return
  * 0, or non-zero to stop the run (as the gradient callback).  Same
  * threading rules.  (Changed before any release: 0.3's first drafts passed
  * theta, dim, scale and batch as separate parameters and no t, h, theta*.)

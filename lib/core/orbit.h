@@ -15,6 +15,8 @@ typedef struct sivei_orbit {       /* per worker (the chain it runs) */
                                       burn-in's last quarter */
     int64_t n_sum, moves, tries, accepted; /* moves: all made; tries,
                                       accepted: the tail's */
+    int64_t nonfinite;             /* proposals rejected: theta', its loss or
+                                      gradient not finite */
     int frozen;
 } sivei_orbit;
 typedef struct sivei_orbit_run sivei_orbit_run; /* per run: per-chain values */

@@ -23,7 +23,11 @@
  * toward an acceptance of TARGET by Robbins-Monro on log eps and is frozen
  * at its mean over the burn-in's last quarter: the tail's kernel is
  * time-homogeneous, and each of its pieces (the Langevin step, the orbit
- * move) keeps the tethered law. */
+ * move) keeps the tethered law.  A proposal whose theta', loss or gradient is
+ * not finite is rejected (log_alpha = -inf) and counted: the chain's law is
+ * then the tethered law restricted to where the gradient is finite, as the
+ * Langevin proposals' (whose acceptance reads the gradient) already is, and
+ * the chain goes on instead of diverging at its next step. */
 #include "orbit.h"
 
 #include <math.h>
@@ -38,6 +42,7 @@ struct sivei_orbit_run {
     int32_t count;
     double *accept, *eps; /* per chain: the tail's acceptance, the frozen size */
     int64_t *moves;       /* per chain: the moves (gradient calls) made */
+    int64_t *nonfinite;   /* per chain: the proposals rejected as not finite */
 };
 
 int sivei_orbit_on(const sivei_options *o) { return o->orbit_every > 0; }
@@ -79,7 +84,8 @@ sivei_orbit_run *sivei_orbit_run_new(int32_t chains)
     r->accept = malloc(n * sizeof *r->accept);
     r->eps = malloc(n * sizeof *r->eps);
     r->moves = calloc(n, sizeof *r->moves);
-    if (!r->accept || !r->eps || !r->moves) {
+    r->nonfinite = calloc(n, sizeof *r->nonfinite);
+    if (!r->accept || !r->eps || !r->moves || !r->nonfinite) {
         sivei_orbit_run_free(r);
         return NULL;
     }
@@ -94,6 +100,7 @@ void sivei_orbit_run_free(sivei_orbit_run *r)
         free(r->accept);
         free(r->eps);
         free(r->moves);
+        free(r->nonfinite);
     }
     free(r);
 }
@@ -101,6 +108,15 @@ void sivei_orbit_run_free(sivei_orbit_run *r)
 void sivei_orbit_chain_start(sivei_orbit *o, const sivei_options *opt)
 {
     *o = (sivei_orbit){.log_eps = log(opt->orbit_scale)};
+}
+
+/* 1 when every element of the gradient g is finite. */
+static int finite_grad(const sivei_run *run, const void *g)
+{
+    for (size_t i = 0; i < run->model.dim; i++)
+        if (!isfinite(sivei_sampler_val(run, g, i)))
+            return 0;
+    return 1;
 }
 
 static void swap(void **x, void **y)
@@ -162,9 +178,12 @@ int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
             return 1;
         o->moves++;
         la = -w->t_step * (lp - *st->loss) - (r2p - *st->r2) / (2.0 * run->h * run->h) + lr;
-        if (!isfinite(lp) || !isfinite(la))
+        const int bad = !isfinite(lp) || !finite_grad(run, *st->gprop);
+        o->nonfinite += bad;
+        if (bad || !isfinite(la))
             la = -INFINITY;
-    }
+    } else
+        o->nonfinite += !isfinite(r2p);
     const int acc = log(sivei_pcg32_uniform(noise)) < la;
     if (acc) {
         swap(st->theta, st->prop);
@@ -186,6 +205,7 @@ void sivei_orbit_chain_end(sivei_orbit_run *r, int32_t slot, const sivei_orbit *
     r->accept[slot] = o->tries ? (double)o->accepted / (double)o->tries : NAN;
     r->eps[slot] = exp(o->log_eps);
     r->moves[slot] = o->moves;
+    r->nonfinite[slot] = o->nonfinite;
 }
 
 static int cmp(const void *x, const void *y)
@@ -198,13 +218,14 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
 {
     if (!r)
         return SIVE_OK;
-    double acc = 0.0, moves = 0.0;
+    double acc = 0.0, moves = 0.0, nonfinite = 0.0;
     int32_t k = 0, kt = 0; /* kt: the chains that tried a move in the tail */
     for (int32_t i = 0; i < r->count; i++)
         if (isfinite(r->eps[i])) {
             if (isfinite(r->accept[i]))
                 acc += r->accept[i], kt++;
             moves += (double)r->moves[i];
+            nonfinite += (double)r->nonfinite[i];
             r->eps[k++] = r->eps[i];
         }
     if (!k)
@@ -216,12 +237,16 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
                  (int)kt);
     else /* orbit_every longer than the tail: an acceptance of 0 would lie */
         snprintf(tail, sizeof tail, "no move in the tail");
-    char line[512];
+    char bad[96] = ""; /* only when there were any: the line stays as it was */
+    if (nonfinite > 0.0)
+        snprintf(bad, sizeof bad, "; %.0f proposals with a non-finite loss or gradient rejected",
+                 nonfinite);
+    char line[600];
     snprintf(line, sizeof line,
              "orbit moves (the model's sive_model.move) (orbit_every %lld): %s, size adapted "
              "in the burn-in toward %.2f: median %.4g (%.4g .. %.4g); %.0f moves = %.0f extra "
-             "gradient calls (%.3g per step)\n",
+             "gradient calls (%.3g per step)%s\n",
              (long long)run->opt.orbit_every, tail, TARGET, r->eps[k / 2], r->eps[0],
-             r->eps[k - 1], moves, moves, moves / ((double)k * (double)run->opt.steps));
+             r->eps[k - 1], moves, moves, moves / ((double)k * (double)run->opt.steps), bad);
     return sivei_health_append(res, line);
 }
