@@ -820,6 +820,72 @@ START_TEST(merge_keeps_notes)
 }
 END_TEST
 
+/* Merged results merged again.  A merge is always the whole run (chains
+ * 0..K-1), so it merges again only alone, or with a part whose chains it
+ * already has (refused: overlap): alone, the notes come back byte for
+ * byte, also from its file.  A part whose notes already tag a line with
+ * its chains (a file whose notes came from a merge; forged here: a
+ * one-chain part with "metropolis (chains c..c): ...") keeps that tag
+ * alone, instead of "metropolis (chains c..c) (chains c..c): ...". */
+START_TEST(remerge_tags_once)
+{
+    sive_probe *p = probe_with(60, MALA);
+    sive_result *a = run_probe(p, 0, 2), *b = run_probe(p, 2, 4), *m = NULL, *mm = NULL;
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *[]){b, a}, 2), SIVE_OK);
+    ck_assert_ptr_nonnull(strstr(sive_result_health(m), "metropolis (chains 2..3): "));
+    sive_result *lm = reload(m);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(sive_result_merge(&mm, (const sive_result *[]){k ? lm : m}, 1),
+                         SIVE_OK);
+        ck_assert_str_eq(sive_result_health(mm), sive_result_health(m));
+        sive_result_free(mm);
+    }
+    ck_assert_int_eq(sive_result_merge(&mm, (const sive_result *[]){lm, b}, 2),
+                     SIVE_E_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(sive_last_errmsg(), "overlap"));
+    sive_result *rs[] = {a, b, m, lm};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+        sive_result_free(rs[i]);
+    sive_probe_free(p);
+    /* parts whose notes already carry their tag */
+    enum { K = 4, LINE = 64 };
+    size_t n;
+    unsigned char *f = one_chain_file(&n);
+    const size_t at = sres_run_notes(f);
+    ck_assert_uint_eq(get64(f, at), 0);
+    unsigned char *q = calloc(1, n + LINE);
+    ck_assert_ptr_nonnull(q);
+    memcpy(q, f, at);
+    put64(q, at, LINE);
+    memcpy(q + at + 8 + LINE, f + at + 8, n - at - 8);
+    put64(q, sres_opt(q, SIVE_OPT_CHAINS), K);
+    sive_result *parts[K];
+    for (int64_t c = 0; c < K; c++) {
+        char *line = (char *)q + at + 8;
+        memset(line, 'x', LINE);
+        int w = snprintf(line, LINE, "metropolis (chains %lld..%lld): tail acceptance %lld ",
+                         (long long)c, (long long)c, (long long)c);
+        line[w] = 'x';
+        line[LINE - 1] = '\n';
+        set_one_chain(q, c);
+        ck_assert_msg(from_forged(q, n + LINE, &parts[c]) == SIVE_OK, "%s", sive_last_errmsg());
+    }
+    ck_assert_int_eq(sive_result_merge(&m, (const sive_result *const *)parts, K), SIVE_OK);
+    const char *h = sive_result_health(m);
+    ck_assert_msg(!strstr(h, ") (chains "), "%s", h);
+    for (int c = 0; c < K; c++) {
+        char want[64];
+        snprintf(want, sizeof want, "metropolis (chains %d..%d): tail acceptance %d ", c, c, c);
+        ck_assert_msg(strstr(h, want), "%s", h);
+    }
+    sive_result_free(m);
+    for (int c = 0; c < K; c++)
+        sive_result_free(parts[c]);
+    free(q);
+    free(f);
+}
+END_TEST
+
 /* A forged copy of r whose radius is h (its file's h field rewritten). */
 static sive_result *with_h(const sive_result *r, double h)
 {
@@ -1253,6 +1319,7 @@ int main(void)
     tcase_add_test(tc, run_notes_checked);
     tcase_add_test(tc, format4_without_notes);
     tcase_add_test(tc, merge_keeps_notes);
+    tcase_add_test(tc, remerge_tags_once);
     tcase_add_test(tc, radius_from_earlier_result);
     tcase_add_test(tc, radius_from_failure_keeps_radius);
     tcase_add_test(tc, long_run_notes_load);

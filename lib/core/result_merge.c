@@ -142,7 +142,10 @@ static int copy_chain(sivei_chain_out *dst, const sivei_chain_out *src)
  * a..b): rest".  So the lines that do not depend on a part's chains (the
  * defaults', the radius search's) read as the whole run's, and those that
  * summarise a part's chains (the samplers' acceptances) are listed per
- * part rather than averaged into numbers no run printed. */
+ * part rather than averaged into numbers no run printed.  A line whose key
+ * already ends in such a tag (notes that came from a merge) keeps it alone:
+ * it names the chains the line summarises, and a second tag would only
+ * repeat them. */
 
 typedef struct note_line {
     const char *s;  /* the line, without its newline */
@@ -158,6 +161,24 @@ static size_t line_key(const char *s, size_t len)
         if (s[i] == ':' && s[i + 1] == ' ')
             return i;
     return len;
+}
+
+/* 1 when the key s[0, key) ends in a tag " (chains a..b)". */
+static int has_tag(const char *s, size_t key)
+{
+    static const char open[] = " (chains ";
+    size_t i = key;
+    if (i < 1 || s[--i] != ')')
+        return 0;
+    size_t d = 0; /* digits, '.', '.', digits, backwards */
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+        i--, d++;
+    if (!d || i < 2 || s[i - 1] != '.' || s[i - 2] != '.')
+        return 0;
+    i -= 2;
+    for (d = 0; i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9'; d++)
+        i--;
+    return d && i >= sizeof open - 1 && !memcmp(s + i - (sizeof open - 1), open, sizeof open - 1);
 }
 
 static int same_slot(const note_line *a, const note_line *b)
@@ -232,7 +253,7 @@ char *sivei_notes_merge(const sive_result *const *parts, size_t n)
             l[j].used = 1;
             if (common && j != i)
                 continue;
-            if (common) {
+            if (common || has_tag(l[j].s, l[j].key)) {
                 oom |= sivei_text_append(&out, l[j].s, l[j].len);
             } else {
                 char tag[64];
