@@ -140,12 +140,26 @@ static int reuse_check(sive_probe *p, const sivei_options *o, int chosen, const 
     if (!m || !theta)
         return SIVE_OK; /* refused by the run's own checks */
     const size_t esz = m->dtype == SIVE_F32 ? sizeof(float) : sizeof(double);
-    if (u->dtype != (int32_t)m->dtype || u->dim != m->dim || u->n_examples != m->n_examples ||
-        u->identity != m->identity ||
-        u->theta_hash != sivei_fnv1a64(SIVEI_FNV_OFFSET, theta, m->dim * esz))
+    const uint64_t th = sivei_fnv1a64(SIVEI_FNV_OFFSET, theta, m->dim * esz);
+    char diff[160] = ""; /* the first difference, named */
+    if (u->dtype != (int32_t)m->dtype)
+        snprintf(diff, sizeof diff, "a model of dtype %s (this run: %s)",
+                 u->dtype == SIVE_F32 ? "f32" : "f64", m->dtype == SIVE_F32 ? "f32" : "f64");
+    else if (u->dim != m->dim || u->n_examples != m->n_examples)
+        snprintf(diff, sizeof diff, "a model of dim %llu, n_examples %llu (this run: %zu, %llu)",
+                 (unsigned long long)u->dim, (unsigned long long)u->n_examples, m->dim,
+                 (unsigned long long)m->n_examples);
+    else if (u->identity != m->identity)
+        snprintf(diff, sizeof diff, "another model or data set (identity %016llx, this run: "
+                 "%016llx)", (unsigned long long)u->identity, (unsigned long long)m->identity);
+    else if (u->theta_hash != th)
+        snprintf(diff, sizeof diff, "another theta* (hash %016llx, this run: %016llx)",
+                 (unsigned long long)u->theta_hash, (unsigned long long)th);
+    if (*diff)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
-                         "the result whose radius this run takes probed another model or "
-                         "theta* (dtype, dim, n_examples, identity or theta* hash differ)");
+                         "the result whose radius this run takes probed %s: its search chose h "
+                         "for another loss; take the radius from this model's own run, or "
+                         "forget it (sive_probe_set_radius_from(p, NULL))", diff);
     return SIVE_OK;
 }
 
