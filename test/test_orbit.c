@@ -17,6 +17,7 @@
 
 #include <check.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,17 @@ START_TEST(bits_and_refusals)
     nm.move = NULL;
     ck_assert_int_eq(sive_probe_run(p, &nm, th, &r), SIVE_E_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "supplies no move"));
+    ck_assert_ptr_nonnull(strstr(sive_probe_errmsg(p), "orbit_every 0"));
+    /* a model of the 0.2 layout (no move field): the message says so */
+    sive_model old;
+    ck_assert_int_eq(sive_model_init(&old, offsetof(sive_model, identity)), SIVE_OK);
+    old.dtype = SIVE_F64;
+    old.dim = 1 + KV;
+    old.grad = uv_grad;
+    old.group_loss = uv_group;
+    ck_assert_int_eq(sive_probe_run(p, &old, th, &r), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_probe_errmsg(p), "predates sive_model.move"), "%s",
+                  sive_probe_errmsg(p));
     const uint64_t ranges[2] = {0, 2};
     ck_assert_int_eq(sive_probe_set_params(p, ranges, 1), SIVE_OK);
     ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_E_INVALID_ARG);
@@ -281,6 +293,10 @@ START_TEST(dln_gibbs_move)
     sive_dln *dln = NULL;
     ck_assert_int_eq(sive_dln_new(&dln, widths, 3, 1, NULL, 5), SIVE_OK);
     ck_assert_int_eq(sive_dln_set_move(dln, (sive_dln_move)7), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_last_errmsg(), "unknown move 7") &&
+                      strstr(sive_last_errmsg(), "SIVE_DLN_MOVE_GIBBS"), "%s", sive_last_errmsg());
+    ck_assert_int_eq(sive_dln_set_move(NULL, SIVE_DLN_MOVE_GIBBS), SIVE_E_INVALID_ARG);
+    ck_assert_msg(strstr(sive_last_errmsg(), "m is NULL"), "%s", sive_last_errmsg());
     ck_assert_int_eq(sive_dln_set_move(dln, SIVE_DLN_MOVE_GIBBS), SIVE_OK);
     sive_model m;
     ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);

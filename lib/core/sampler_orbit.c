@@ -31,6 +31,7 @@
 #include "orbit.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -56,9 +57,16 @@ int sivei_orbit_refuse(const sivei_options *o, const sive_model *m, char *err)
                          "orbit_every %lld: orbit moves are accepted on the exact loss: set "
                          "metropolis 1",
                          (long long)o->orbit_every);
+    if (m->struct_size < offsetof(sive_model, move) + sizeof m->move)
+        return sivei_fail(err, SIVE_E_INVALID_ARG,
+                         "orbit_every %lld: the model supplies no move: its struct_size %u "
+                         "predates sive_model.move (0.3); initialise it with "
+                         "sive_model_init(&m, sizeof m) of a 0.3 header and set move",
+                         (long long)o->orbit_every, (unsigned)m->struct_size);
     if (!m->move)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "orbit_every %lld: the model supplies no move (sive_model.move)",
+                         "orbit_every %lld: the model supplies no move (sive_model.move); "
+                         "set it, or orbit_every 0",
                          (long long)o->orbit_every);
     return SIVE_OK;
 }

@@ -160,9 +160,12 @@ int sive_dln_teacher(const sive_dln *m, double *w)
 
 int sive_dln_set_move(sive_dln *m, sive_dln_move move)
 {
-    if (!m || (move != SIVE_DLN_MOVE_ORBIT && move != SIVE_DLN_MOVE_GIBBS))
-        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_dln_set_move: NULL model or move %d",
-                         (int)move);
+    if (!m)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "sive_dln_set_move: m is NULL");
+    if (move != SIVE_DLN_MOVE_ORBIT && move != SIVE_DLN_MOVE_GIBBS)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG,
+                         "sive_dln_set_move: unknown move %d (SIVE_DLN_MOVE_ORBIT = 0 or "
+                         "SIVE_DLN_MOVE_GIBBS = 1)", (int)move);
     m->move = move;
     return SIVE_OK;
 }
