@@ -266,6 +266,9 @@ run "train --every" 0 "$SIVE" train --epochs 3 --every 2 --out "$TMP/every" --qu
     [ ! -e "$TMP/every/epoch_1.ckpt" ] && ok "--every keeps epochs 0, 2 and 3"
 
 TINY=(--steps 200 --groups 8 --eval-batch 16 --grad-batch 64 --chains 2)
+# the MLP has no orbit move: the message says so instead of "set sive_model.move"
+run "probe --orbit-every" 2 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --metropolis 1 \
+    --orbit-every 1 --quiet && expect_err "probe --orbit-every" "leave --orbit-every 0"
 run "probe json" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 --format json --quiet &&
     pycheck "probe json finite" "$TMP/out" '
 assert isinstance(d, dict) and d["status"] == 0 and d["epoch"] == 1

@@ -171,6 +171,17 @@ int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
         fprintf(stderr, "%s: %s\n", cli_cmd, err);
         return EXIT_USAGE;
     }
+    /* the library's refusal would say to set sive_model.move, which a
+     * command-line user cannot: the MLP the commands run has no move */
+    sive_option orbit;
+    int64_t every = 0;
+    if (sive_option_by_name("orbit_every", &orbit) == SIVE_OK &&
+        sive_probe_get_int(c->p, orbit, &every) == SIVE_OK && every > 0) {
+        fprintf(stderr, "%s: --orbit-every %lld: the MLP this command probes supplies no orbit "
+                        "move (only models such as sive_dln_model() of the library do); "
+                        "leave --orbit-every 0\n", cli_cmd, (long long)every);
+        return EXIT_USAGE;
+    }
     if (!cfg_refused(c, n_examples))
         return 0;
     fprintf(stderr, "%s: %s\n", cli_cmd, sive_probe_errmsg(c->p));

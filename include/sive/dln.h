@@ -33,7 +33,8 @@
  * W_L...W_1 = W_T, the same in both modes.
  *
  * Objects: sive_dln (architecture, teacher and optional data; immutable
- * after sive_dln_set_data(), shareable between threads) and sive_dln_work
+ * after sive_dln_set_data() and sive_dln_set_move(), shareable between
+ * threads) and sive_dln_work
  * (scratch for one thread at a time; the compute functions never
  * allocate).
  *
