@@ -158,8 +158,8 @@ static int reuse_check(sive_probe *p, const sivei_options *o, int chosen, const 
     if (*diff)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                          "the result whose radius this run takes probed %s: its search chose h "
-                         "for another loss; take the radius from this model's own run, or "
-                         "forget it (sive_probe_set_radius_from(p, NULL))", diff);
+                         "for another loss; take the radius from a run of this model at this "
+                         "theta*, or let this run search", diff);
     return SIVE_OK;
 }
 
