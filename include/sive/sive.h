@@ -1221,7 +1221,8 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
  * radius search's) is kept once, as the whole run has it; a line that
  * differs (a sampler's acceptance over the part's chains) is kept once per
  * part, by first chain, as "key (chains a..b): rest", key being the
- * line's text before its first ": " (docs/scale.md, "Run notes").
+ * line's text before its first ": " (a key that already ends in such a
+ * tag keeps it alone; docs/scale.md, "Run notes").
  *
  * parts[0 .. n-1] (n >= 1, any order) must have equal options (the chain
  * range and the thread count excepted), radius, model dtype, dim and
