@@ -1225,8 +1225,9 @@ SIVE_API int sive_result_chain_range(const sive_result *r, int32_t *begin,
  * tag keeps it alone; docs/scale.md, "Run notes").
  *
  * parts[0 .. n-1] (n >= 1, any order) must have equal options (the chain
- * range and the thread count excepted), radius, model dtype, dim and
- * n_examples and theta* hash, must each have ended with SIVE_OK or
+ * range and the thread count excepted), radius, model dtype, dim,
+ * n_examples and identity, theta* hash and moved parameters
+ * (sive_probe_set_params()), must each have ended with SIVE_OK or
  * SIVE_E_DIVERGED (a part stopped by a callback or a cancel cannot be
  * completed by the others), and their ranges must cover 0 .. chains-1
  * exactly once.  The merged result reports the range [0, chains) and the
