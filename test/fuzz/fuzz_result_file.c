@@ -28,6 +28,8 @@
 #include "fuzz_common.h"
 
 #include <math.h>
+#define SIVE_EXPERIMENTAL
+#include <sive/experimental.h>
 #include <sive/sive.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -151,6 +153,42 @@ static void check_merge_alone(const sive_result *r)
     sive_result_free(m);
 }
 
+/* sive_result_bytes_options() (experimental.h) on the same bytes: the
+ * count alone and the records agree; a file the loader accepts has
+ * well-formed records, and each known one holds the value the loaded
+ * result reports (rc: the loader's status, r its result). */
+static void check_options(const buf *file, int rc, const sive_result *r)
+{
+    size_t n0 = (size_t)-1, n = (size_t)-1;
+    const int r0 = sive_result_bytes_options(file->p, file->n, NULL, 0, &n0);
+    ORACLE(r0 == SIVE_OK || r0 == SIVE_E_FORMAT, "bytes_options status %d", r0);
+    ORACLE(r0 == SIVE_OK || n0 == 0, "bytes_options: count %zu after a failure", n0);
+    if (rc == SIVE_OK)
+        ORACLE(r0 == SIVE_OK, "a loaded file's option records refused: %s", sive_last_errmsg());
+    if (r0 != SIVE_OK || n0 > 4096)
+        return;
+    sive_option_record rec[4096];
+    ORACLE(sive_result_bytes_options(file->p, file->n, rec, n0, &n) == SIVE_OK && n == n0,
+           "bytes_options: %zu records, then %zu", n0, n);
+    for (size_t i = 0; rc == SIVE_OK && i < n; i++) {
+        if (!rec[i].known)
+            continue;
+        int64_t iv = 0;
+        double dv = 0.0;
+        if (rec[i].type == SIVE_TYPE_INT)
+            ORACLE(sive_result_option_int(r, (sive_option)rec[i].id, &iv) == SIVE_OK &&
+                       iv == rec[i].int_value,
+                   "option %d: record %lld, result %lld", (int)rec[i].id,
+                   (long long)rec[i].int_value, (long long)iv);
+        else
+            ORACLE(sive_result_option_double(r, (sive_option)rec[i].id, &dv) == SIVE_OK &&
+                       (same_bits(dv, rec[i].double_value) ||
+                        (isnan(dv) && isnan(rec[i].double_value))),
+                   "option %d: record %.17g, result %.17g", (int)rec[i].id,
+                   rec[i].double_value, dv);
+    }
+}
+
 static void frame(buf *f, const uint8_t *payload, size_t n, uint32_t version)
 {
     uint8_t head[24] = "SIVERES";
@@ -194,6 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_same(r, rm, 0);
         sive_result_free(rm);
     }
+    check_options(&file, rc, rc == SIVE_OK ? r : NULL);
     if (rc == SIVE_OK) {
         check_shape(r);
         check_round_trip(r, note);
