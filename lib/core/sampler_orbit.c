@@ -60,8 +60,9 @@ int sivei_orbit_refuse(const sivei_options *o, const sive_model *m, char *err)
     if (m->struct_size < offsetof(sive_model, move) + sizeof m->move)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
                          "orbit_every %lld: the model supplies no move: its struct_size %u "
-                         "predates sive_model.move (0.3); initialise it with "
-                         "sive_model_init(&m, sizeof m) of a 0.3 header and set move",
+                         "predates sive_model.move (0.3; a program or binding of an older "
+                         "sive.h); set orbit_every 0, or give a model with a move "
+                         "(sive_model_init(&m, sizeof m) of a 0.3 header)",
                          (long long)o->orbit_every, (unsigned)m->struct_size);
     if (!m->move)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
