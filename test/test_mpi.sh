@@ -114,6 +114,14 @@ rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c "no class 12 in the training set" "$TMP/err")" = 1 ] &&
     [ ! -s "$TMP/out" ] && ok "--eval-data class=12: exit 2, said once, nothing written" ||
     bad "--eval-data class=12: exit $rc: $(head -3 "$TMP/err")"
+# --orbit-every: the MLP has no orbit move; said once, in words a command-line
+# user can act on
+"${MPIRUN[@]}" "$SIVE" probe "${CKS[0]}" "${P[@]}" --metropolis 1 --orbit-every 1 \
+    --format json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "leave --orbit-every 0" "$TMP/err")" = 1 ] &&
+    [ ! -s "$TMP/out" ] && ok "--orbit-every: exit 2, said once, nothing written" ||
+    bad "--orbit-every: exit $rc: $(head -3 "$TMP/err")"
 
 # a missing checkpoint: named before any unit, as without mpirun (the same
 # message and exit status, not a unit's "input/output error"), said once

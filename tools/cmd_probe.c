@@ -164,6 +164,22 @@ static int cfg_refused(const probe_cfg *c, uint64_t n_examples)
     return refused ? SIVE_E_INVALID_ARG : SIVE_OK;
 }
 
+/* --orbit-every: the library's refusal would say to set sive_model.move,
+ * which a command-line user cannot (the MLP has no move).  1 with the
+ * reason in err. */
+static int orbit_refused(const probe_cfg *c, char *err, size_t n)
+{
+    sive_option orbit;
+    int64_t every = 0;
+    if (sive_option_by_name("orbit_every", &orbit) || sive_probe_get_int(c->p, orbit, &every) ||
+        every <= 0)
+        return 0;
+    snprintf(err, n, "--orbit-every %lld: the MLP this command probes supplies no orbit move "
+             "(only models such as sive_dln_model() of the library do); leave --orbit-every 0",
+             (long long)every);
+    return 1;
+}
+
 int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
 {
     char err[300];
@@ -171,15 +187,8 @@ int probe_cfg_check(const probe_cfg *c, uint64_t n_examples)
         fprintf(stderr, "%s: %s\n", cli_cmd, err);
         return EXIT_USAGE;
     }
-    /* the library's refusal would say to set sive_model.move, which a
-     * command-line user cannot: the MLP the commands run has no move */
-    sive_option orbit;
-    int64_t every = 0;
-    if (sive_option_by_name("orbit_every", &orbit) == SIVE_OK &&
-        sive_probe_get_int(c->p, orbit, &every) == SIVE_OK && every > 0) {
-        fprintf(stderr, "%s: --orbit-every %lld: the MLP this command probes supplies no orbit "
-                        "move (only models such as sive_dln_model() of the library do); "
-                        "leave --orbit-every 0\n", cli_cmd, (long long)every);
+    if (orbit_refused(c, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", cli_cmd, err);
         return EXIT_USAGE;
     }
     if (!cfg_refused(c, n_examples))
@@ -1451,6 +1460,7 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     if (agreed < 0 && !data_bad) {
         char err[300];
         int bad = eval_specs_data_check(&a->cfg, err, sizeof err) ? 1
+                  : orbit_refused(&a->cfg, err, sizeof err)          ? 1
                   : cfg_refused(&a->cfg, sive_dataset_count(train)) ? 2
                                                                      : 0;
         if (bad && rank == 0)
