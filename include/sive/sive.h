@@ -596,8 +596,9 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  * Set an option from text, by name: the generic path for command lines and
  * configuration files.  One grammar for every numeric type, the same in
  * every locale (a host's setlocale() changes nothing): an optional sign,
- * decimal digits, for doubles an optional fraction after '.' and an
- * optional exponent (e or E, optional sign, digits); no whitespace, no
+ * decimal digits, for doubles an optional '.' with digits on either side
+ * or both ("5", "5.", ".5", "0.5"; at least one digit) and an optional
+ * exponent (e or E, optional sign, digits); no whitespace, no
  * hex, no "inf", nothing after the number.  Int options take the digits
  * only ("1e4" and "10.0" are refused rather than rounded); double options
  * a finite value that does not over- or underflow ("nan", any case, for
