@@ -26,7 +26,7 @@ dir=$1
 secs=$2
 src=$(cd "$(dirname "$0")/.." && pwd)
 all="fuzz_idx_memory fuzz_idx_files fuzz_open_dir fuzz_checkpoint fuzz_checkpoint_reframed
-     fuzz_result_file"
+     fuzz_result_file fuzz_options"
 targets=${FUZZ_TARGETS:-$all}
 
 # clang with libFuzzer, or skip

@@ -496,6 +496,28 @@ int main(int argc, char **argv)
     result_seed(&k, 3, 1, 3, 0.05, 0, 0, 1, "refined");  /* params and a view */
     result_seed(&k, 2, 0, 0, 0.05, 0, 0, 2, "refined cv"); /* the view's VIEWCV */
 
+    /* fuzz_options: the option's index in the table, then its text */
+    {
+        static const char *const seeds[][2] = {
+            {"steps", "1000"}, {"seed", "-12"}, {"metropolis", "AuTo"}, {"c_h", "auto"},
+            {"anchor", "nan"}, {"t", "1e4"}, {"base_lr", ".05"}, {"burn_in", "0.3"},
+            {"h", "5."}, {"chains", "+4"}};
+        k = 0;
+        for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
+            sive_option o;
+            uint8_t at = 0;
+            if (sive_option_by_name(seeds[i][0], &o))
+                die(seeds[i][0]);
+            while (sive_option_at(at)->id != o)
+                at++;
+            buf t = {0};
+            put(&t, &at, 1);
+            put(&t, seeds[i][1], strlen(seeds[i][1]));
+            save("fuzz_options", k++, &t);
+            free(t.p);
+        }
+    }
+
     pair *ps[] = {&a, &b, &c, &d, &tr, &te};
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
         free(ps[i]->img.p);
