@@ -896,10 +896,15 @@ static int h_from_load(probe_cfg *c, const char *path, sive_result **r)
     return rc ? EXIT_USAGE : -1;
 }
 
-static void h_from_use(probe_args *a)
+/* The radius h_from_load checked, set for the runs.  That check passed, so
+ * a refusal here is out of memory: exit rather than search silently. */
+static int h_from_use(probe_args *a)
 {
-    if (a->h_from_r)
-        sive_probe_set_radius_from(a->cfg.p, a->h_from_r); /* checked by h_from_load */
+    if (a->h_from_r && sive_probe_set_radius_from(a->cfg.p, a->h_from_r)) {
+        fprintf(stderr, "%s: --h-from: %s\n", cli_cmd, sive_probe_errmsg(a->cfg.p));
+        return EXIT_RUN;
+    }
+    return 0;
 }
 
 /* Parse argv into a; returns -1 to go on, else the exit status. */
@@ -1249,7 +1254,7 @@ static int probe_all(probe_args *a)
     int unreadable = 0;
     for (int i = 0; i < a->n_ckpt && !refused; i++)
         unreadable |= cli_in_check(a->ckpts[i]) != 0;
-    if (refused || unreadable ||
+    if (refused || unreadable || h_from_use(a) ||
         (a->traces && !(a->tf = cli_out_open(&a->tout, "sive probe", a->traces)))) {
         sive_dataset_free(train);
         sive_dataset_free(test);
@@ -1257,7 +1262,6 @@ static int probe_all(probe_args *a)
     }
     if (a->tf)
         traces_header(a->tf);
-    h_from_use(a);
     progress_catch_sigint();
     a->pg = progress_new(!a->cfg.quiet);
     progress_plan(a->pg, "sive probe", "checkpoints", a->n_ckpt);
@@ -1495,7 +1499,8 @@ static int probe_all_mpi(probe_args *a, int R, int rank)
     /* a radius from the loss is searched once per checkpoint: by its
      * chain-0 unit, whose result every rank then has (mpi_share) */
     a->share = !a->h_from_r && probe_radius_searched(&a->cfg, sive_dataset_count(train));
-    h_from_use(a);
+    if (h_from_use(a))
+        status = EXIT_RUN; /* this rank searches its own radius: no rank waits */
     if (a->share)
         for (int u = 0; u < U; u += K)
             if (unit_rank(a, u, K, R) == rank)
