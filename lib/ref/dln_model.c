@@ -229,21 +229,35 @@ static int move_cb(const sive_move_info *info, const void *theta, void *theta_ou
     return SIVE_OK;
 }
 
+/* The checks of worker_work() and the worker's scratch of n doubles in
+ * slots[worker] (allocated at its first use) into *buf. */
+static int worker_scratch(dln_model *dm, const void *theta, size_t dim, const sive_batch *b,
+                          double **slots, size_t n, double **buf)
+{
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, dim, b, &w);
+    if (rc)
+        return rc;
+    double **slot = &slots[b->worker];
+    if (!*slot && !(*slot = malloc(n * sizeof **slot)))
+        return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the move");
+    *buf = *slot;
+    return SIVE_OK;
+}
+
 /* The Gibbs layer move (sive_dln_set_move(); lib/ref/dln_gibbs.c). */
 static int gibbs_cb(const sive_move_info *info, const void *theta, void *theta_out,
                     double *log_ratio, void *user)
 {
     dln_model *dm = user;
-    sive_dln_work *w = NULL;
-    int rc = worker_work(dm, theta, info->dim, info->batch, &w);
+    double *buf = NULL;
+    int rc = worker_scratch(dm, theta, info->dim, info->batch, dm->mv,
+                            sivei_dln_gibbs_scratch(dm->m), &buf);
     if (rc)
         return rc;
     if (!info->theta_star || !(info->t >= 0.0) || !(info->h > 0.0))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: Gibbs move without t, h, theta*");
-    double **buf = &dm->mv[info->batch->worker];
-    if (!*buf && !(*buf = malloc(sivei_dln_gibbs_scratch(dm->m) * sizeof **buf)))
-        return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the move");
-    sivei_dln_gibbs(dm->m, *buf, info, theta, theta_out, log_ratio);
+    sivei_dln_gibbs(dm->m, buf, info, theta, theta_out, log_ratio);
     return SIVE_OK;
 }
 
@@ -253,17 +267,15 @@ static int curvature_cb(const sive_curvature_info *info, const void *theta, doub
                         double *a_root, void *user)
 {
     dln_model *dm = user;
-    sive_dln_work *w = NULL;
-    int rc = worker_work(dm, theta, info->dim, info->batch, &w);
+    double *buf = NULL;
+    int rc = worker_scratch(dm, theta, info->dim, info->batch, dm->kr,
+                            sivei_dln_kron_scratch(dm->m), &buf);
     if (rc)
         return rc;
     if (info->block >= dm->m->layers)
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: block %zu of %zu layers",
                          info->block, dm->m->layers);
-    double **buf = &dm->kr[info->batch->worker];
-    if (!*buf && !(*buf = malloc(sivei_dln_kron_scratch(dm->m) * sizeof **buf)))
-        return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the curvature");
-    sivei_dln_kron_roots(dm->m, dm->xroot, *buf, info->block + 1, theta, g_root, a_root);
+    sivei_dln_kron_roots(dm->m, dm->xroot, buf, info->block + 1, theta, g_root, a_root);
     return SIVE_OK;
 }
 
