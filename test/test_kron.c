@@ -11,7 +11,8 @@
  *    continuous law within 4 MCSE; the same bits on 1 and 2 threads;
  *  - wrong factors (scaled, and made to depend on the block): acceptance
  *    below 1, the law still within 4 MCSE;
- *  - kron_every unset and 0 give the same bits; refusals. */
+ *  - kron_every unset and 0 give the same bits; refusals; a failing
+ *    curvature callback stops the run with its code and a message. */
 #define SIVE_EXPERIMENTAL
 #include "kron.h"
 #include <sive/dln.h>
@@ -34,6 +35,7 @@ typedef struct wrong {
     sive_model inner;
     double fg, fa; /* scales of the roots */
     int self;      /* 1: F_G also scaled by (1 + |W_block|^2), block-dependent */
+    int fail_at;   /* > 0: the curvature callback returns 7 from that step on */
 } wrong;
 
 static int w_grad(const void *th, size_t d, const sive_batch *b, void *g, double *l, void *u)
@@ -52,6 +54,8 @@ static int w_curv(const sive_curvature_info *info, const void *theta, double *gr
                   void *u)
 {
     const wrong *w = u;
+    if (w->fail_at > 0 && info->batch->step >= w->fail_at)
+        return 7;
     int rc = w->inner.curvature(info, theta, gr, ar, w->inner.user);
     const sive_block *b = &w->inner.blocks[info->block];
     const double *x = theta;
@@ -374,6 +378,31 @@ START_TEST(refusals)
 }
 END_TEST
 
+START_TEST(callback_fails)
+{
+    const size_t widths[] = {2, 2, 2};
+    sive_dln *dln = dln_of(widths, 2, 1);
+    wrong w = {.fg = 1.0, .fa = 1.0, .fail_at = 50};
+    ck_assert_int_eq(sive_model_init(&w.inner, sizeof w.inner), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(&w.inner, dln, 1), SIVE_OK);
+    sive_model m = wrong_model(&w);
+    const double th[8] = {0};
+    sive_probe *p = funnel_probe(T, 1.0, 200, 2, 1, 1);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_KRON_EVERY, 1), SIVE_OK);
+    sive_result *r = NULL;
+    sive_probe_run(p, &m, th, &r);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(sive_result_status(r), SIVE_E_CALLBACK);
+    ck_assert_int_eq(sive_result_callback_code(r), 7);
+    ck_assert_msg(strstr(sive_result_errmsg(r), "curvature callback"), "%s",
+                  sive_result_errmsg(r));
+    sive_result_free(r);
+    sive_probe_free(p);
+    sive_model_destroy(&w.inner);
+    sive_dln_free(dln);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kron");
@@ -382,6 +411,7 @@ int main(void)
     tcase_add_test(tc, ratio_dense);
     tcase_add_test(tc, accept_and_bits);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, callback_fails);
     tcase_add_test(tc, law_exact);
     tcase_add_test(tc, law_wrong);
     suite_add_tcase(s, tc);
