@@ -89,6 +89,13 @@ static sive_dln *dln_of(const size_t *widths, size_t layers, size_t rank)
     return d;
 }
 
+/* *m <- the network's probe model (blocks and curvature included). */
+static void dln_model(sive_model *m, const sive_dln *dln)
+{
+    ck_assert_int_eq(sive_model_init(m, sizeof *m), SIVE_OK);
+    ck_assert_int_eq(sive_dln_model(m, dln, 1), SIVE_OK);
+}
+
 /* ---- the density ratio against a dense evaluation ------------------- */
 
 /* Solve a x = b (n x n, both overwritten; x into b) and return log det a,
@@ -202,8 +209,7 @@ START_TEST(ratio_dense)
     const size_t widths[] = {3, 4, 2, 3};
     sive_dln *dln = dln_of(widths, 3, 1);
     wrong w = {.fg = 1.7, .fa = 0.6, .self = 1};
-    ck_assert_int_eq(sive_model_init(&w.inner, sizeof w.inner), SIVE_OK);
-    ck_assert_int_eq(sive_dln_model(&w.inner, dln, 1), SIVE_OK);
+    dln_model(&w.inner, dln);
     ck_assert_uint_eq(w.inner.n_blocks, 3);
     sive_model bad = wrong_model(&w);
     for (uint64_t seed = 1; seed <= 6; seed++) {
@@ -270,8 +276,7 @@ START_TEST(law_exact)
     const size_t widths[] = {1, 1, 1};
     sive_dln *dln = dln_of(widths, 2, 0);
     sive_model m;
-    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
-    ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_OK);
+    dln_model(&m, dln);
     law_case(&m, 1.0, 1);
     sive_model_destroy(&m);
     sive_dln_free(dln);
@@ -283,8 +288,7 @@ START_TEST(law_wrong)
     const size_t widths[] = {1, 1, 1};
     sive_dln *dln = dln_of(widths, 2, 0);
     wrong w = {.fg = 3.0, .fa = 0.8, .self = 1};
-    ck_assert_int_eq(sive_model_init(&w.inner, sizeof w.inner), SIVE_OK);
-    ck_assert_int_eq(sive_dln_model(&w.inner, dln, 1), SIVE_OK);
+    dln_model(&w.inner, dln);
     sive_model m = wrong_model(&w);
     law_case(&m, 0.8, 0);
     sive_model_destroy(&w.inner);
@@ -305,8 +309,7 @@ START_TEST(accept_and_bits)
             ck_assert_int_eq(sive_dln_set_data(dln, 64, 0.5, 9), SIVE_OK);
         ck_assert_int_eq(sive_dln_factorisation(dln, NULL, 3, th), SIVE_OK);
         sive_model m;
-        ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
-        ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_OK);
+        dln_model(&m, dln);
         sive_result *a = run(&m, th, 1000, 4, 1, 2, 0.0), *b = run(&m, th, 1000, 4, 2, 2, 0.0);
         const double la = sive_result_lambda(a), lb = sive_result_lambda(b);
         printf("%s mode: tail acceptance %.6f, lambda-hat %.6g\n", data ? "data" : "population",
@@ -339,8 +342,7 @@ START_TEST(refusals)
     const size_t widths[] = {2, 2, 2};
     sive_dln *dln = dln_of(widths, 2, 1);
     sive_model m;
-    ck_assert_int_eq(sive_model_init(&m, sizeof m), SIVE_OK);
-    ck_assert_int_eq(sive_dln_model(&m, dln, 1), SIVE_OK);
+    dln_model(&m, dln);
     double th[8] = {0};
     sive_probe *p = funnel_probe(T, 1.0, 200, 2, 1, 1);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_KRON_EVERY, 1), SIVE_OK);
@@ -383,8 +385,7 @@ START_TEST(callback_fails)
     const size_t widths[] = {2, 2, 2};
     sive_dln *dln = dln_of(widths, 2, 1);
     wrong w = {.fg = 1.0, .fa = 1.0, .fail_at = 50};
-    ck_assert_int_eq(sive_model_init(&w.inner, sizeof w.inner), SIVE_OK);
-    ck_assert_int_eq(sive_dln_model(&w.inner, dln, 1), SIVE_OK);
+    dln_model(&w.inner, dln);
     sive_model m = wrong_model(&w);
     const double th[8] = {0};
     sive_probe *p = funnel_probe(T, 1.0, 200, 2, 1, 1);
