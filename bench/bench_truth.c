@@ -13,7 +13,9 @@
  * may be repeated).  --dln-move gibbs makes the DLN models supply the exact
  * Gibbs layer move (sive_dln_set_move; population mode only, a data-mode
  * case then fails) instead of the GL orbit move; either runs only with
- * --orbit_every K --metropolis 1.
+ * --orbit_every K --metropolis 1.  --kron_every K --metropolis 1 (an option
+ * by name, experimental) adds the library's layer-block Newton move from the
+ * DLN models' exact Kronecker curvature instead, in either mode.
  * --quick runs the quick subset with 20 000 steps (unless --steps is
  * given).  --seed is the teacher's (frames, data); --probe-seed S sets
  * the probe's option seed.  --population / --data N put every DLN in population mode or on

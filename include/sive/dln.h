@@ -251,7 +251,16 @@ SIVE_API int sive_dln_train(const sive_dln *m, sive_dln_work *w, double *theta,
  * the widest hidden layer), allocated at the first move.  After
  * sive_dln_set_move(m, SIVE_DLN_MOVE_GIBBS) the move is the exact Gibbs
  * layer draw instead (population mode only: SIVE_E_INVALID_ARG in data
- * mode).  Release with
+ * mode).  When struct_size covers sive_model.curvature (0.3) it also
+ * sets the blocks and the Kronecker curvature of the experimental
+ * SIVE_OPT_KRON_EVERY: one block per layer (W_s, H_s x H_{s-1}, block
+ * s - 1; the array lives in the model's state), and the exact
+ * Gauss-Newton roots F_G = W_L ... W_{s+1} (H_L rows), F_A = (W_{s-1} ...
+ * W_1)^T (population) or R (W_{s-1} ... W_1)^T with R^T R = X^T X / n the
+ * examples' input second moment (data mode; R computed here, H_0 rows),
+ * so the loss's Hessian in W_s is exactly F_G^T F_G (x) F_A^T F_A and the
+ * library's move with kron_step 1 is an exact layer draw in both modes
+ * (2 H^2 doubles per worker, allocated at the first call).  Release with
  * sive_model_destroy().  Errors: SIVE_E_INVALID_ARG (NULL, out not
  * initialised, bad blis_threads), SIVE_E_NOMEM.
  */

@@ -27,7 +27,8 @@
  * SIVE_OPT_REPLICAS (1085), SIVE_OPT_REPLICA_RATIO (1086),
  * SIVE_OPT_ORBIT_EVERY (1090), SIVE_OPT_ORBIT_SCALE (1091),
  * SIVE_OPT_PRECONDITION_RANK (1095), SIVE_OPT_PRECONDITION_STIFF (1096),
- * SIVE_OPT_PRECONDITION_UPDATE (1097).
+ * SIVE_OPT_PRECONDITION_UPDATE (1097), SIVE_OPT_KRON_EVERY (1100),
+ * SIVE_OPT_KRON_STEP (1101).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -197,6 +198,41 @@ extern "C" {
  * network without biases).
  */
 #define SIVE_OPT_PRECONDITION_UPDATE ((sive_option)1097)
+
+/**
+ * "kron_every" (int, 0 .. 2^20, default 0): with metropolis = 1 and a
+ * model that supplies parameter blocks and their Kronecker curvature
+ * (sive_model.n_blocks, blocks, curvature; sive_dln_model() does), k >= 1
+ * adds a layer-block Newton move after every k-th step of each chain: one
+ * block W, drawn uniformly from the chain's stream, is proposed as
+ *   W' = W - s M^-1 grad U(W) + sqrt(s (2 - s)) M^-1/2 xi,
+ *   U = t L + |theta - theta*|^2/(2 h^2),  M = t (G (x) A) + I/h^2,
+ * with G (x) A the model's curvature at theta (diagonalised exactly from
+ * the eigenbases of its square-root factors, so the tether's I/h^2 stays
+ * exact), s = SIVE_OPT_KRON_STEP and xi standard Gaussian; accepted with
+ * the Metropolis-Hastings ratio of the tethered law at t on the exact
+ * loss, with the reverse density under the curvature recomputed at
+ * theta', so the law stays exact whatever the factors.  With s = 1 and a
+ * block whose conditional is Gaussian with that precision (a deep linear
+ * network's layer, exact factors) the move is an exact draw from it
+ * (acceptance 1 to rounding).  One gradient call and two curvature calls
+ * per move; the health text gives the moves' tail acceptance.  0: off, bit
+ * for bit.  Refused without metropolis, without blocks or curvature, for
+ * blocks outside theta or overlapping, for a float model, with parameter
+ * ranges, and with orbit_every (one move of the chain's state at a time).
+ * docs/theory.md, "Layer-block Newton moves".
+ */
+#define SIVE_OPT_KRON_EVERY ((sive_option)1100)
+
+/**
+ * "kron_step" (double, (0, 1], default 1): s, the step of the layer-block
+ * Newton move (SIVE_OPT_KRON_EVERY): 1 jumps to the block's Gaussian
+ * approximation's centre and draws from it; s < 1 keeps a share of the
+ * old block (an autoregressive move that leaves the same Gaussian
+ * invariant), for factors or losses far from that approximation.  Only
+ * read when kron_every >= 1.
+ */
+#define SIVE_OPT_KRON_STEP ((sive_option)1101)
 
 /**
  * One option as a result file records it (experimental: the shape may

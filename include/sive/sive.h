@@ -244,6 +244,61 @@ typedef int (*sive_move_fn)(const sive_move_info *info, const void *theta,
                             void *theta_out, double *log_ratio, void *user);
 
 /**
+ * One parameter block of a model (sive_model.blocks; experimental, read
+ * only by SIVE_OPT_KRON_EVERY, sive/experimental.h): a rows x cols matrix
+ * W stored row-major at theta[offset + i * cols + j], e.g. a layer's
+ * weights (rows: its outputs, cols: its inputs), and the row counts of the
+ * square-root factors its curvature callback writes (sive_curvature_fn).
+ * Blocks must not overlap and must lie inside theta.
+ */
+typedef struct sive_block {
+    size_t offset;   /**< first parameter of the block in theta            */
+    size_t rows;     /**< W's rows (the output side), >= 1                 */
+    size_t cols;     /**< W's columns (the input side), >= 1               */
+    size_t g_rows;   /**< rows of the output-side root F_G (>= 1)          */
+    size_t a_rows;   /**< rows of the input-side root F_A (>= 1)           */
+} sive_block;
+
+/**
+ * What the library tells a curvature callback (sive_curvature_fn).  Built
+ * for the duration of one call (keep no pointer); fields are appended
+ * only, read one only when struct_size covers it.
+ */
+typedef struct sive_curvature_info {
+    uint32_t struct_size;    /**< sizeof(sive_curvature_info) of the library */
+    size_t dim;              /**< number of parameters (the model's dim)     */
+    size_t block;            /**< the block, an index into sive_model.blocks */
+    const sive_batch *batch; /**< identity of the call: index NULL, chain,
+                                  worker and step as for the gradient
+                                  callback (worker: per-thread scratch)      */
+} sive_curvature_info;
+
+/**
+ * Curvature callback (optional, 0.3; sive_model.curvature; experimental:
+ * read only by SIVE_OPT_KRON_EVERY): Kronecker square-root factors of the
+ * mean loss's curvature in one block at theta, in the Gauss-Newton /
+ * K-FAC form
+ *     d^2 L / dW dW  ~  G (x) A,   G = F_G^T F_G,   A = F_A^T F_A,
+ * i.e. the second-order change of L for a change D of the block's W is
+ * about |F_G D F_A^T|_F^2 / 2 (G rows x rows from the layers above, A
+ * cols x cols from the layers below).  Write F_G (b.g_rows x b.rows,
+ * row-major, b = sive_model.blocks[info->block]) into g_root and F_A
+ * (b.a_rows x b.cols) into a_root, in double whatever the model's dtype.
+ * Square roots, not G and A: the library diagonalises them by one-sided
+ * Jacobi on the roots, so G's and A's eigenvalues come without a squared
+ * condition number.  The factors only shape a proposal: the library's
+ * Metropolis-Hastings ratio keeps the law exact whatever they are (wrong
+ * factors only lower the acceptance); exact ones (a loss quadratic in the
+ * block given the rest, like a deep linear network's) make the move an
+ * exact draw.  They may depend on the whole theta, the block included.
+ * theta (info->dim values of the model's dtype) is read-only and valid
+ * only during the call.  Return 0, or non-zero to stop the run (as the
+ * gradient callback).  Same threading rules.
+ */
+typedef int (*sive_curvature_fn)(const sive_curvature_info *info, const void *theta,
+                                 double *g_root, double *a_root, void *user);
+
+/**
  * A model, described by value.  Fill it after sive_model_init() (which
  * zeroes it and sets struct_size), then pass it to sive_probe_run().
  *
@@ -279,6 +334,15 @@ typedef struct sive_model {
      *  orbit moves (sive_dln_model() sets it).  Read only when struct_size
      *  covers it. */
     sive_move_fn move;
+    /** Optional (0.3, experimental; 0 / NULL = none): the parameter blocks
+     *  (n_blocks entries at blocks, owned by the caller and read during a
+     *  run only, so they must outlive it) and their Kronecker curvature
+     *  (sive_curvature_fn), used only when SIVE_OPT_KRON_EVERY asks for
+     *  layer-block Newton moves (sive_dln_model() sets them).  Read only
+     *  when struct_size covers them. */
+    size_t n_blocks;
+    const sive_block *blocks;
+    sive_curvature_fn curvature;
 } sive_model;
 
 /**

@@ -137,6 +137,14 @@ static const sive_option_info table[] = {
      .int_lo = 0, .int_hi = 1, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
      .doc = "1: precondition_rank estimates each chain's eigenpairs at its state at the end "
             "of the burn-in's first half (P = I before, constant after), not at theta*"},
+    {.id = SIVE_OPT_KRON_EVERY, .name = "kron_every", .type = SIVE_TYPE_INT, .int_lo = 0,
+     .int_hi = 1 << 20, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "k >= 1: with metropolis and a model that supplies blocks and their Kronecker "
+            "curvature, an exact Metropolis-Hastings layer-block Newton move of one block "
+            "after every k-th step (one gradient call each; 0: off)"},
+    DX(SIVE_OPT_KRON_STEP, "kron_step", 0.0, 1.0, 1, 0, 1.0,
+       "s in (0, 1]: the layer-block Newton move's step (1: an exact draw when the block's "
+       "conditional is Gaussian and the curvature exact; kron_every >= 1)"),
 };
 #undef I
 #undef D
@@ -204,6 +212,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_AUTO_STEP: o->auto_step = v; break;
             case SIVE_OPT_REPLICAS: o->replicas = v; break;
             case SIVE_OPT_ORBIT_EVERY: o->orbit_every = v; break;
+            case SIVE_OPT_KRON_EVERY: o->kron_every = v; break;
             case SIVE_OPT_PRECONDITION_RANK: o->precondition_rank = v; break;
             case SIVE_OPT_PRECONDITION_UPDATE: o->precondition_update = v; break;
             default: break;
@@ -218,6 +227,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_ANNEAL: o->anneal = v; break;
             case SIVE_OPT_REPLICA_RATIO: o->replica_ratio = v; break;
             case SIVE_OPT_ORBIT_SCALE: o->orbit_scale = v; break;
+            case SIVE_OPT_KRON_STEP: o->kron_step = v; break;
             case SIVE_OPT_PRECONDITION_STIFF: o->precondition_stiff = v; break;
             default: break; /* h, anchor: no default (NaN) */
             }
@@ -283,6 +293,8 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_PRECONDITION_RANK: return &o->precondition_rank;
     case SIVE_OPT_PRECONDITION_STIFF: return &o->precondition_stiff;
     case SIVE_OPT_PRECONDITION_UPDATE: return &o->precondition_update;
+    case SIVE_OPT_KRON_EVERY: return &o->kron_every;
+    case SIVE_OPT_KRON_STEP: return &o->kron_step;
     }
     return NULL;
 }

@@ -4,10 +4,14 @@
  * the model (sive_model.move) and accepted on the exact loss, the tether
  * and the move's Jacobian.  The metropolis sampler (sampler_mala.c) calls
  * them after every k-th step of a chain's own state; the proposal, its
- * acceptance, the size's adaptation and the statistics live here. */
+ * acceptance, the size's adaptation and the statistics live here.  The
+ * layer-block Newton moves (SIVE_OPT_KRON_EVERY; kron.h) run through the
+ * same acceptance and statistics with the library's own proposal instead
+ * of sive_model.move, and no size to adapt. */
 #ifndef SIVE_ORBIT_H
 #define SIVE_ORBIT_H
 
+#include "kron.h"
 #include "sampler.h"
 
 typedef struct sivei_orbit {       /* per worker (the chain it runs) */
@@ -18,19 +22,26 @@ typedef struct sivei_orbit {       /* per worker (the chain it runs) */
     int64_t nonfinite;             /* proposals rejected: theta', its loss or
                                       gradient not finite */
     int frozen;
+    sivei_kron *kron;              /* kron_every: the move's scratch, else NULL */
 } sivei_orbit;
 typedef struct sivei_orbit_run sivei_orbit_run; /* per run: per-chain values */
 
-/* 1 when the options ask for orbit moves. */
+/* 1 when the options ask for orbit moves or layer-block Newton moves. */
 SIVE_HIDDEN int sivei_orbit_on(const sivei_options *o);
 /* The combinations refused (SIVE_E_INVALID_ARG with the reason in err):
- * without metropolis, a model without a move callback. */
+ * without metropolis, a model without a move callback (kron_every:
+ * sivei_kron_refuse()). */
 SIVE_HIDDEN int sivei_orbit_refuse(const sivei_options *o, const sive_model *m, char *err);
 /* Refused once the run is known: parameter ranges (the move changes every
  * parameter). */
 SIVE_HIDDEN int sivei_orbit_refuse_run(const sivei_run *run, char *err);
 SIVE_HIDDEN sivei_orbit_run *sivei_orbit_run_new(int32_t chains);
 SIVE_HIDDEN void sivei_orbit_run_free(sivei_orbit_run *r);
+/* A worker's move state: kron_every's scratch (SIVE_E_NOMEM), released by
+ * sivei_orbit_work_release(); nothing for orbit moves. */
+SIVE_HIDDEN int sivei_orbit_work_init(sivei_orbit *o, const sivei_run *run);
+SIVE_HIDDEN void sivei_orbit_work_release(sivei_orbit *o);
+/* A chain's start: the size and tallies reset (the scratch kept). */
 SIVE_HIDDEN void sivei_orbit_chain_start(sivei_orbit *o, const sivei_options *opt);
 
 /* The chain state an orbit move reads and, accepted, replaces: theta, its
@@ -46,8 +57,8 @@ typedef struct sivei_orbit_state {
  * callback failed, already recorded as the run's). */
 typedef int (*sivei_orbit_grad)(void *ctx, const void *x, void *g, double *lp);
 
-/* After step m of the chain: an orbit move when (m + 1) is a multiple of
- * orbit_every (else nothing).  Returns 1 when the chain must stop (a
+/* After step m of the chain: an orbit move (or a layer-block Newton move)
+ * when (m + 1) is a multiple of orbit_every (kron_every; else nothing).  Returns 1 when the chain must stop (a
  * callback failed). */
 SIVE_HIDDEN int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
                                  const sivei_orbit_state *st, sivei_orbit_grad f,

@@ -64,6 +64,12 @@ typedef struct sivei_options {
      * (sampler_orbit.c); 0: off */
     int64_t orbit_every;
     double orbit_scale;
+    /* kron_every, kron_step (experimental options 1100, 1101): a
+     * layer-block Newton move from the model's Kronecker curvature
+     * (sive_model.curvature) after every k-th metropolis step, through the
+     * orbit moves' acceptance (sampler_kron.c); 0: off */
+    int64_t kron_every;
+    double kron_step;
     /* precondition_rank, _stiff, _update (experimental options 1095-1097):
      * the constant low-rank dense preconditioner of the metropolis step
      * (sampler_lowrank.c); rank 0: off */

@@ -44,7 +44,8 @@
  * replicas; the ladder and the swaps in sampler_replica.c).  With the
  * experimental orbit_every = k >= 1 the chain's state also makes an orbit
  * move (the model's sive_model.move) after every k-th step (hooks marked
- * orbit; the move in sampler_orbit.c).  With experimental
+ * orbit; the move in sampler_orbit.c; with experimental kron_every the
+ * library's layer-block Newton move, sampler_kron.c).  With experimental
  * precondition_rank = K >= 1 the Langevin proposal and its reverse density
  * use a constant dense low-rank P estimated from the Hessian
  * (sampler_lowrank.c; hooks marked precondition_rank). */
@@ -291,6 +292,7 @@ static void mala_work_release(void *state)
         sivei_autostep_free(s->as);
         sivei_replica_free(s->rep);
         sivei_lowrank_free(s->lr);
+        sivei_orbit_work_release(&s->orb);
         for (int k = 0; s->rungs && k < s->nr; k++)
             mala_work_release(s->rungs[k]);
         free(s->rungs);
@@ -320,7 +322,8 @@ static mala_work *work_new(const sivei_run *run, int rung)
     }
     if (sivei_lowrank_on(&run->opt))
         s->lr = sivei_lowrank_new(run);
-    if (s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
+    const int orb = rung || sivei_orbit_work_init(&s->orb, run) == SIVE_OK; /* rung 0 only */
+    if (orb && s->prop && s->gprop && (s->mom || !hamiltonian(&run->opt)) &&
         (s->lr || !sivei_lowrank_on(&run->opt)) &&
         (s->dr || !sivei_drhmc_on(&run->opt)) && (s->as || !run->opt.auto_step) &&
         (!rung || (s->theta && s->grad)))

@@ -27,7 +27,13 @@
  * not finite is rejected (log_alpha = -inf) and counted: the chain's law is
  * then the tethered law restricted to where the gradient is finite, as the
  * Langevin proposals' (whose acceptance reads the gradient) already is, and
- * the chain goes on instead of diverging at its next step. */
+ * the chain goes on instead of diverging at its next step.
+ *
+ * With kron_every the proposal is the library's layer-block Newton move
+ * (sampler_kron.c) instead of the model's: its log_ratio is log q(theta |
+ * theta') - log q(theta' | theta), whose reverse part needs the gradient
+ * at theta' and so is added after the gradient call; its step s is fixed
+ * (kron_step), nothing adapts. */
 #include "orbit.h"
 
 #include <math.h>
@@ -46,10 +52,23 @@ struct sivei_orbit_run {
     int64_t *nonfinite;   /* per chain: the proposals rejected as not finite */
 };
 
-int sivei_orbit_on(const sivei_options *o) { return o->orbit_every > 0; }
+int sivei_orbit_on(const sivei_options *o) { return o->orbit_every > 0 || sivei_kron_on(o); }
+
+/* The moves' period and the option that set it. */
+static int64_t every(const sivei_options *o)
+{
+    return sivei_kron_on(o) ? o->kron_every : o->orbit_every;
+}
+
+static const char *every_name(const sivei_options *o)
+{
+    return sivei_kron_on(o) ? "kron_every" : "orbit_every";
+}
 
 int sivei_orbit_refuse(const sivei_options *o, const sive_model *m, char *err)
 {
+    if (sivei_kron_on(o))
+        return sivei_kron_refuse(o, m, err);
     if (!sivei_orbit_on(o))
         return SIVE_OK;
     if (!o->metropolis)
@@ -76,9 +95,10 @@ int sivei_orbit_refuse_run(const sivei_run *run, char *err)
 {
     if (sivei_orbit_on(&run->opt) && run->moved != run->model.dim)
         return sivei_fail(err, SIVE_E_INVALID_ARG,
-                         "orbit_every %lld: an orbit move changes every parameter: not "
-                         "with parameter ranges (%llu of %zu moved)",
-                         (long long)run->opt.orbit_every, (unsigned long long)run->moved,
+                         "%s %lld: the moves change parameters the chains do not move: "
+                         "not with parameter ranges (%llu of %zu moved)",
+                         every_name(&run->opt), (long long)every(&run->opt),
+                         (unsigned long long)run->moved,
                          run->model.dim);
     return SIVE_OK;
 }
@@ -114,9 +134,23 @@ void sivei_orbit_run_free(sivei_orbit_run *r)
     free(r);
 }
 
+int sivei_orbit_work_init(sivei_orbit *o, const sivei_run *run)
+{
+    *o = (sivei_orbit){0};
+    if (sivei_kron_on(&run->opt) && !(o->kron = sivei_kron_new(&run->model)))
+        return SIVE_E_NOMEM;
+    return SIVE_OK;
+}
+
+void sivei_orbit_work_release(sivei_orbit *o)
+{
+    sivei_kron_free(o->kron);
+    o->kron = NULL;
+}
+
 void sivei_orbit_chain_start(sivei_orbit *o, const sivei_options *opt)
 {
-    *o = (sivei_orbit){.log_eps = log(opt->orbit_scale)};
+    *o = (sivei_orbit){.log_eps = log(opt->orbit_scale), .kron = o->kron};
 }
 
 /* 1 when every element of the gradient g is finite. */
@@ -155,37 +189,76 @@ static void adapt(const sivei_run *run, sivei_orbit *o, int64_t m, double la)
     }
 }
 
+/* A callback failed at step m: recorded as the run's. */
+static int callback_failed(sivei_run *run, const sivei_orbit_state *st, int rc, int64_t m,
+                           const char *what)
+{
+    sivei_chain(run->r, st->chain)->status = SIVE_CHAIN_CALLBACK;
+    sivei_run_fail(run, SIVE_E_CALLBACK, rc, "%s returned %d at chain %d step %lld", what, rc,
+                   (int)st->chain, (long long)m);
+    return 1;
+}
+
+/* The proposal into *st->prop and its log_ratio (kron: the forward part
+ * -log q(theta' | theta) only). */
+static int propose(sivei_run *run, sivei_work *w, sivei_orbit *o, const sivei_orbit_state *st,
+                   const sive_batch *b, int64_t m, double *lr)
+{
+    if (o->kron) {
+        const sivei_kron_law law = {w->t_step, run->h, run->opt.kron_step, run->theta_star};
+        double lq = NAN;
+        int rc = sivei_kron_propose(o->kron, &run->model, &law, b, *st->theta, *st->grad,
+                                    *st->prop, &lq);
+        *lr = -lq;
+        return rc ? callback_failed(run, st, rc, m,
+                                    "curvature callback (layer-block Newton move)")
+                  : 0;
+    }
+    const sive_move_info info = {.struct_size = sizeof info, .dim = run->model.dim,
+                                 .scale = exp(o->log_eps), .t = w->t_step, .h = run->h,
+                                 .theta_star = run->theta_star, .batch = b};
+    sivei_clear_error();
+    int rc = run->model.move(&info, *st->theta, *st->prop, lr, run->model.user);
+    return rc ? callback_failed(run, st, rc, m, "move callback (orbit move)") : 0;
+}
+
+/* kron: log q(theta | theta') added to *lr once the gradient at theta' is
+ * known. */
+static int reverse(sivei_run *run, sivei_work *w, sivei_orbit *o, const sivei_orbit_state *st,
+                   const sive_batch *b, int64_t m, double *lr)
+{
+    const sivei_kron_law law = {w->t_step, run->h, run->opt.kron_step, run->theta_star};
+    double lq = NAN;
+    int rc = sivei_kron_reverse(o->kron, &run->model, &law, b, *st->theta, *st->prop,
+                                *st->gprop, &lq);
+    *lr += lq;
+    return rc ? callback_failed(run, st, rc, m, "curvature callback (layer-block Newton move)")
+              : 0;
+}
+
 int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
                      const sivei_orbit_state *st, sivei_orbit_grad f, void *ctx,
                      sivei_pcg32 *noise, int64_t m)
 {
-    if ((m + 1) % run->opt.orbit_every)
+    if ((m + 1) % every(&run->opt))
         return 0;
     const int64_t end = (int64_t)floor(run->opt.burn_in * (double)run->opt.steps);
-    if (m >= end && !o->frozen)
+    if (m >= end && !o->frozen && !o->kron)
         adapt(run, o, m, 0.0); /* freeze before the tail's first move */
     const sive_batch b = {.index = NULL, .n_groups = 1, .group_size = 0,
                           .seed = sivei_pcg32_next64(noise), .chain = st->chain,
                           .worker = w->worker, .step = m};
-    const sive_move_info info = {.struct_size = sizeof info, .dim = run->model.dim,
-                                 .scale = exp(o->log_eps), .t = w->t_step, .h = run->h,
-                                 .theta_star = run->theta_star, .batch = &b};
     double lr = NAN, lp = NAN;
-    sivei_clear_error();
-    int rc = run->model.move(&info, *st->theta, *st->prop, &lr, run->model.user);
-    if (rc) {
-        sivei_chain(run->r, st->chain)->status = SIVE_CHAIN_CALLBACK;
-        sivei_run_fail(run, SIVE_E_CALLBACK, rc,
-                       "move callback returned %d at chain %d step %lld (orbit move)", rc,
-                       (int)st->chain, (long long)m);
+    if (propose(run, w, o, st, &b, m, &lr))
         return 1;
-    }
     double la = -INFINITY;
     const double r2p = sivei_dist2(run, *st->prop);
     if (isfinite(lr) && isfinite(r2p)) {
         if (f(ctx, *st->prop, *st->gprop, &lp))
             return 1;
         o->moves++;
+        if (o->kron && isfinite(lp) && reverse(run, w, o, st, &b, m, &lr))
+            return 1;
         la = -w->t_step * (lp - *st->loss) - (r2p - *st->r2) / (2.0 * run->h * run->h) + lr;
         const int bad = !isfinite(lp) || !finite_grad(run, *st->gprop);
         o->nonfinite += bad;
@@ -200,12 +273,11 @@ int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
         *st->loss = lp;
         *st->r2 = r2p;
     }
-    if (m < end)
-        adapt(run, o, m, la);
-    else {
+    if (m >= end) {
         o->tries++;
         o->accepted += acc;
-    }
+    } else if (!o->kron)
+        adapt(run, o, m, la);
     return 0;
 }
 
@@ -241,9 +313,9 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
         return SIVE_OK;
     qsort(r->eps, (size_t)k, sizeof *r->eps, cmp);
     char tail[96];
-    if (kt)
-        snprintf(tail, sizeof tail, "tail acceptance %.3f (mean over %d chains)", acc / kt,
-                 (int)kt);
+    if (kt) /* kron: 1 to rounding is the exact-factor reading, so 6 digits */
+        snprintf(tail, sizeof tail, "tail acceptance %.*f (mean over %d chains)",
+                 sivei_kron_on(&run->opt) ? 6 : 3, acc / kt, (int)kt);
     else /* orbit_every longer than the tail: an acceptance of 0 would lie */
         snprintf(tail, sizeof tail, "no move in the tail");
     char bad[96] = ""; /* only when there were any: the line stays as it was */
@@ -251,6 +323,15 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
         snprintf(bad, sizeof bad, "; %.0f proposals with a non-finite loss or gradient rejected",
                  nonfinite);
     char line[600];
+    if (sivei_kron_on(&run->opt)) {
+        snprintf(line, sizeof line,
+                 "layer-block Newton moves (the model's Kronecker curvature) (kron_every "
+                 "%lld, kron_step %g): %s; %.0f moves = %.0f extra gradient calls (%.3g per "
+                 "step) and %.0f curvature calls%s\n",
+                 (long long)run->opt.kron_every, run->opt.kron_step, tail, moves, moves,
+                 moves / ((double)k * (double)run->opt.steps), 2.0 * moves, bad);
+        return sivei_health_append(res, line);
+    }
     snprintf(line, sizeof line,
              "orbit moves (the model's sive_model.move) (orbit_every %lld): %s, size adapted "
              "in the burn-in toward %.2f: median %.4g (%.4g .. %.4g); %.0f moves = %.0f extra "

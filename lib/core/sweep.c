@@ -57,6 +57,17 @@ static int wrap_move(const sive_move_info *info, const void *theta, void *out,
     return w->inner->move(&i, theta, out, log_ratio, w->inner->user);
 }
 
+static int wrap_curvature(const sive_curvature_info *info, const void *theta, double *g_root,
+                          double *a_root, void *user)
+{
+    const sweep_wrap *w = user;
+    sive_batch c = *info->batch;
+    c.worker += w->offset;
+    sive_curvature_info i = *info;
+    i.batch = &c;
+    return w->inner->curvature(&i, theta, g_root, a_root, w->inner->user);
+}
+
 typedef struct sweep_job {
     sive_probe *probes;          /* one per value, options already set */
     const sive_model *m;
@@ -99,6 +110,7 @@ static void wrap_model(sive_model *out, const sive_model *inner, sweep_wrap *w, 
     out->loss = inner->loss ? wrap_loss : NULL;
     out->group_loss = inner->group_loss ? wrap_group : NULL;
     out->move = out->move ? wrap_move : NULL; /* read only when struct_size covers it */
+    out->curvature = out->curvature ? wrap_curvature : NULL; /* likewise */
     out->destroy = NULL;
 }
 

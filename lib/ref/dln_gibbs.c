@@ -15,82 +15,16 @@
  * s_ij^2 come from column norms, without a squared condition number
  * (bench/dln_gibbs_target.py found eigh of the squares unstable at large
  * h).  The move's log_ratio is log q(W_s old | rest) - log q(W_s new |
- * rest), so the library's Metropolis-Hastings ratio is 1 to rounding. */
+ * rest), so the library's Metropolis-Hastings ratio is 1 to rounding.  The
+ * Jacobi and the products are lib/numerics/linalg.c's, shared with the
+ * core's layer-block Newton move (sampler_kron.c). */
 #include "dln_impl.h"
+#include "linalg.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
-/* c (m x n) = op(a) op(b), op(a) m x k, row-major; ta/tb: a/b stored
- * transposed.  The matrices are a layer's size: plain loops. */
-static void gemm(const double *a, int ta, const double *b, int tb, double *c, size_t m,
-                 size_t k, size_t n)
-{
-    for (size_t r = 0; r < m; r++)
-        for (size_t j = 0; j < n; j++) {
-            double s = 0.0;
-            for (size_t q = 0; q < k; q++)
-                s += (ta ? a[q * m + r] : a[r * k + q]) * (tb ? b[j * k + q] : b[q * n + j]);
-            c[r * n + j] = s;
-        }
-}
-
-static void identity(double *a, size_t n)
-{
-    memset(a, 0, n * n * sizeof *a);
-    for (size_t i = 0; i < n; i++)
-        a[i * n + i] = 1.0;
-}
-
-static void rotate(double *a, size_t rows, size_t n, size_t p, size_t q, double c, double s)
-{
-    for (size_t i = 0; i < rows; i++) {
-        const double x = a[i * n + p], y = a[i * n + q];
-        a[i * n + p] = c * x - s * y;
-        a[i * n + q] = s * x + c * y;
-    }
-}
-
-/* One-sided (Hestenes) Jacobi: a (m x n) -> a V with mutually orthogonal
- * columns, v (n x n) <- V orthogonal; sweeps until no pair is rotated.  A
- * pair counts as orthogonal at |a_p . a_q| <= m eps |a_p| |a_q|, the
- * rounding of the dot product itself, and a column below m eps |a|_F is
- * zero (rank deficiency, e.g. n > m, leaves columns of rounding noise,
- * which no rotation makes orthogonal: without this every sweep ran). */
-static void jacobi_cols(double *a, size_t m, size_t n, double *v)
-{
-    const double tol = (double)(m > 1 ? m : 1) * DBL_EPSILON;
-    double fro = 0.0;
-    for (size_t i = 0; i < m * n; i++)
-        fro += a[i] * a[i];
-    const double tiny = tol * tol * fro;
-    identity(v, n);
-    for (int sweep = 0; sweep < 60; sweep++) {
-        int rotated = 0;
-        for (size_t p = 0; p + 1 < n; p++)
-            for (size_t q = p + 1; q < n; q++) {
-                double al = 0.0, be = 0.0, ga = 0.0;
-                for (size_t i = 0; i < m; i++) {
-                    al += a[i * n + p] * a[i * n + p];
-                    be += a[i * n + q] * a[i * n + q];
-                    ga += a[i * n + p] * a[i * n + q];
-                }
-                if (!(fabs(ga) > tol * sqrt(al * be)) || al <= tiny || be <= tiny)
-                    continue;
-                const double ze = (be - al) / (2.0 * ga);
-                const double tn = (ze >= 0.0 ? 1.0 : -1.0) / (fabs(ze) + sqrt(1.0 + ze * ze));
-                const double c = 1.0 / sqrt(1.0 + tn * tn), s = c * tn;
-                rotate(a, m, n, p, q, c, s);
-                rotate(v, n, n, p, q, c, s);
-                rotated = 1;
-            }
-        if (!rotated)
-            break;
-    }
-}
-
-static size_t max_width(const sive_dln *m)
+size_t sivei_dln_max_width(const sive_dln *m)
 {
     size_t h = 0;
     for (size_t s = 0; s <= m->layers; s++)
@@ -100,45 +34,35 @@ static size_t max_width(const sive_dln *m)
 
 size_t sivei_dln_gibbs_scratch(const sive_dln *m)
 {
-    const size_t h = max_width(m);
+    const size_t h = sivei_dln_max_width(m);
     return 12 * h * h;
 }
 
-/* a <- W_L ... W_{s+1} (H_L x H_s; I when s = L), t: scratch. */
-static void suffix(const sive_dln *m, const double *th, size_t s, double *a, double *t)
+void sivei_dln_suffix(const sive_dln *m, const double *th, size_t s, double *a, double *t)
 {
     const size_t L = m->layers, hl = m->width[L];
-    identity(a, hl);
+    sivei_identity(a, hl);
     for (size_t k = L; k > s; k--) { /* a (hl x H_k) <- a W_k */
-        gemm(a, 0, th + m->offset[k], 0, t, hl, m->width[k], m->width[k - 1]);
+        sivei_gemm(a, 0, th + m->offset[k], 0, t, hl, m->width[k], m->width[k - 1]);
         memcpy(a, t, hl * m->width[k - 1] * sizeof *a);
     }
 }
 
-/* b <- (W_{s-1} ... W_1)^T (H_0 x H_{s-1}; I when s = 1), t: scratch. */
-static void prefix_t(const sive_dln *m, const double *th, size_t s, double *b, double *t)
+void sivei_dln_prefix_t(const sive_dln *m, const double *th, size_t s, double *b, double *t)
 {
     const size_t h0 = m->width[0];
-    identity(b, h0);
+    sivei_identity(b, h0);
     for (size_t k = 1; k < s; k++) { /* b (h0 x H_k) <- b W_k^T */
-        gemm(b, 0, th + m->offset[k], 1, t, h0, m->width[k - 1], m->width[k]);
+        sivei_gemm(b, 0, th + m->offset[k], 1, t, h0, m->width[k - 1], m->width[k]);
         memcpy(b, t, h0 * m->width[k] * sizeof *b);
     }
-}
-
-static double col_norm2(const double *a, size_t m, size_t n, size_t j)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < m; i++)
-        s += a[i * n + j] * a[i * n + j];
-    return s;
 }
 
 void sivei_dln_gibbs(const sive_dln *m, double *scratch, const sive_move_info *info,
                      const double *th, double *out, double *log_ratio)
 {
     const size_t L = m->layers, hl = m->width[L], h0 = m->width[0];
-    const size_t hmax = max_width(m), q = hmax * hmax;
+    const size_t hmax = sivei_dln_max_width(m), q = hmax * hmax;
     double *a = scratch, *b = a + q, *v = b + q, *u = v + q, *t1 = u + q, *t2 = t1 + q,
            *nm = t2 + q, *xs = nm + q, *xo = xs + q, *z = xo + q, *sa = z + q, *sb = sa + hmax;
     sive_rng g;
@@ -146,21 +70,21 @@ void sivei_dln_gibbs(const sive_dln *m, double *scratch, const sive_move_info *i
     const size_t s = 1 + (size_t)sive_rng_below(&g, L);
     const size_t ho = m->width[s], hi = m->width[s - 1];
     memcpy(out, th, m->dim * sizeof *out);
-    suffix(m, th, s, a, t1);
-    prefix_t(m, th, s, b, t1);
-    jacobi_cols(a, hl, ho, v); /* a = A V */
-    jacobi_cols(b, h0, hi, u); /* b = B^T U */
+    sivei_dln_suffix(m, th, s, a, t1);
+    sivei_dln_prefix_t(m, th, s, b, t1);
+    sivei_jacobi_cols(a, hl, ho, v); /* a = A V */
+    sivei_jacobi_cols(b, h0, hi, u); /* b = B^T U */
     for (size_t i = 0; i < ho; i++)
-        sa[i] = col_norm2(a, hl, ho, i);
+        sa[i] = sivei_col_norm2(a, hl, ho, i);
     for (size_t j = 0; j < hi; j++)
-        sb[j] = col_norm2(b, h0, hi, j);
-    gemm(m->teacher, 0, b, 0, t1, hl, h0, hi); /* W_T B^T U (hl x hi) */
-    gemm(a, 1, t1, 0, nm, ho, hl, hi);         /* N = (A V)^T W_T B^T U */
+        sb[j] = sivei_col_norm2(b, h0, hi, j);
+    sivei_gemm(m->teacher, 0, b, 0, t1, hl, h0, hi); /* W_T B^T U (hl x hi) */
+    sivei_gemm(a, 1, t1, 0, nm, ho, hl, hi);         /* N = (A V)^T W_T B^T U */
     const double *star = info->theta_star;
-    gemm(star + m->offset[s], 0, u, 0, t1, ho, hi, hi); /* X* = V^T W_s* U */
-    gemm(v, 1, t1, 0, xs, ho, ho, hi);
-    gemm(th + m->offset[s], 0, u, 0, t1, ho, hi, hi); /* X_old */
-    gemm(v, 1, t1, 0, xo, ho, ho, hi);
+    sivei_gemm(star + m->offset[s], 0, u, 0, t1, ho, hi, hi); /* X* = V^T W_s* U */
+    sivei_gemm(v, 1, t1, 0, xs, ho, ho, hi);
+    sivei_gemm(th + m->offset[s], 0, u, 0, t1, ho, hi, hi); /* X_old */
+    sivei_gemm(v, 1, t1, 0, xo, ho, ho, hi);
     sive_rng_normals(&g, z, ho * hi);
     const double t = info->t, ih2 = 1.0 / (info->h * info->h);
     double lr = 0.0;
@@ -172,7 +96,7 @@ void sivei_dln_gibbs(const sive_dln *m, double *scratch, const sive_move_info *i
             lr += 0.5 * (z[k] * z[k] - prec * dold * dold);
             t2[k] = mu + z[k] / sqrt(prec); /* X_new */
         }
-    gemm(v, 0, t2, 0, t1, ho, ho, hi); /* W_s' = V X_new U^T */
-    gemm(t1, 0, u, 1, out + m->offset[s], ho, hi, hi);
+    sivei_gemm(v, 0, t2, 0, t1, ho, ho, hi); /* W_s' = V X_new U^T */
+    sivei_gemm(t1, 0, u, 1, out + m->offset[s], ho, hi, hi);
     *log_ratio = lr;
 }

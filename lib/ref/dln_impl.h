@@ -50,4 +50,31 @@ SIVE_HIDDEN size_t sivei_dln_gibbs_scratch(const sive_dln *m);
 SIVE_HIDDEN void sivei_dln_gibbs(const sive_dln *m, double *scratch, const sive_move_info *info,
                                  const double *theta, double *out, double *log_ratio);
 
+/* The partial products of the layers around layer s (dln_gibbs.c; t:
+ * scratch of H_L (H_0) x the widest layer doubles): a <- W_L ... W_{s+1}
+ * (H_L x H_s; I when s = L), b <- (W_{s-1} ... W_1)^T (H_0 x H_{s-1}; I
+ * when s = 1), each of up to H_L (H_0) x the widest layer doubles. */
+SIVE_HIDDEN void sivei_dln_suffix(const sive_dln *m, const double *th, size_t s, double *a,
+                                  double *t);
+SIVE_HIDDEN void sivei_dln_prefix_t(const sive_dln *m, const double *th, size_t s, double *b,
+                                    double *t);
+/* The widest layer, H_0 .. H_L. */
+SIVE_HIDDEN size_t sivei_dln_max_width(const sive_dln *m);
+
+/* The layer-block Newton move's pieces (dln_kron.c): the blocks (one per
+ * layer, W_s at its offset, H_s x H_{s-1}, roots of H_L and H_0 rows), a
+ * square root R (H_0 x H_0, R^T R = X^T X / n) of the examples' input
+ * second moment (data mode; scratch: n H_0 + H_0^2 doubles, returns 1 when
+ * malloc fails), and the exact Gauss-Newton roots of layer s (0-based
+ * block s - 1) at theta: F_G = W_L ... W_{s+1}, F_A = (W_{s-1} ... W_1)^T
+ * (population) or R (W_{s-1} ... W_1)^T (data, r = R), so that the mean
+ * loss's Hessian in W_s is F_G^T F_G (x) F_A^T F_A exactly.  scratch:
+ * sivei_dln_kron_scratch(m) doubles. */
+SIVE_HIDDEN void sivei_dln_blocks(const sive_dln *m, sive_block *blocks);
+SIVE_HIDDEN int sivei_dln_input_root(const sive_dln *m, double *r);
+SIVE_HIDDEN size_t sivei_dln_kron_scratch(const sive_dln *m);
+SIVE_HIDDEN void sivei_dln_kron_roots(const sive_dln *m, const double *r, double *scratch,
+                                      size_t s, const double *theta, double *g_root,
+                                      double *a_root);
+
 #endif

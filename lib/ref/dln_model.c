@@ -21,6 +21,9 @@ typedef struct dln_model {
     sive_dln_work *work[MAX_WORKERS];
     double *buf[MAX_WORKERS];
     double *mv[MAX_WORKERS]; /* the move's matrices (move_cb, gibbs_cb) */
+    double *kr[MAX_WORKERS]; /* the curvature's products (curvature_cb) */
+    sive_block blocks[SIVE_DLN_MAX_LAYERS]; /* the layers (sive_model.blocks) */
+    double *xroot; /* data mode: R, R^T R = X^T X / n (dln_kron.c), else NULL */
     sivei_star_cache star; /* pieces at theta* (lib/ref/star_cache.h) */
 } dln_model;
 
@@ -226,21 +229,53 @@ static int move_cb(const sive_move_info *info, const void *theta, void *theta_ou
     return SIVE_OK;
 }
 
+/* The checks of worker_work() and the worker's scratch of n doubles in
+ * slots[worker] (allocated at its first use) into *buf. */
+static int worker_scratch(dln_model *dm, const void *theta, size_t dim, const sive_batch *b,
+                          double **slots, size_t n, double **buf)
+{
+    sive_dln_work *w = NULL;
+    int rc = worker_work(dm, theta, dim, b, &w);
+    if (rc)
+        return rc;
+    double **slot = &slots[b->worker];
+    if (!*slot && !(*slot = malloc(n * sizeof **slot)))
+        return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the move");
+    *buf = *slot;
+    return SIVE_OK;
+}
+
 /* The Gibbs layer move (sive_dln_set_move(); lib/ref/dln_gibbs.c). */
 static int gibbs_cb(const sive_move_info *info, const void *theta, void *theta_out,
                     double *log_ratio, void *user)
 {
     dln_model *dm = user;
-    sive_dln_work *w = NULL;
-    int rc = worker_work(dm, theta, info->dim, info->batch, &w);
+    double *buf = NULL;
+    int rc = worker_scratch(dm, theta, info->dim, info->batch, dm->mv,
+                            sivei_dln_gibbs_scratch(dm->m), &buf);
     if (rc)
         return rc;
     if (!info->theta_star || !(info->t >= 0.0) || !(info->h > 0.0))
         return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: Gibbs move without t, h, theta*");
-    double **buf = &dm->mv[info->batch->worker];
-    if (!*buf && !(*buf = malloc(sivei_dln_gibbs_scratch(dm->m) * sizeof **buf)))
-        return sivei_fail(NULL, SIVE_E_NOMEM, "dln model: out of memory for the move");
-    sivei_dln_gibbs(dm->m, *buf, info, theta, theta_out, log_ratio);
+    sivei_dln_gibbs(dm->m, buf, info, theta, theta_out, log_ratio);
+    return SIVE_OK;
+}
+
+/* The exact Kronecker roots of a layer's Gauss-Newton curvature
+ * (sive_model.curvature; lib/ref/dln_kron.c). */
+static int curvature_cb(const sive_curvature_info *info, const void *theta, double *g_root,
+                        double *a_root, void *user)
+{
+    dln_model *dm = user;
+    double *buf = NULL;
+    int rc = worker_scratch(dm, theta, info->dim, info->batch, dm->kr,
+                            sivei_dln_kron_scratch(dm->m), &buf);
+    if (rc)
+        return rc;
+    if (info->block >= dm->m->layers)
+        return sivei_fail(NULL, SIVE_E_INVALID_ARG, "dln model: block %zu of %zu layers",
+                         info->block, dm->m->layers);
+    sivei_dln_kron_roots(dm->m, dm->xroot, buf, info->block + 1, theta, g_root, a_root);
     return SIVE_OK;
 }
 
@@ -268,7 +303,9 @@ static void destroy_cb(void *user)
         sive_dln_work_free(dm->work[i]);
         free(dm->buf[i]);
         free(dm->mv[i]);
+        free(dm->kr[i]);
     }
+    free(dm->xroot);
     sivei_star_free(&dm->star);
     free(dm);
 }
@@ -329,6 +366,12 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
         free(dm);
         return sivei_fail(NULL, SIVE_E_NOMEM, "%s: no lock for the cache", fn);
     }
+    const size_t h0 = m->width[0];
+    if (!pop && (!(dm->xroot = malloc(h0 * h0 * sizeof *dm->xroot)) ||
+                 sivei_dln_input_root(m, dm->xroot))) {
+        destroy_cb(dm);
+        return sivei_fail(NULL, SIVE_E_NOMEM, "%s: out of memory", fn);
+    }
     dm->m = m;
     dm->n = sive_dln_examples(m);
     dm->blis_threads = blis_threads;
@@ -344,6 +387,12 @@ int sive_dln_model(sive_model *out, const sive_dln *m, int blis_threads)
         out->move = m->move == SIVE_DLN_MOVE_GIBBS ? gibbs_cb : move_cb;
     if (out->struct_size >= offsetof(sive_model, identity) + sizeof out->identity)
         out->identity = dln_identity(m);
+    if (out->struct_size >= offsetof(sive_model, curvature) + sizeof out->curvature) {
+        sivei_dln_blocks(m, dm->blocks);
+        out->n_blocks = m->layers;
+        out->blocks = dm->blocks;
+        out->curvature = curvature_cb;
+    }
     return SIVE_OK;
 }
 

@@ -122,6 +122,8 @@ pub const SIVE_OPT_ORBIT_SCALE: sive_option = 1091;
 pub const SIVE_OPT_PRECONDITION_RANK: sive_option = 1095;
 pub const SIVE_OPT_PRECONDITION_STIFF: sive_option = 1096;
 pub const SIVE_OPT_PRECONDITION_UPDATE: sive_option = 1097;
+pub const SIVE_OPT_KRON_EVERY: sive_option = 1100;
+pub const SIVE_OPT_KRON_STEP: sive_option = 1101;
 
 pub type sive_option_type = c_int;
 pub const SIVE_TYPE_INT: sive_option_type = 1;
