@@ -137,6 +137,11 @@ static const sive_option_info table[] = {
      .int_lo = 0, .int_hi = 1, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
      .doc = "1: precondition_rank estimates each chain's eigenpairs at its state at the end "
             "of the burn-in's first half (P = I before, constant after), not at theta*"},
+    {.id = SIVE_OPT_RADIUS_LOOKAHEAD, .name = "radius_lookahead", .type = SIVE_TYPE_INT,
+     .int_lo = 0, .int_hi = 8, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "K >= 1: with metropolis and c_h = auto, the radius search keeps a plateau only "
+            "after K more doublings of h stay within it, and takes its largest healthy level "
+            "(0: one pilot past the plateau)"},
 };
 #undef I
 #undef D
@@ -206,6 +211,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_ORBIT_EVERY: o->orbit_every = v; break;
             case SIVE_OPT_PRECONDITION_RANK: o->precondition_rank = v; break;
             case SIVE_OPT_PRECONDITION_UPDATE: o->precondition_update = v; break;
+            case SIVE_OPT_RADIUS_LOOKAHEAD: o->radius_lookahead = v; break;
             default: break;
             }
         } else {
@@ -283,6 +289,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_PRECONDITION_RANK: return &o->precondition_rank;
     case SIVE_OPT_PRECONDITION_STIFF: return &o->precondition_stiff;
     case SIVE_OPT_PRECONDITION_UPDATE: return &o->precondition_update;
+    case SIVE_OPT_RADIUS_LOOKAHEAD: return &o->radius_lookahead;
     }
     return NULL;
 }
