@@ -111,6 +111,18 @@ static int q_grad(const void *th, size_t dim, const sive_batch *b, void *g, doub
     return 0;
 }
 
+/* A float64 model of the given loss and gradient (no user data). */
+static sive_model plain_model(size_t dim, sive_group_fn loss, sive_grad_fn grad)
+{
+    sive_model m;
+    sive_model_init(&m, sizeof m);
+    m.dim = dim;
+    m.dtype = SIVE_F64;
+    m.group_loss = loss;
+    m.grad = grad;
+    return m;
+}
+
 START_TEST(option_and_result)
 {
     sive_probe *p;
@@ -124,12 +136,7 @@ START_TEST(option_and_result)
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_C_H, -1.0), SIVE_E_INVALID_ARG);
     sive_probe_set_int(p, SIVE_OPT_STEPS, 6000);
     sive_probe_set_int(p, SIVE_OPT_GROUPS, 4);
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dim = 2;
-    m.dtype = SIVE_F64;
-    m.group_loss = q_loss;
-    m.grad = q_grad;
+    sive_model m = plain_model(2, q_loss, q_grad);
     const double zero[2] = {0.0, 0.0};
     sive_result *r = NULL;
     ck_assert_int_eq(sive_probe_run(p, &m, zero, &r), SIVE_OK);
@@ -281,12 +288,7 @@ static double two_exact(double h)
 
 START_TEST(lookahead)
 {
-    sive_model m;
-    sive_model_init(&m, sizeof m);
-    m.dim = 20;
-    m.dtype = SIVE_F64;
-    m.group_loss = two_loss;
-    m.grad = two_grad;
+    sive_model m = plain_model(20, two_loss, two_grad);
     const double zero[20] = {0};
     sive_probe *p;
     ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
