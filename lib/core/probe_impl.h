@@ -279,7 +279,7 @@ typedef struct sivei_auto {
     int doublings;       /* metropolis: full-length runs that said radius_bound */
     int jumps;           /* metropolis: jumps past a plateau that found a rise, */
     double jump_from;    /* the last one from this h                          */
-    int looked;          /* radius_lookahead: pilots past the last plateau    */
+    int looked;          /* radius_lookahead: pilots past a plateau           */
     int n_pilot;         /* the pilots' ladder, for the health text: h and    */
     double pilot_h[SIVEI_AUTO_LADDER], pilot_lam[SIVEI_AUTO_LADDER]; /* lambda */
 } sivei_auto;

@@ -374,7 +374,7 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
         at += snprintf(ladder + at, sizeof ladder - (size_t)at, "%s%.3g %.4g", i ? ", " : "",
                        a->pilot_h[i], a->pilot_lam[i]);
     if (a->looked)
-        snprintf(look, sizeof look, " (%d pilots past the last plateau)", a->looked);
+        snprintf(look, sizeof look, " (%d pilots past a plateau)", a->looked);
     if (a->jumps)
         snprintf(jump, sizeof jump,
                  " (a pilot past the plateau at h = %.4g found lambda-hat still rising: "
