@@ -28,7 +28,7 @@
  * SIVE_OPT_ORBIT_EVERY (1090), SIVE_OPT_ORBIT_SCALE (1091),
  * SIVE_OPT_PRECONDITION_RANK (1095), SIVE_OPT_PRECONDITION_STIFF (1096),
  * SIVE_OPT_PRECONDITION_UPDATE (1097), SIVE_OPT_KRON_EVERY (1100),
- * SIVE_OPT_KRON_STEP (1101).
+ * SIVE_OPT_KRON_STEP (1101), SIVE_OPT_RADIUS_LOOKAHEAD (1102).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -233,6 +233,17 @@ extern "C" {
  * read when kron_every >= 1.
  */
 #define SIVE_OPT_KRON_STEP ((sive_option)1101)
+ * "radius_lookahead" (int, 0 .. 8, default 0): with metropolis and the
+ * radius from the loss (c_h = 0), K >= 1 changes what ends the search
+ * (docs/theory.md "Radius from the loss", *Looking past a plateau*): a
+ * flat chord starts a plateau, which the search keeps only after K more
+ * doublings of h leave lambda-hat within it; a significant rise beyond it
+ * resumes the search, a fall, a lost chain or a collapse of the fixed
+ * step's acceptance ends it, and the chosen h is the plateau's largest
+ * level before any of these.  0: one pilot past the plateau (the rule
+ * before).  No effect when h or c_h is set.
+ */
+#define SIVE_OPT_RADIUS_LOOKAHEAD ((sive_option)1102)
 
 /**
  * One option as a result file records it (experimental: the shape may

@@ -145,6 +145,11 @@ static const sive_option_info table[] = {
     DX(SIVE_OPT_KRON_STEP, "kron_step", 0.0, 1.0, 1, 0, 1.0,
        "s in (0, 1]: the layer-block Newton move's step (1: an exact draw when the block's "
        "conditional is Gaussian and the curvature exact; kron_every >= 1)"),
+    {.id = SIVE_OPT_RADIUS_LOOKAHEAD, .name = "radius_lookahead", .type = SIVE_TYPE_INT,
+     .int_lo = 0, .int_hi = 8, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "K >= 1: with metropolis and c_h = auto, the radius search keeps a plateau only "
+            "after K more doublings of h stay within it, and takes its largest healthy level "
+            "(0: one pilot past the plateau)"},
 };
 #undef I
 #undef D
@@ -215,6 +220,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_KRON_EVERY: o->kron_every = v; break;
             case SIVE_OPT_PRECONDITION_RANK: o->precondition_rank = v; break;
             case SIVE_OPT_PRECONDITION_UPDATE: o->precondition_update = v; break;
+            case SIVE_OPT_RADIUS_LOOKAHEAD: o->radius_lookahead = v; break;
             default: break;
             }
         } else {
@@ -295,6 +301,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_PRECONDITION_UPDATE: return &o->precondition_update;
     case SIVE_OPT_KRON_EVERY: return &o->kron_every;
     case SIVE_OPT_KRON_STEP: return &o->kron_step;
+    case SIVE_OPT_RADIUS_LOOKAHEAD: return &o->radius_lookahead;
     }
     return NULL;
 }

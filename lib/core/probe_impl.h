@@ -75,6 +75,10 @@ typedef struct sivei_options {
      * (sampler_lowrank.c); rank 0: off */
     int64_t precondition_rank, precondition_update;
     double precondition_stiff;
+    /* radius_lookahead (experimental option 1102): with metropolis and
+     * c_h = 0, K >= 1 octaves a flat chord must stay flat before the
+     * search keeps it (radius_auto.c); 0: the single jump pilot */
+    int64_t radius_lookahead;
     /* internal, not an option (never saved): 1 runs every chain hot (the
      * radius search's pilots), 0 starts the odd chains cold */
     int anneal_all;
@@ -266,17 +270,24 @@ typedef struct sivei_defaults {
 SIVE_HIDDEN int sivei_defaults_resolve(sivei_options *o, const sive_model *m,
                                        const void *theta, sivei_defaults *d);
 SIVE_HIDDEN int sivei_defaults_note(sive_result *r, const sivei_defaults *d);
+#define SIVEI_AUTO_LADDER 12 /* radius_auto.c's AUTO_LEVELS */
 /* radius_auto.c: the radius from the loss (c_h = 0).  The chosen h, the
  * pilot's cost and the slope d ln lambda-hat / d ln h where it stopped. */
 typedef struct sivei_auto {
     double h, slope, slope_se, share;
     int levels;
     int accepted; /* 1 plateau; past it: 2 flattest pair, 3 before the jump,
-                     4 before the step's curvature share grew; 0 none */
+                     4 before the step's curvature share grew; 0 none;
+                     radius_lookahead: 5 a plateau held for K doublings (or
+                     to the last level), 6 before a lost chain or the
+                     acceptance's collapse, 7 before lambda-hat fell */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
     int doublings;       /* metropolis: full-length runs that said radius_bound */
     int jumps;           /* metropolis: jumps past a plateau that found a rise, */
     double jump_from;    /* the last one from this h                          */
+    int looked;          /* radius_lookahead: pilots past a plateau           */
+    int n_pilot;         /* the pilots' ladder, for the health text: h and    */
+    double pilot_h[SIVEI_AUTO_LADDER], pilot_lam[SIVEI_AUTO_LADDER]; /* lambda */
 } sivei_auto;
 /* Pilot runs of o at absolute radii; SIVE_OK with a filled, or a status
  * with p's message.  A pilot ending in a callback error or a cancel is

@@ -32,7 +32,7 @@
  * radius and the larger h buys step bias */
 #define AUTO_STIFF 1.5
 #define AUTO_STIFF_SHARE 0.05
-#define AUTO_LEVELS 12
+#define AUTO_LEVELS SIVEI_AUTO_LADDER
 /* metropolis: a level whose tail acceptance at the fixed step falls below
  * this no longer shares paths with the next (rejections decouple them):
  * the next level adapts its step again */
@@ -150,6 +150,41 @@ static void choose(sivei_auto *a, const level *l, int accepted)
     a->accepted = accepted;
 }
 
+/* radius_lookahead K (metropolis): a flat chord opens a plateau at its
+ * lower level; each later level is compared with that level on the same
+ * chains.  Under the exact law lambda-hat(h) rises with h and levels off
+ * (docs/validation.md "An independent exact reference"), but it can level
+ * off more than once: the regular directions' plateau ends where a
+ * singular sub-network's scale begins (L6 5^7 r2: flat from h 0.011, then
+ * +35 % from 0.25 to 20).  So a plateau is kept only once K doublings
+ * stay within AUTO_CHANGE of its start; a significant rise beyond that
+ * band resumes the search; and a level the pilots cannot hold (a lost
+ * chain, the fixed step's acceptance collapsed: the chains reach stiffer
+ * regions) or that reads significantly lower (the exact law does not
+ * fall: the chains no longer relax) ends it.  The choice is the
+ * plateau's largest level before that: within the band, the least cut. */
+typedef enum { LOOK_ON, LOOK_HELD, LOOK_UNHEALTHY, LOOK_FELL, LOOK_ROSE } look_verdict;
+
+static look_verdict look_ahead(const level *base, const level *cur, int octaves, int k)
+{
+    if (!cur->ok)
+        return LOOK_UNHEALTHY;
+    double rel, se;
+    paired_change(base, cur, &rel, &se);
+    /* a rise first: the acceptance at the fixed step also collapses when
+     * the chains reach the larger fluctuations a rise comes from (L4
+     * 10-15^3-10 r6 under MALA: +7.7 % at 4x the plateau with the
+     * acceptance below 0.3; keeping the plateau read -17 %); the search
+     * then adapts its step again */
+    if (rel > AUTO_CHANGE && rel - AUTO_Z * se > 0.0)
+        return LOOK_ROSE;
+    if (rel + AUTO_Z * se < -AUTO_CHANGE)
+        return LOOK_FELL;
+    if (!(cur->accept >= AUTO_ACCEPT_LOW))
+        return LOOK_UNHEALTHY;
+    return octaves >= k ? LOOK_HELD : LOOK_ON;
+}
+
 int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m,
                       const void *theta_star, sivei_auto *a, sive_result **failed)
 {
@@ -176,6 +211,11 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
     /* a jump under way: the plateau's lower level and the chord's upper */
     level cand = {0}, ref = {0};
     int jumping = 0;
+    /* radius_lookahead: a plateau under way, from base; top its largest
+     * level so far, octaves the doublings since base */
+    const int look_k = exact ? (int)o->radius_lookahead : 0;
+    level base = {0}, top = {0};
+    int looking = 0, octaves = 0;
     for (int i = 0; i < AUTO_LEVELS; i++) {
         const double h = next;
         sivei_options po = pilot_options(o, h);
@@ -191,6 +231,10 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             return SIVE_OK;
         }
         read_level(r, h, &cur);
+        if (a->n_pilot < SIVEI_AUTO_LADDER) {
+            a->pilot_h[a->n_pilot] = h;
+            a->pilot_lam[a->n_pilot++] = cur.lam;
+        }
         double rel = NAN, rse = NAN;
         if (i)
             paired_change(jumping ? &ref : &prev, &cur, &rel, &rse);
@@ -200,6 +244,28 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         else if (exact && step > 0.0 && !(cur.accept >= AUTO_ACCEPT_LOW))
             step = 0.0;
         sive_result_free(r);
+        if (looking) {
+            a->looked++;
+            const look_verdict v = look_ahead(&base, &cur, ++octaves, look_k);
+            if (v == LOOK_HELD) {
+                choose(a, &cur, 5);
+                return SIVE_OK;
+            }
+            if (v == LOOK_UNHEALTHY || v == LOOK_FELL) {
+                choose(a, &top, v == LOOK_FELL ? 7 : 6);
+                return SIVE_OK;
+            }
+            if (v == LOOK_ROSE) { /* not the last plateau: search on */
+                looking = 0;
+                a->jumps++;
+                a->jump_from = base.h;
+            } else {
+                top = cur;
+            }
+            prev = cur;
+            next = cur.h * AUTO_GROW;
+            continue;
+        }
         /* the jump: lambda-hat still rising beyond the plateau's chord by
          * more than the plateau bound is a larger fluctuation scale the
          * doublings had not reached (the singular directions of a deep
@@ -240,6 +306,20 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             choose(a, &cur, 1);
             return SIVE_OK;
         }
+        if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE && look_k > 0) {
+            /* radius_lookahead: the plateau opens; K doublings decide */
+            base = prev;
+            top = cur;
+            octaves = 1;
+            looking = 1;
+            if (octaves >= look_k) {
+                choose(a, &cur, 5);
+                return SIVE_OK;
+            }
+            prev = cur;
+            next = cur.h * AUTO_GROW;
+            continue;
+        }
         if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE) {
             /* metropolis: before keeping it, one pilot further out */
             int j = 0;
@@ -278,14 +358,23 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         prev = cur;
         next = cur.h * AUTO_GROW;
     }
-    choose(a, &low, 0);
+    if (looking) /* the plateau held to the last level */
+        choose(a, &top, 5);
+    else
+        choose(a, &low, 0);
     return SIVE_OK;
 }
 
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[700] = "", twice[120] = "", jump[160] = ""; /* longer: truncated */
+    char line[1000] = "", twice[120] = "", jump[160] = "", look[80] = "";
+    char ladder[300] = ""; /* longer: truncated */
+    for (int i = 0, at = 0; i < a->n_pilot && at < (int)sizeof ladder; i++)
+        at += snprintf(ladder + at, sizeof ladder - (size_t)at, "%s%.3g %.4g", i ? ", " : "",
+                       a->pilot_h[i], a->pilot_lam[i]);
+    if (a->looked)
+        snprintf(look, sizeof look, " (%d pilots past a plateau)", a->looked);
     if (a->jumps)
         snprintf(jump, sizeof jump,
                  " (a pilot past the plateau at h = %.4g found lambda-hat still rising: "
@@ -297,8 +386,10 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
                  a->doublings);
     snprintf(line, sizeof line,
              "radius: chosen from the loss (c_h = 0): h = %.4g after %d pilot runs "
-             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s%s%s\n",
-             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se, jump, twice,
+             "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s%s%s%s; "
+             "pilots (h lambda-hat): %s\n",
+             a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se, jump, look,
+             twice,
              a->accepted == 1   ? ""
              : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
                                   "radii: its smaller h)"
@@ -306,6 +397,12 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
                                   "before the jump)"
              : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
                                   "the last h before it)"
-                                : " (no plateau: the flattest level used)");
+             : a->accepted == 5 ? " (the plateau held over the look-ahead: its largest level)"
+             : a->accepted == 6 ? " (a pilot past the plateau lost a chain or its acceptance "
+                                  "collapsed: the plateau's largest level before it)"
+             : a->accepted == 7 ? " (lambda-hat fell past the plateau: the plateau's largest "
+                                  "level before it)"
+                                : " (no plateau: the flattest level used)",
+             ladder);
     return sivei_health_append(r, line);
 }
