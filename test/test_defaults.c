@@ -16,6 +16,8 @@
  * built against main 1355413 (before the change). */
 #include <check.h>
 #include <sive/sive.h>
+#define SIVE_EXPERIMENTAL
+#include <sive/experimental.h>
 
 #include "check_run.h"
 #include "lsq.h"
@@ -115,6 +117,8 @@ static void expect_02_path(const sive_result *r)
 {
     ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 0);
     ck_assert(res_double(r, SIVE_OPT_C_H) == 1.0);
+    ck_assert_int_eq(res_int(r, SIVE_OPT_KRON_EVERY), 0);
+    ck_assert_int_eq(res_int(r, SIVE_OPT_RADIUS_LOOKAHEAD), 0);
     ck_assert_ptr_null(strstr(sive_result_health(r), "defaults:"));
 }
 
@@ -123,13 +127,16 @@ static void expect_resolved(const sive_result *r)
 {
     ck_assert_int_eq(res_int(r, SIVE_OPT_METROPOLIS), 1);
     ck_assert(res_double(r, SIVE_OPT_C_H) == 0.0);
+    ck_assert_int_eq(res_int(r, SIVE_OPT_RADIUS_LOOKAHEAD), 8);
 }
 
 static const char *const CH1[] = {"c_h", "1", NULL};
 static const char *const H03[] = {"h", "0.3", NULL};
-static const char *const EXPLICIT[] = {"metropolis", "1", "c_h", "auto", NULL};
+static const char *const EXPLICIT[] = {"metropolis", "1", "c_h", "auto",
+                                       "radius_lookahead", "8", NULL};
 
-/* (a) the exact-loss quadratic, nothing set: metropolis 1 and c_h auto,
+/* (a) the exact-loss quadratic, nothing set: metropolis 1, c_h auto and
+ * radius_lookahead 8 (no curvature: kron_every 0),
  * the same bits as when they are set. */
 START_TEST(exact_defaults_resolve)
 {

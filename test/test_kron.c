@@ -371,7 +371,7 @@ START_TEST(refusals)
     const uint64_t ranges[2] = {0, 4};
     ck_assert_int_eq(sive_probe_set_params(p, ranges, 1), SIVE_OK);
     refused(p, &m, th, "parameter ranges");
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_KRON_EVERY, -1), SIVE_E_INVALID_ARG);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_KRON_EVERY, -2), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_KRON_STEP, 0.0), SIVE_E_INVALID_ARG);
     ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_KRON_STEP, 1.5), SIVE_E_INVALID_ARG);
     sive_probe_free(p);
@@ -404,6 +404,100 @@ START_TEST(callback_fails)
 }
 END_TEST
 
+/* ---- the defaults ------------------------------------------------------ */
+
+static int64_t opt_int(const sive_result *r, sive_option o)
+{
+    int64_t v = -7;
+    ck_assert_int_eq(sive_result_option_int(r, o, &v), SIVE_OK);
+    return v;
+}
+
+/* Nothing set but the run's size, or the pairs in set (NULL-terminated),
+ * on m at th; ranges: move the first block only. */
+static sive_result *run_defaults(sive_model *m, const double *th, const char *const *set,
+                                 int ranges)
+{
+    sive_probe *p = NULL;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 1000), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 1903), SIVE_OK);
+    for (; set && set[0]; set += 2)
+        ck_assert_msg(sive_probe_set_text(p, set[0], set[1]) == SIVE_OK, "%s",
+                      sive_probe_errmsg(p));
+    const uint64_t first[2] = {m->blocks[0].offset,
+                               m->blocks[0].offset + m->blocks[0].rows * m->blocks[0].cols};
+    if (ranges)
+        ck_assert_int_eq(sive_probe_set_params(p, first, 1), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_msg(sive_probe_run(p, m, th, &r) == SIVE_OK, "%s", sive_probe_errmsg(p));
+    ck_assert_msg(sive_result_status(r) == SIVE_OK, "%s", sive_result_errmsg(r));
+    sive_probe_free(p);
+    return r;
+}
+
+static void same_bits(const sive_result *a, const sive_result *b, const char *what)
+{
+    const double la = sive_result_lambda(a), lb = sive_result_lambda(b);
+    ck_assert_msg(memcmp(&la, &lb, sizeof la) == 0, "%s: %.17g against %.17g", what, la, lb);
+}
+
+/* kron_every and radius_lookahead "auto": on the DLN (exact loss, blocks
+ * and curvature) with nothing set they resolve to 1 and 8 (the result and
+ * the health line say so), the same bits as setting what they resolved
+ * to; with metropolis set both resolve to 0, the same bits as setting 0
+ * (the behaviour before the defaults); with parameter ranges the move is
+ * off and the look-ahead stays. */
+START_TEST(defaults_mix)
+{
+    const size_t widths[] = {2, 3, 2};
+    sive_dln *dln = dln_of(widths, 2, 1);
+    double th[3 * 2 + 2 * 3];
+    ck_assert_int_eq(sive_dln_factorisation(dln, NULL, 3, th), SIVE_OK);
+    sive_model m;
+    dln_model(&m, dln);
+    static const char *const resolved[] = {"metropolis", "1", "c_h", "auto", "kron_every",
+                                           "1", "radius_lookahead", "8", NULL};
+    static const char *const set_m[] = {"metropolis", "1", "c_h", "auto", NULL};
+    static const char *const before[] = {"metropolis", "1", "c_h", "auto", "kron_every",
+                                         "0", "radius_lookahead", "0", NULL};
+    sive_result *d = run_defaults(&m, th, NULL, 0), *e = run_defaults(&m, th, resolved, 0);
+    ck_assert_int_eq(opt_int(d, SIVE_OPT_METROPOLIS), 1);
+    ck_assert_int_eq(opt_int(d, SIVE_OPT_KRON_EVERY), 1);
+    ck_assert_int_eq(opt_int(d, SIVE_OPT_RADIUS_LOOKAHEAD), 8);
+    ck_assert_msg(strstr(sive_result_health(d), "kron_every 1 (the model's blocks"), "%s",
+                  sive_result_health(d));
+    ck_assert_msg(accept_of(d) >= 1.0 - 1e-6, "acceptance %.6f", accept_of(d));
+    same_bits(d, e, "defaults against kron_every 1, radius_lookahead 8 set");
+    sive_result *o = run_defaults(&m, th, set_m, 0), *z = run_defaults(&m, th, before, 0);
+    ck_assert_int_eq(opt_int(o, SIVE_OPT_KRON_EVERY), 0);
+    ck_assert_int_eq(opt_int(o, SIVE_OPT_RADIUS_LOOKAHEAD), 0);
+    ck_assert_ptr_null(strstr(sive_result_health(o), "layer-block"));
+    same_bits(o, z, "metropolis set against kron_every 0, radius_lookahead 0 set");
+    sive_result *g = run_defaults(&m, th, NULL, 1);
+    ck_assert_int_eq(opt_int(g, SIVE_OPT_KRON_EVERY), 0);
+    ck_assert_int_eq(opt_int(g, SIVE_OPT_RADIUS_LOOKAHEAD), 8);
+    /* the file keeps the resolved values */
+    void *bytes = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(sive_result_to_bytes(d, NULL, &bytes, &len), SIVE_OK);
+    sive_result *back = NULL;
+    ck_assert_int_eq(sive_result_from_bytes(bytes, len, &back, NULL), SIVE_OK);
+    ck_assert_int_eq(opt_int(back, SIVE_OPT_KRON_EVERY), 1);
+    ck_assert_int_eq(opt_int(back, SIVE_OPT_RADIUS_LOOKAHEAD), 8);
+    printf("defaults on the 2-3-2 DLN: lambda-hat %.5g (kron 1, look-ahead 8); metropolis set: "
+           "%.5g\n", sive_result_lambda(d), sive_result_lambda(o));
+    sive_free(bytes);
+    sive_result_free(back);
+    sive_result_free(d), sive_result_free(e), sive_result_free(o), sive_result_free(z);
+    sive_result_free(g);
+    sive_model_destroy(&m);
+    sive_dln_free(dln);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kron");
@@ -415,6 +509,7 @@ int main(void)
     tcase_add_test(tc, callback_fails);
     tcase_add_test(tc, law_exact);
     tcase_add_test(tc, law_wrong);
+    tcase_add_test(tc, defaults_mix);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

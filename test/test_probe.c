@@ -3,6 +3,8 @@
  * inputs, determinism, threads, divergence, failing callbacks, progress and
  * cancellation, sampling, per-example against per-group losses, names. */
 #include <sive/sive.h>
+#define SIVE_EXPERIMENTAL
+#include <sive/experimental.h>
 
 #include "check_run.h"
 
@@ -1262,14 +1264,18 @@ START_TEST(result_options_frozen)
     take_snapshot(&before, p, NULL);
     sive_result *r = run_status(p, &m, theta, SIVE_OK);
     take_snapshot(&from_result, NULL, r);
-    /* but metropolis: the probe's -1 (auto) is resolved by the run, to 0
-     * here (a radius is set) */
-    size_t mi = 0;
-    while (sive_option_at(mi)->id != SIVE_OPT_METROPOLIS)
-        mi++;
-    ck_assert_int_eq(before.iv[mi], -1);
-    ck_assert_int_eq(from_result.iv[mi], 0);
-    before.iv[mi] = 0;
+    /* but metropolis, kron_every and radius_lookahead: the probe's -1
+     * (auto) is resolved by the run, to 0 here (a radius is set) */
+    static const sive_option autos[] = {SIVE_OPT_METROPOLIS, SIVE_OPT_KRON_EVERY,
+                                        SIVE_OPT_RADIUS_LOOKAHEAD};
+    for (size_t k = 0; k < 3; k++) {
+        size_t mi = 0;
+        while (sive_option_at(mi)->id != autos[k])
+            mi++;
+        ck_assert_int_eq(before.iv[mi], -1);
+        ck_assert_int_eq(from_result.iv[mi], 0);
+        before.iv[mi] = 0;
+    }
     ck_assert(same_snapshot(&before, &from_result));
     /* change everything on the probe: the result keeps the run's values */
     ck_assert_int_eq(sive_probe_reset(p), SIVE_OK);

@@ -79,6 +79,16 @@ static void assert_same(const sive_result *a, const sive_result *b)
     }
 }
 
+/* The ignorable value of an int option: its default, but 0 for the
+ * options whose default -1 ("auto") every run resolves. */
+static int64_t int_without(const sive_option_info *in)
+{
+    return in->id == SIVE_OPT_METROPOLIS || in->id == SIVE_OPT_KRON_EVERY ||
+                   in->id == SIVE_OPT_RADIUS_LOOKAHEAD
+               ? 0
+               : in->int_default;
+}
+
 START_TEST(split_merge_is_whole)
 {
     sive_result *whole = run_range(0, 0, 11, theta_star);
@@ -1094,9 +1104,10 @@ START_TEST(options_round_trip)
             sive_result_option_int(r, in->id, &iv);
         else
             sive_result_option_double(r, in->id, &dv);
-        /* metropolis: a result holds 0 or 1, never its default -1 ("auto");
-         * 0, the sampler of a library without it, is the ignorable value */
-        const int64_t idflt = in->id == SIVE_OPT_METROPOLIS ? 0 : in->int_default;
+        /* metropolis, kron_every, radius_lookahead: a result holds the
+         * resolved value, never the default -1 ("auto"); 0, the behaviour
+         * of a library without them, is the ignorable value */
+        const int64_t idflt = int_without(in);
         const int dflt = in->type == SIVE_TYPE_INT ? iv == idflt
                                                    : (isnan(dv) && isnan(in->double_default)) ||
                                                          same(dv, in->double_default);
@@ -1244,7 +1255,7 @@ START_TEST(bytes_options_lists_records)
             sive_result_option_int(r, in->id, &iv);
             ck_assert_int_eq(rec[i].int_value, iv);
             ck_assert_int_eq(rec[i].ignorable,
-                             iv == (in->id == SIVE_OPT_METROPOLIS ? 0 : in->int_default));
+                             iv == int_without(in));
         } else {
             sive_result_option_double(r, in->id, &dv);
             ck_assert((isnan(dv) && isnan(rec[i].double_value)) || same(dv, rec[i].double_value));

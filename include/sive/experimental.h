@@ -200,7 +200,7 @@ extern "C" {
 #define SIVE_OPT_PRECONDITION_UPDATE ((sive_option)1097)
 
 /**
- * "kron_every" (int, 0 .. 2^20, default 0): with metropolis = 1 and a
+ * "kron_every" (int, -1 .. 2^20, default -1 "auto"): with metropolis = 1 and a
  * model that supplies parameter blocks and their Kronecker curvature
  * (sive_model.n_blocks, blocks, curvature; sive_dln_model() does), k >= 1
  * adds a layer-block Newton move after every k-th step of each chain: one
@@ -220,7 +220,14 @@ extern "C" {
  * for bit.  Refused without metropolis, without blocks or curvature, for
  * blocks outside theta or overlapping, for a float model, with parameter
  * ranges, and with orbit_every (one move of the chain's state at a time).
- * docs/theory.md, "Layer-block Newton moves".
+ * -1 (default, text "auto"): 1 when SIVE_OPT_METROPOLIS' own default chose
+ * the exact path (metropolis, h and c_h unset, the loss exact) and the
+ * sampler takes the move (blocks and curvature, double, no parameter
+ * ranges, orbit_every 0, no other option it is refused with); else 0.  The
+ * probe keeps -1; the result (and its file) holds the value that ran, and
+ * the health line "defaults: ..." names it.
+ * docs/theory.md, "Layer-block Newton moves"; docs/validation.md, "Mixing
+ * moves and the look-ahead radius together".
  */
 #define SIVE_OPT_KRON_EVERY ((sive_option)1100)
 
@@ -235,7 +242,7 @@ extern "C" {
 #define SIVE_OPT_KRON_STEP ((sive_option)1101)
 
 /**
- * "radius_lookahead" (int, 0 .. 8, default 0): with metropolis and the
+ * "radius_lookahead" (int, -1 .. 8, default -1 "auto"): with metropolis and the
  * radius from the loss (c_h = 0), K >= 1 changes what ends the search
  * (docs/theory.md "Radius from the loss", *Looking past a plateau*): a
  * flat chord starts a plateau, which the search keeps only after K more
@@ -243,7 +250,9 @@ extern "C" {
  * resumes the search, a fall, a lost chain or a collapse of the fixed
  * step's acceptance ends it, and the chosen h is the plateau's largest
  * level before any of these.  0: one pilot past the plateau (the rule
- * before).  No effect when h or c_h is set.
+ * before).  No effect when h or c_h is set.  -1 (default, text "auto"): 8
+ * when SIVE_OPT_METROPOLIS' own default chose the exact path with c_h =
+ * auto, else 0; the probe keeps -1, the result holds the value that ran.
  */
 #define SIVE_OPT_RADIUS_LOOKAHEAD ((sive_option)1102)
 

@@ -492,7 +492,12 @@ typedef enum sive_option {
      *  (sive_result_option_int/_double, and its file), and when the
      *  default chose 1 the run's health text says so in a line
      *  "defaults: ..." with the reason (a run left on the 0.2 path has
-     *  0.2's health text).  docs/guide.md, "Defaults".
+     *  0.2's health text).  When this default chose 1, the experimental
+     *  kron_every and radius_lookahead (sive/experimental.h), left at
+     *  their own default -1 ("auto"), become 1 (where the model supplies
+     *  blocks and curvature the sampler takes) and 8; in every other case
+     *  0 (the result holds the values that ran).  docs/guide.md,
+     *  "Defaults".
      *  0: plain (ULA) steps.
      *  1 makes every step a Metropolis-adjusted Langevin (MALA)
      *  step: the Langevin move is a proposal, accepted with
@@ -666,7 +671,8 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  * hex, no "inf", nothing after the number.  Int options take the digits
  * only ("1e4" and "10.0" are refused rather than rounded); double options
  * a finite value that does not over- or underflow ("nan", any case, for
- * the anchor only; "auto", any case, for c_h (c_h = 0) and metropolis (-1)).  value ends at its first NUL: a binding passes text
+ * the anchor only; "auto", any case, for c_h (c_h = 0), and metropolis,
+ * kron_every and radius_lookahead (-1)).  value ends at its first NUL: a binding passes text
  * with an embedded NUL ("10\0junk") as an error itself.  Errors as
  * sive_probe_set_int().
  */

@@ -12,6 +12,13 @@
  *    callback stores a finite loss at theta* on the whole data set, the
  *    same loss and gradient for two batch seeds);
  *    otherwise 0 with c_h = 1, the 0.2 defaults.
+ * Experimental kron_every and radius_lookahead = -1 ("auto", their
+ * defaults) follow that outcome (docs/validation.md, "Mixing moves and the
+ * look-ahead radius together"): where metropolis "auto" chose the exact
+ * path, radius_lookahead is 8 and kron_every 1 when the sampler accepts the
+ * layer-block Newton move (the model supplies blocks and curvature, double,
+ * no parameter ranges, orbit_every 0); anywhere else both are 0, the
+ * behaviour before them.
  * The run (and its result, hence its file) then holds the resolved values;
  * the probe keeps -1. */
 #include "probe_impl.h"
@@ -90,10 +97,9 @@ static int exact_at_star(const sive_model *m, const sivei_options *o, const void
     return !rc && isfinite(loss[0]) && same;
 }
 
-int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *theta,
-                           sivei_defaults *d)
+static int resolve_metropolis(sivei_options *o, const sive_model *m, const void *theta,
+                              sivei_defaults *d)
 {
-    memset(d, 0, sizeof *d);
     if (o->metropolis >= 0)
         return SIVE_OK;
     o->metropolis = 0;
@@ -123,6 +129,36 @@ int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *th
     return SIVE_OK;
 }
 
+/* kron_every and radius_lookahead "auto" (-1), after metropolis: on only
+ * on the exact path the defaults chose, the move only where the sampler
+ * would take it (sivei_mala_refuse: blocks, curvature, double, orbit_every
+ * 0) and every parameter moves. */
+static void resolve_mixing(sivei_options *o, const sive_model *m, int ranges, sivei_defaults *d)
+{
+    if (o->kron_every < 0) {
+        o->kron_every = 0;
+        if (d->exact && !ranges) {
+            char why[SIVE_ERRMSG_LEN];
+            sivei_options with = *o;
+            with.kron_every = 1;
+            if (sivei_mala_refuse(&with, m, why) == SIVE_OK)
+                o->kron_every = d->kron = 1;
+        }
+    }
+    if (o->radius_lookahead < 0)
+        o->radius_lookahead = d->lookahead = d->exact ? 8 : 0;
+}
+
+int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *theta,
+                           int ranges, sivei_defaults *d)
+{
+    memset(d, 0, sizeof *d);
+    const int rc = resolve_metropolis(o, m, theta, d);
+    if (rc == SIVE_OK)
+        resolve_mixing(o, m, ranges, d);
+    return rc;
+}
+
 /* Only when the defaults changed the path: a run that resolved to 0.2's
  * (ULA, c_h = 1) has 0.2's health text (docs/guide.md, "Defaults"); the
  * line is a run note, kept by result files and merges. */
@@ -130,9 +166,10 @@ int sivei_defaults_note(sive_result *r, const sivei_defaults *d)
 {
     if (!d->resolved || !d->exact)
         return SIVE_OK;
-    char line[SIVE_ERRMSG_LEN + 160];
+    char line[SIVE_ERRMSG_LEN + 240];
     snprintf(line, sizeof line,
-             "defaults: metropolis 1 and c_h = auto (h, c_h and metropolis unset, and %s)\n",
-             d->why);
+             "defaults: metropolis 1 and c_h = auto (h, c_h and metropolis unset, and %s)%s%s\n",
+             d->why, d->kron ? "; kron_every 1 (the model's blocks and curvature)" : "",
+             d->lookahead ? "; radius_lookahead 8" : "");
     return sivei_health_append(r, line);
 }

@@ -137,19 +137,21 @@ static const sive_option_info table[] = {
      .int_lo = 0, .int_hi = 1, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
      .doc = "1: precondition_rank estimates each chain's eigenpairs at its state at the end "
             "of the burn-in's first half (P = I before, constant after), not at theta*"},
-    {.id = SIVE_OPT_KRON_EVERY, .name = "kron_every", .type = SIVE_TYPE_INT, .int_lo = 0,
-     .int_hi = 1 << 20, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+    {.id = SIVE_OPT_KRON_EVERY, .name = "kron_every", .type = SIVE_TYPE_INT, .int_lo = -1,
+     .int_hi = 1 << 20, .int_default = -1, .tier = SIVE_TIER_EXPERIMENTAL,
      .doc = "k >= 1: with metropolis and a model that supplies blocks and their Kronecker "
             "curvature, an exact Metropolis-Hastings layer-block Newton move of one block "
-            "after every k-th step (one gradient call each; 0: off)"},
+            "after every k-th step (one gradient call each; 0: off); -1 or 'auto' (default): "
+            "1 where metropolis 'auto' resolves to 1 and the model supplies the move, else 0"},
     DX(SIVE_OPT_KRON_STEP, "kron_step", 0.0, 1.0, 1, 0, 1.0,
        "s in (0, 1]: the layer-block Newton move's step (1: an exact draw when the block's "
        "conditional is Gaussian and the curvature exact; kron_every >= 1)"),
     {.id = SIVE_OPT_RADIUS_LOOKAHEAD, .name = "radius_lookahead", .type = SIVE_TYPE_INT,
-     .int_lo = 0, .int_hi = 8, .int_default = 0, .tier = SIVE_TIER_EXPERIMENTAL,
+     .int_lo = -1, .int_hi = 8, .int_default = -1, .tier = SIVE_TIER_EXPERIMENTAL,
      .doc = "K >= 1: with metropolis and c_h = auto, the radius search keeps a plateau only "
             "after K more doublings of h stay within it, and takes its largest healthy level "
-            "(0: one pilot past the plateau)"},
+            "(0: one pilot past the plateau); -1 or 'auto' (default): 8 where metropolis "
+            "'auto' resolves to 1, else 0"},
 };
 #undef I
 #undef D
@@ -463,7 +465,8 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
     if (sive_option_by_name(name, &opt))
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "unknown option '%s'", name);
     const int form = number_form(value);
-    if (opt == SIVE_OPT_METROPOLIS && strcasecmp(value, "auto") == 0)
+    if ((opt == SIVE_OPT_METROPOLIS || opt == SIVE_OPT_KRON_EVERY ||
+         opt == SIVE_OPT_RADIUS_LOOKAHEAD) && strcasecmp(value, "auto") == 0)
         return sive_probe_set_int(p, opt, -1);
     const sive_option_info *in = sive_option_info_get(opt);
     if (in->type == SIVE_TYPE_INT) {

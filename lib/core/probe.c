@@ -596,7 +596,8 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
     sive_model mc; /* the description as the run reads it; refused later if bad */
     char scratch[SIVE_ERRMSG_LEN];
     const int model_ok = check_model(m, &mc, scratch) == SIVE_OK;
-    int rc = sivei_defaults_resolve(&o, model_ok ? &mc : NULL, theta_star, &dflt);
+    int rc = sivei_defaults_resolve(&o, model_ok ? &mc : NULL, theta_star, p->ranges != NULL,
+                                    &dflt);
     if (rc)
         return sivei_fail(p->errmsg, rc, "out of memory while choosing the defaults");
     p->star_exact = dflt.exact;

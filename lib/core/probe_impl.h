@@ -259,16 +259,21 @@ SIVE_HIDDEN int sivei_run_once(sive_probe *p, const sivei_options *o,
 /* defaults.c: SIVE_OPT_METROPOLIS = -1 resolved in o for model m at
  * theta (before the run's checks; an invalid model resolves to 0 and is
  * refused later): 0 with a radius set; else 1 with c_h = 0 when the loss
- * is exact, 0 otherwise.  d says what was resolved and why (its health
+ * is exact, 0 otherwise; then kron_every and radius_lookahead = -1: 1 and
+ * 8 on that exact path (kron only where the sampler takes the move and
+ * ranges, the probe's parameter ranges, is 0), else 0.  d says what was
+ * resolved and why (its health
  * line: sivei_defaults_note, SIVE_OK or SIVE_E_NOMEM).  SIVE_OK or
  * SIVE_E_NOMEM. */
 typedef struct sivei_defaults {
     int resolved; /* 1: the model's rule ran (metropolis -1, no radius set) */
     int exact;    /* its outcome: 1 metropolis with c_h = 0 */
+    int kron;      /* kron_every "auto" resolved to 1 */
+    int lookahead; /* radius_lookahead "auto" resolved to 8 */
     char why[SIVE_ERRMSG_LEN];
 } sivei_defaults;
 SIVE_HIDDEN int sivei_defaults_resolve(sivei_options *o, const sive_model *m,
-                                       const void *theta, sivei_defaults *d);
+                                       const void *theta, int ranges, sivei_defaults *d);
 SIVE_HIDDEN int sivei_defaults_note(sive_result *r, const sivei_defaults *d);
 #define SIVEI_AUTO_LADDER 12 /* radius_auto.c's AUTO_LEVELS */
 /* radius_auto.c: the radius from the loss (c_h = 0).  The chosen h, the

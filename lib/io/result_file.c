@@ -19,9 +19,10 @@
  *   of a library without the option, so a reader that does not know the id
  *   may drop the record; an unknown id without it is refused.  A known
  *   option without a record takes its default (written before the option
- *   existed).  metropolis is the exception: a result holds the sampler
- *   its run resolved (0 or 1, never its "auto" default -1), 0 is flagged
- *   ignorable and a missing record reads as 0.  Versions 1-3, by position: t base_lr h c_h burn_in anchor
+ *   existed).  metropolis, kron_every and radius_lookahead are the
+ *   exception: a result holds the values its run resolved (never their
+ *   "auto" default -1), 0 is flagged ignorable and a missing record reads
+ *   as 0.  Versions 1-3, by position: t base_lr h c_h burn_in anchor
  *   (f64); h_absolute steps groups eval_batch grad_batch chains threads
  *   replacement eval_stride chain_begin chain_end seed (i64/u64); version
  *   2 on: control_variate (i64); version 3: grad_control_variate
@@ -129,6 +130,20 @@ static void put_text(wbuf *b, const char *s, size_t n)
     put(b, s, n);
 }
 
+/* The options whose default -1 ("auto") every run resolves: metropolis,
+ * experimental kron_every and radius_lookahead.  A result holds the
+ * resolved value, and 0 is the behaviour of a library without them. */
+static int auto_option(sive_option id)
+{
+    return id == SIVE_OPT_METROPOLIS || id == SIVE_OPT_KRON_EVERY ||
+           id == SIVE_OPT_RADIUS_LOOKAHEAD;
+}
+
+static void autos_as_without(sivei_options *o)
+{
+    o->metropolis = o->kron_every = o->radius_lookahead = 0;
+}
+
 /* A version-4 option record: key (id | type << 32 | flags << 40), value. */
 typedef struct rec {
     uint64_t id, type, flags, bits;
@@ -140,7 +155,7 @@ typedef struct rec {
  * it. */
 static int64_t int_without(const sive_option_info *in)
 {
-    return in->id == SIVE_OPT_METROPOLIS ? 0 : in->int_default;
+    return auto_option(in->id) ? 0 : in->int_default;
 }
 
 /* Option in's value in o as a record, flagged ignorable at its default. */
@@ -466,7 +481,7 @@ static int get_sections(rbuf *b, sive_result *r)
 static void get_options_fixed(rbuf *b, sivei_options *o)
 {
     sivei_options_default(o);
-    o->metropolis = 0; /* those versions ran ULA (the default -1 is resolved) */
+    autos_as_without(o); /* those versions ran ULA (the defaults -1 are resolved) */
     double *d[] = {&o->t, &o->base_lr, &o->h, &o->c_h, &o->burn_in, &o->anchor};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = get_f64(b);
@@ -545,7 +560,7 @@ static uint64_t get_rec_count(rbuf *b)
 static void get_options_records(rbuf *b, sivei_options *o)
 {
     sivei_options_default(o);
-    o->metropolis = 0; /* no record: written before the option (ULA) */
+    autos_as_without(o); /* no record: written before the option (ULA, off) */
     const uint64_t n = get_rec_count(b);
     uint64_t prev = 0;
     for (uint64_t i = 0; i < n && !b->bad; i++)
@@ -553,8 +568,8 @@ static void get_options_records(rbuf *b, sivei_options *o)
     o->h_absolute = !isnan(o->h);
     if (isnan(o->h) == isnan(o->c_h))
         b->bad = 1;
-    if (o->metropolis < 0)
-        b->bad = 1; /* a run's result holds the resolved sampler */
+    if (o->metropolis < 0 || o->kron_every < 0 || o->radius_lookahead < 0)
+        b->bad = 1; /* a run's result holds the resolved values */
 }
 
 static void get_options(rbuf *b, sivei_options *o)
