@@ -233,6 +233,8 @@ extern "C" {
  * read when kron_every >= 1.
  */
 #define SIVE_OPT_KRON_STEP ((sive_option)1101)
+
+/**
  * "radius_lookahead" (int, 0 .. 8, default 0): with metropolis and the
  * radius from the loss (c_h = 0), K >= 1 changes what ends the search
  * (docs/theory.md "Radius from the loss", *Looking past a plateau*): a
