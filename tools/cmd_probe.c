@@ -1,6 +1,8 @@
 /* `sive probe`: lambda-hat and diagnostics for saved checkpoints; `sive
  * options`: the library's option table. */
 #include "cli.h"
+#define SIVE_EXPERIMENTAL /* kron_every, radius_lookahead (merge_autos) */
+#include <sive/experimental.h>
 
 #include <errno.h>
 #include <math.h>
@@ -1587,6 +1589,26 @@ static int merge_sampler_auto;
  * "sampler auto", the settings the whole run printed: metropolis auto and
  * the radius at its default, not what they resolved to; with "metropolis
  * auto", metropolis auto and the radius given, the result's). */
+/* kron_every and radius_lookahead with the sampler left to the defaults:
+ * the note does not say whether they were given, so a part's value equal
+ * to what "auto" resolves to beside its sampler reads as auto (the same
+ * run either way; the CLI's MLP supplies no curvature, so kron auto is 0). */
+static int merge_autos(probe_cfg *c, const sive_result *r)
+{
+    int64_t m = 0, kron = 0, look = 0;
+    double ch = 1.0;
+    sive_result_option_int(r, SIVE_OPT_METROPOLIS, &m);
+    sive_result_option_int(r, SIVE_OPT_KRON_EVERY, &kron);
+    sive_result_option_int(r, SIVE_OPT_RADIUS_LOOKAHEAD, &look);
+    sive_result_option_double(r, SIVE_OPT_C_H, &ch);
+    if (kron == 0 && sive_probe_set_int(c->p, SIVE_OPT_KRON_EVERY, -1))
+        return -1;
+    if (look == (m == 1 && ch == 0.0 ? 8 : 0) &&
+        sive_probe_set_int(c->p, SIVE_OPT_RADIUS_LOOKAHEAD, -1))
+        return -1;
+    return 0;
+}
+
 static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
 {
     const sive_option_info *in;
@@ -1604,6 +1626,8 @@ static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
     if (merge_sampler_auto == 1 && sive_probe_set_double(c->p, SIVE_OPT_C_H, 1.0))
         return -1;
     if (merge_sampler_auto && sive_probe_set_int(c->p, SIVE_OPT_METROPOLIS, -1))
+        return -1;
+    if (merge_sampler_auto && merge_autos(c, r))
         return -1;
     if (merge_sampler_auto == 2) /* the radius the parts were given */
         c->radius = isnan(cli_opt_double(c->p, SIVE_OPT_H)) ? "--c-h" : "--h";
