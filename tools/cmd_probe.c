@@ -1589,10 +1589,11 @@ static int merge_sampler_auto;
  * "sampler auto", the settings the whole run printed: metropolis auto and
  * the radius at its default, not what they resolved to; with "metropolis
  * auto", metropolis auto and the radius given, the result's). */
-/* kron_every and radius_lookahead with the sampler left to the defaults:
- * the note does not say whether they were given, so a part's value equal
- * to what "auto" resolves to beside its sampler reads as auto (the same
- * run either way; the CLI's MLP supplies no curvature, so kron auto is 0). */
+/* kron_every and radius_lookahead: the note does not say whether they
+ * were given, so a part's value equal to what "auto" resolves to reads as
+ * auto (the same run either way): 8 / 0 only where the sampler was left
+ * to the defaults ("sampler auto") and resolved to the exact path, else 0;
+ * the CLI's MLP supplies no curvature, so kron auto is 0. */
 static int merge_autos(probe_cfg *c, const sive_result *r)
 {
     int64_t m = 0, kron = 0, look = 0;
@@ -1603,7 +1604,7 @@ static int merge_autos(probe_cfg *c, const sive_result *r)
     sive_result_option_double(r, SIVE_OPT_C_H, &ch);
     if (kron == 0 && sive_probe_set_int(c->p, SIVE_OPT_KRON_EVERY, -1))
         return -1;
-    if (look == (m == 1 && ch == 0.0 ? 8 : 0) &&
+    if (look == (merge_sampler_auto == 1 && m == 1 && ch == 0.0 ? 8 : 0) &&
         sive_probe_set_int(c->p, SIVE_OPT_RADIUS_LOOKAHEAD, -1))
         return -1;
     return 0;
@@ -1627,7 +1628,7 @@ static int merge_cfg(probe_cfg *c, const sive_result *r, int64_t blis)
         return -1;
     if (merge_sampler_auto && sive_probe_set_int(c->p, SIVE_OPT_METROPOLIS, -1))
         return -1;
-    if (merge_sampler_auto && merge_autos(c, r))
+    if (merge_autos(c, r))
         return -1;
     if (merge_sampler_auto == 2) /* the radius the parts were given */
         c->radius = isnan(cli_opt_double(c->p, SIVE_OPT_H)) ? "--c-h" : "--h";
