@@ -8,8 +8,8 @@
  * Reference: the grammar of the header, [+-] digits with, for doubles, an
  * optional '.' with digits on either side or both (one digit at least) and
  * an optional exponent (e|E [+-] digits); int options the sign and digits
- * only; the special words "auto" (metropolis: -1; c_h: 0) and "nan"
- * (anchor), any case.
+ * only; the special words "auto" (metropolis, kron_every,
+ * radius_lookahead: -1; c_h: 0) and "nan" (anchor), any case.
  *
  * Oracle, both ways: an accepted value is in the reference grammar, inside
  * the option's bounds, and reads back as the reference's value (strtoll;
@@ -17,6 +17,7 @@
  * finite, normal (or zero) number inside the bounds is accepted; a refused
  * value gives SIVE_E_INVALID_ARG, a message, and leaves the option as it
  * was. */
+#define SIVE_EXPERIMENTAL /* kron_every, radius_lookahead take "auto" */
 #include "fuzz_common.h"
 
 #include <ctype.h>
@@ -112,7 +113,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ORACLE(rc == SIVE_OK || rc == SIVE_E_INVALID_ARG, "%s '%s': status %d", in->name, text, rc);
     get(p, in, &i1, &d1);
     const int form = ref_form(text);
-    const int special = (in->id == SIVE_OPT_METROPOLIS && ieq(text, "auto")) ||
+    const int auto_int = in->id == SIVE_OPT_METROPOLIS || in->id == SIVE_OPT_KRON_EVERY ||
+                         in->id == SIVE_OPT_RADIUS_LOOKAHEAD;
+    const int special = (auto_int && ieq(text, "auto")) ||
                         (in->id == SIVE_OPT_C_H && ieq(text, "auto")) ||
                         (in->id == SIVE_OPT_ANCHOR && ieq(text, "nan"));
     if (rc != SIVE_OK) {
@@ -121,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (special) {
         ORACLE(rc == SIVE_OK, "%s '%s': the special word refused", in->name, text);
-        ORACLE(in->id == SIVE_OPT_METROPOLIS ? i1 == -1
+        ORACLE(auto_int ? i1 == -1
                : in->id == SIVE_OPT_C_H      ? d1 == 0.0
                                              : isnan(d1),
                "%s '%s': read back %lld %g", in->name, text, (long long)i1, d1);
