@@ -285,7 +285,10 @@ typedef struct sivei_auto {
                      4 before the step's curvature share grew; 0 none;
                      radius_lookahead: 5 a plateau held for K doublings (or
                      to the last level), 6 before a lost chain or the
-                     acceptance's collapse, 7 before lambda-hat fell */
+                     acceptance's collapse, 7 before lambda-hat fell;
+                     8 the largest level after a rise past a plateau
+                     (levels ran out), 9 ditto before a fall or the
+                     acceptance's collapse */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
     int doublings;       /* metropolis: full-length runs that said radius_bound */
     int jumps;           /* metropolis: jumps past a plateau that found a rise, */

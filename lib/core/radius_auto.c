@@ -185,6 +185,29 @@ static look_verdict look_ahead(const level *base, const level *cur, int octaves,
     return octaves >= k ? LOOK_HELD : LOOK_ON;
 }
 
+/* radius_lookahead, after a rise past a plateau: the search runs on as
+ * before it, and if its levels run out before another plateau opens,
+ * lambda-hat was still rising there, so the radius still cut the
+ * fluctuations: the choice is the largest level reached (probe.c's
+ * full-length check may then double it), not the no-plateau rule's
+ * flattest level, which lies below the rise.  As in look_ahead, with cur
+ * compared with the level before it: a significant rise moves *rise to
+ * cur; otherwise a significant fall or the fixed step's acceptance below
+ * AUTO_ACCEPT_LOW stops it (1: *rise stays the last level before that),
+ * and a level within the band moves it on.  (A lost chain already ends
+ * the search on the level before.) */
+static int rise_track(level *rise, const level *cur, double rel, double rse)
+{
+    if (rel > AUTO_CHANGE && rel - AUTO_Z * rse > 0.0) {
+        *rise = *cur;
+        return 0;
+    }
+    if (rel + AUTO_Z * rse < -AUTO_CHANGE || !(cur->accept >= AUTO_ACCEPT_LOW))
+        return 1;
+    *rise = *cur;
+    return 0;
+}
+
 int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m,
                       const void *theta_star, sivei_auto *a, sive_result **failed)
 {
@@ -216,6 +239,10 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
     const int look_k = exact ? (int)o->radius_lookahead : 0;
     level base = {0}, top = {0};
     int looking = 0, octaves = 0;
+    /* radius_lookahead: the largest level since the last rise past a
+     * plateau (rise_track), for a search that ends without another */
+    level rise = {0};
+    int rose = 0, rise_stop = 0;
     for (int i = 0; i < AUTO_LEVELS; i++) {
         const double h = next;
         sivei_options po = pilot_options(o, h);
@@ -259,6 +286,9 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
                 looking = 0;
                 a->jumps++;
                 a->jump_from = base.h;
+                rise = cur;
+                rose = 1;
+                rise_stop = 0;
             } else {
                 top = cur;
             }
@@ -291,6 +321,8 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             choose(a, i ? &prev : &cur, 0);
             return SIVE_OK;
         }
+        if (rose && !rise_stop)
+            rise_stop = rise_track(&rise, &cur, rel, rse);
         /* the step's curvature grown with the radius while lambda-hat
          * barely moved: on deep networks the chains slide along the
          * rescaling valleys to stiffer points, the step bias grows and,
@@ -360,6 +392,8 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
     }
     if (looking) /* the plateau held to the last level */
         choose(a, &top, 5);
+    else if (rose) /* rose past a plateau, no other: the radius still binds */
+        choose(a, &rise, rise_stop ? 9 : 8);
     else
         choose(a, &low, 0);
     return SIVE_OK;
@@ -368,7 +402,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
-    char line[1000] = "", twice[120] = "", jump[160] = "", look[80] = "";
+    char line[1200] = "", twice[120] = "", jump[160] = "", look[80] = "";
     char ladder[300] = ""; /* longer: truncated */
     for (int i = 0, at = 0; i < a->n_pilot && at < (int)sizeof ladder; i++)
         at += snprintf(ladder + at, sizeof ladder - (size_t)at, "%s%.3g %.4g", i ? ", " : "",
@@ -402,6 +436,11 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
                                   "collapsed: the plateau's largest level before it)"
              : a->accepted == 7 ? " (lambda-hat fell past the plateau: the plateau's largest "
                                   "level before it)"
+             : a->accepted == 8 ? " (lambda-hat rose past a plateau and the levels ran out "
+                                  "before another: the largest level reached)"
+             : a->accepted == 9 ? " (lambda-hat rose past a plateau and the levels ran out "
+                                  "before another: the largest level before a pilot fell or "
+                                  "its acceptance collapsed)"
                                 : " (no plateau: the flattest level used)",
              ladder);
     return sivei_health_append(r, line);
