@@ -16,6 +16,10 @@
  *    same h and gives its chains' bits;
  *  - radius_lookahead: a first plateau (a quadratic's) below a later rise
  *    (a quartic's): the search looks past it and ends on the last one;
+ *  - radius_lookahead, a rise past the first plateau that goes on to the
+ *    last level (soft quadratic directions at ever larger scales, sampled
+ *    exactly by the layer-block Newton move): the search takes the last
+ *    level, not the no-plateau rule's flattest one below the rise;
  *  - (argument "slow") the valley slide of L2 10-20-10 r3 with the suite's
  *    settings: the step-curvature rule stops the search on the plateau
  *    (h = 0.16; without it the search reached h = 1.28, where the main run
@@ -318,6 +322,131 @@ START_TEST(lookahead)
 }
 END_TEST
 
+/* A rise that runs to the last level (radius_lookahead, docs/theory.md
+ * "Radius from the loss", *Looking past a plateau*): K = sum_i k_i w_i^2 / 2
+ * at theta* = 0, t = 1e4 (h0 = 1/sqrt(t) = 0.01, levels h0 2^j, j <= 11):
+ * 10 directions of k = 18 (as in "lookahead": the chord 2h0 -> 4h0 is
+ * flat, the first plateau near 5) and two directions at each scale
+ * s = 1/sqrt(k t) = 1.28, 2.56, ..., 40.96, beyond the last level 20.48.
+ * Exact at any h: lambda(h) = sum_i (1/2) / (1 + 1/(k_i t h^2))^2, which
+ * reads 4.86-5.00 on the plateau (2h0 .. 0.32), +8.8 % over its start at
+ * 1.28 and rises by
+ * 12-15 % per doubling from there to 20.48 (8.78); so the search sees the
+ * rise past the plateau, never a second plateau, and runs out of levels
+ * with lambda-hat still rising.  The levels past the plateau are not the
+ * flattest (before this rule the search fell back to h0 or 2h0, where the
+ * law is 9-15 % below its value at 1.28), so the choice must be the last
+ * level, 2048 h0, doubled only by probe.c's full-length check (its slope
+ * there is ~0.2); lambda-hat must read the exact law at the final h
+ * within 4 MCSE.  One block (1 x 22, G = 1, A = diag k) with exact
+ * factors: each layer-block Newton move is an exact draw, so the soft
+ * directions mix at every radius. */
+#define RISE_N 22
+static const double rise_scale[6] = {1.28, 2.56, 5.12, 10.24, 20.48, 40.96};
+
+static double rise_k(size_t i)
+{
+    if (i < 10)
+        return TWO_K;
+    const double s = rise_scale[(i - 10) / 2];
+    return 1.0 / (TWO_T * s * s);
+}
+
+static int rise_loss(const void *th, size_t dim, const sive_batch *b, double *out, void *u)
+{
+    (void)dim, (void)u;
+    const double *x = th;
+    double l = 0.0;
+    for (size_t i = 0; i < RISE_N; i++)
+        l += 0.5 * rise_k(i) * x[i] * x[i];
+    for (size_t g = 0; g < b->n_groups; g++)
+        out[g] = l;
+    return 0;
+}
+
+static int rise_grad(const void *th, size_t dim, const sive_batch *b, void *g, double *l,
+                     void *u)
+{
+    (void)b;
+    const double *x = th;
+    double *gd = g, one = 0.0;
+    for (size_t i = 0; i < RISE_N; i++)
+        gd[i] = rise_k(i) * x[i];
+    sive_batch all = {.n_groups = 1};
+    rise_loss(th, dim, &all, &one, u);
+    *l = one;
+    return 0;
+}
+
+/* F_G = [1], F_A = diag(sqrt k): G (x) A = diag k, the loss's Hessian. */
+static int rise_curv(const sive_curvature_info *info, const void *theta, double *g_root,
+                     double *a_root, void *u)
+{
+    (void)info, (void)theta, (void)u;
+    g_root[0] = 1.0;
+    for (size_t i = 0; i < RISE_N; i++)
+        for (size_t j = 0; j < RISE_N; j++)
+            a_root[i * RISE_N + j] = i == j ? sqrt(rise_k(i)) : 0.0;
+    return 0;
+}
+
+static double rise_exact(double h)
+{
+    double v = 0.0;
+    for (size_t i = 0; i < RISE_N; i++)
+        v += 0.5 / ((1 + 1 / (rise_k(i) * TWO_T * h * h)) * (1 + 1 / (rise_k(i) * TWO_T * h * h)));
+    return v;
+}
+
+START_TEST(lookahead_cap)
+{
+    static const sive_block block = {.offset = 0, .rows = 1, .cols = RISE_N, .g_rows = 1,
+                                     .a_rows = RISE_N};
+    sive_model m = plain_model(RISE_N, rise_loss, rise_grad);
+    m.n_blocks = 1;
+    m.blocks = &block;
+    m.curvature = rise_curv;
+    const double zero[RISE_N] = {0};
+    sive_probe *p;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_RADIUS_LOOKAHEAD, 8), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_KRON_EVERY, 1), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, TWO_T), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 20000), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 3), SIVE_OK);
+    sive_result *r = NULL;
+    ck_assert_int_eq(sive_probe_run(p, &m, zero, &r), SIVE_OK);
+    ck_assert_int_eq(sive_result_status(r), SIVE_OK);
+    const char *health = sive_result_health(r);
+    const double h = sive_result_stat(r, SIVE_STAT_H, SIVE_SUMMARY);
+    const double lam = sive_result_lambda(r), mcse = sive_result_mcse(r), exact = rise_exact(h);
+    const double h0 = 1.0 / sqrt(TWO_T), last = 2048.0 * h0;
+    printf("lookahead_cap: h %.4g: lambda-hat %.4f +- %.4f, exact at h %.4f (z %+.2f); exact at "
+           "2 h0 %.4f, at 1.28 %.4f, at the last level %.4f\n%s",
+           h, lam, mcse, exact, (lam - exact) / mcse, rise_exact(2 * h0), rise_exact(1.28),
+           rise_exact(last), health);
+    /* the design: a plateau, then a rise still under way at the last level */
+    ck_assert(rise_exact(1.28) > 1.08 * rise_exact(2 * h0));
+    ck_assert(rise_exact(last) > 1.10 * rise_exact(last / 2));
+    ck_assert_ptr_nonnull(strstr(health, "rose past a plateau and the levels ran out before "
+                                         "another: the largest level reached"));
+    int doubled = 0;
+    const char *dbl = strstr(health, "then doubled ");
+    if (dbl)
+        ck_assert_int_eq(sscanf(dbl, "then doubled %d times", &doubled), 1);
+    ck_assert_msg(fabs(h / ldexp(last, doubled) - 1.0) < 1e-12,
+                  "h = %g: not the last level %g doubled %d times", h, last, doubled);
+    ck_assert_msg(fabs(lam - exact) < 4.0 * mcse, "lambda-hat %g +- %g, exact %g", lam, mcse,
+                  exact);
+    sive_result_free(r);
+    sive_probe_free(p);
+}
+END_TEST
+
 /* The suite's own settings (docs/validation.md), c_h = auto: the share of
  * lambda-hat due to the step grows from h = 0.16 to 0.32 while lambda-hat
  * moves by 13 %; the search must stop between the plateau's start (0.08:
@@ -356,6 +485,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tm, 120);
     tcase_add_test(tm, doubling);
     tcase_add_test(tm, lookahead);
+    tcase_add_test(tm, lookahead_cap);
     suite_add_tcase(s, tm);
     return check_run(s);
 }
