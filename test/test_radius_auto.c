@@ -258,30 +258,68 @@ END_TEST
  * seeds 3 and 5. */
 #define TWO_K 18.0
 #define TWO_T 1e4
-static int two_loss(const void *th, size_t dim, const sive_batch *b, double *out, void *u)
+/* A separable loss sum_i term(i, w_i) at n parameters, as a group-loss
+ * model (no evaluation noise): the models of the look-ahead tests. */
+typedef double (*term_fn)(size_t i, double x, double *dx);
+typedef struct sep {
+    size_t n;
+    term_fn term;
+} sep;
+
+static int sep_loss(const void *th, size_t dim, const sive_batch *b, double *out, void *u)
 {
-    (void)dim, (void)u;
+    (void)dim;
+    const sep *s = u;
     const double *x = th;
-    double l = 0.0;
-    for (size_t i = 0; i < 20; i++)
-        l += i < 10 ? 0.5 * TWO_K * x[i] * x[i] : x[i] * x[i] * x[i] * x[i];
+    double l = 0.0, dx;
+    for (size_t i = 0; i < s->n; i++)
+        l += s->term(i, x[i], &dx);
     for (size_t g = 0; g < b->n_groups; g++)
         out[g] = l;
     return 0;
 }
 
-static int two_grad(const void *th, size_t dim, const sive_batch *b, void *g, double *l,
+static int sep_grad(const void *th, size_t dim, const sive_batch *b, void *g, double *l,
                     void *u)
 {
-    (void)b;
+    (void)b, (void)dim;
+    const sep *s = u;
     const double *x = th;
     double *gd = g, one = 0.0;
-    for (size_t i = 0; i < 20; i++)
-        gd[i] = i < 10 ? TWO_K * x[i] : 4.0 * x[i] * x[i] * x[i];
-    sive_batch all = {.n_groups = 1};
-    two_loss(th, dim, &all, &one, u);
+    for (size_t i = 0; i < s->n; i++)
+        one += s->term(i, x[i], &gd[i]);
     *l = one;
     return 0;
+}
+
+static sive_model sep_model(sep *s)
+{
+    sive_model m = plain_model(s->n, sep_loss, sep_grad);
+    m.user = s;
+    return m;
+}
+
+/* The look-ahead tests' probe: metropolis, c_h = auto, radius_lookahead
+ * 8, t = TWO_T, 4 chains, seed 3. */
+static sive_probe *look_probe(int64_t steps)
+{
+    sive_probe *p;
+    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_RADIUS_LOOKAHEAD, 8), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, TWO_T), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, steps), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 4), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
+    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 3), SIVE_OK);
+    return p;
+}
+
+static double two_term(size_t i, double x, double *dx)
+{
+    *dx = i < 10 ? TWO_K * x : 4.0 * x * x * x;
+    return i < 10 ? 0.5 * TWO_K * x * x : x * x * x * x;
 }
 
 static double two_exact(double h)
@@ -292,18 +330,10 @@ static double two_exact(double h)
 
 START_TEST(lookahead)
 {
-    sive_model m = plain_model(20, two_loss, two_grad);
+    sep two = {.n = 20, .term = two_term};
+    sive_model m = sep_model(&two);
     const double zero[20] = {0};
-    sive_probe *p;
-    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_RADIUS_LOOKAHEAD, 8), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, TWO_T), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 60000), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 4), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 3), SIVE_OK);
+    sive_probe *p = look_probe(60000);
     sive_result *r = NULL;
     ck_assert_int_eq(sive_probe_run(p, &m, zero, &r), SIVE_OK);
     ck_assert_int_eq(sive_result_status(r), SIVE_OK);
@@ -352,30 +382,10 @@ static double rise_k(size_t i)
     return 1.0 / (TWO_T * s * s);
 }
 
-static int rise_loss(const void *th, size_t dim, const sive_batch *b, double *out, void *u)
+static double rise_term(size_t i, double x, double *dx)
 {
-    (void)dim, (void)u;
-    const double *x = th;
-    double l = 0.0;
-    for (size_t i = 0; i < RISE_N; i++)
-        l += 0.5 * rise_k(i) * x[i] * x[i];
-    for (size_t g = 0; g < b->n_groups; g++)
-        out[g] = l;
-    return 0;
-}
-
-static int rise_grad(const void *th, size_t dim, const sive_batch *b, void *g, double *l,
-                     void *u)
-{
-    (void)b;
-    const double *x = th;
-    double *gd = g, one = 0.0;
-    for (size_t i = 0; i < RISE_N; i++)
-        gd[i] = rise_k(i) * x[i];
-    sive_batch all = {.n_groups = 1};
-    rise_loss(th, dim, &all, &one, u);
-    *l = one;
-    return 0;
+    *dx = rise_k(i) * x;
+    return 0.5 * rise_k(i) * x * x;
 }
 
 /* F_G = [1], F_A = diag(sqrt k): G (x) A = diag k, the loss's Hessian. */
@@ -402,22 +412,14 @@ START_TEST(lookahead_cap)
 {
     static const sive_block block = {.offset = 0, .rows = 1, .cols = RISE_N, .g_rows = 1,
                                      .a_rows = RISE_N};
-    sive_model m = plain_model(RISE_N, rise_loss, rise_grad);
+    sep rise = {.n = RISE_N, .term = rise_term};
+    sive_model m = sep_model(&rise);
     m.n_blocks = 1;
     m.blocks = &block;
     m.curvature = rise_curv;
     const double zero[RISE_N] = {0};
-    sive_probe *p;
-    ck_assert_int_eq(sive_probe_new(&p), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_text(p, "c_h", "auto"), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_text(p, "metropolis", "1"), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_RADIUS_LOOKAHEAD, 8), SIVE_OK);
+    sive_probe *p = look_probe(20000);
     ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_KRON_EVERY, 1), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_double(p, SIVE_OPT_T, TWO_T), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_STEPS, 20000), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_CHAINS, 4), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_GROUPS, 2), SIVE_OK);
-    ck_assert_int_eq(sive_probe_set_int(p, SIVE_OPT_SEED, 3), SIVE_OK);
     sive_result *r = NULL;
     ck_assert_int_eq(sive_probe_run(p, &m, zero, &r), SIVE_OK);
     ck_assert_int_eq(sive_result_status(r), SIVE_OK);
