@@ -287,8 +287,7 @@ typedef struct sivei_auto {
                      to the last level), 6 before a lost chain or the
                      acceptance's collapse, 7 before lambda-hat fell;
                      8 the largest level after a rise past a plateau
-                     (levels ran out), 9 ditto before a fall or the
-                     acceptance's collapse */
+                     (levels ran out), 9 ditto before a fall */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
     int doublings;       /* metropolis: full-length runs that said radius_bound */
     int jumps;           /* metropolis: jumps past a plateau that found a rise, */

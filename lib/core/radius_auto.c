@@ -190,19 +190,18 @@ static look_verdict look_ahead(const level *base, const level *cur, int octaves,
  * lambda-hat was still rising there, so the radius still cut the
  * fluctuations: the choice is the largest level reached (probe.c's
  * full-length check may then double it), not the no-plateau rule's
- * flattest level, which lies below the rise.  As in look_ahead, with cur
- * compared with the level before it: a significant rise moves *rise to
- * cur; otherwise a significant fall or the fixed step's acceptance below
- * AUTO_ACCEPT_LOW stops it (1: *rise stays the last level before that),
- * and a level within the band moves it on.  (A lost chain already ends
- * the search on the level before.) */
+ * flattest level, which lies below the rise.  Only a significant fall
+ * from the level before (the exact law does not fall: the pilots no
+ * longer relax) stops it (1: *rise stays the last level before).  Not
+ * the fixed step's acceptance, which ends a plateau (look_ahead) at a
+ * cost within its band but here would discard the rise itself: past a
+ * rise it collapses with the chains reaching the larger fluctuations
+ * (L6 5^7 r2, layer-block moves: the pilots read 10.09, 10.37, 10.59 at
+ * h 0.70, 1.4, 2.81, the exact law 10.08, 10.38, 10.51, with the
+ * acceptance collapsed at 1.4).  A lost chain already ends the search. */
 static int rise_track(level *rise, const level *cur, double rel, double rse)
 {
-    if (rel > AUTO_CHANGE && rel - AUTO_Z * rse > 0.0) {
-        *rise = *cur;
-        return 0;
-    }
-    if (rel + AUTO_Z * rse < -AUTO_CHANGE || !(cur->accept >= AUTO_ACCEPT_LOW))
+    if (rel + AUTO_Z * rse < -AUTO_CHANGE)
         return 1;
     *rise = *cur;
     return 0;
@@ -439,8 +438,7 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
              : a->accepted == 8 ? " (lambda-hat rose past a plateau and the levels ran out "
                                   "before another: the largest level reached)"
              : a->accepted == 9 ? " (lambda-hat rose past a plateau and the levels ran out "
-                                  "before another: the largest level before a pilot fell or "
-                                  "its acceptance collapsed)"
+                                  "before another: the largest level before a pilot fell)"
                                 : " (no plateau: the flattest level used)",
              ladder);
     return sivei_health_append(r, line);
