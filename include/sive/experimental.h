@@ -250,8 +250,8 @@ extern "C" {
  * resumes the search, a fall, a lost chain or a collapse of the fixed
  * step's acceptance ends it, and the chosen h is the plateau's largest
  * level before any of these; when the levels run out after a rise with
- * no other plateau, the largest level reached (before a fall or an
- * acceptance collapse, if one came).  0: one pilot past the plateau (the
+ * no other plateau, the largest level reached (before a fall, if one
+ * came).  0: one pilot past the plateau (the
  * rule before).  No effect when h or c_h is set.  -1 (default, text "auto"): 8
  * when SIVE_OPT_METROPOLIS' own default chose the exact path with c_h =
  * auto, else 0; the probe keeps -1, the result holds the value that ran.
