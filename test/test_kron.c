@@ -297,8 +297,8 @@ START_TEST(law_wrong)
 END_TEST
 
 /* Exact factors on a deeper network, population and data mode: every
- * move accepted (to rounding); 1 and 2 threads the same bits; unset and 0
- * the same bits. */
+ * move accepted (to rounding); 1 and 2 threads the same bits; unset (with
+ * metropolis set) and 1 the same bits, 0 other bits and no move. */
 START_TEST(accept_and_bits)
 {
     const size_t widths[] = {3, 4, 2, 3};
@@ -317,11 +317,15 @@ START_TEST(accept_and_bits)
         ck_assert_msg(accept_of(a) >= 1.0 - 1e-6, "acceptance %.6f", accept_of(a));
         ck_assert(memcmp(&la, &lb, sizeof la) == 0);
         sive_result *u = run(&m, th, 1000, 4, 1, -1, 0.0), *z = run(&m, th, 1000, 4, 1, 0, 0.0);
+        sive_result *one = run(&m, th, 1000, 4, 1, 1, 0.0);
         const double lu = sive_result_lambda(u), lz = sive_result_lambda(z);
-        ck_assert(memcmp(&lu, &lz, sizeof lu) == 0);
-        ck_assert(lu != la);
-        ck_assert_ptr_null(strstr(sive_result_health(u), "layer-block"));
+        const double l1 = sive_result_lambda(one);
+        ck_assert(memcmp(&lu, &l1, sizeof lu) == 0);
+        ck_assert(lz != lu && lz != la);
+        ck_assert_ptr_nonnull(strstr(sive_result_health(u), "layer-block"));
+        ck_assert_ptr_null(strstr(sive_result_health(z), "layer-block"));
         sive_result_free(a), sive_result_free(b), sive_result_free(u), sive_result_free(z);
+        sive_result_free(one);
         sive_model_destroy(&m);
     }
     sive_dln_free(dln);
@@ -447,9 +451,11 @@ static void same_bits(const sive_result *a, const sive_result *b, const char *wh
 /* kron_every and radius_lookahead "auto": on the DLN (exact loss, blocks
  * and curvature) with nothing set they resolve to 1 and 8 (the result and
  * the health line say so), the same bits as setting what they resolved
- * to; with metropolis set both resolve to 0, the same bits as setting 0
- * (the behaviour before the defaults); with parameter ranges the move is
- * off and the look-ahead stays. */
+ * to; with metropolis 1 set (with c_h = auto, or an absolute h) the move
+ * stays on (the same bits as kron_every 1 set; the health line says so)
+ * and the look-ahead is 0, and setting kron_every 0 there changes the
+ * bits (the behaviour before); with metropolis 0 set the move is off;
+ * with parameter ranges the move is off and the look-ahead stays. */
 START_TEST(defaults_mix)
 {
     const size_t widths[] = {2, 3, 2};
@@ -461,6 +467,10 @@ START_TEST(defaults_mix)
     static const char *const resolved[] = {"metropolis", "1", "c_h", "auto", "kron_every",
                                            "1", "radius_lookahead", "8", NULL};
     static const char *const set_m[] = {"metropolis", "1", "c_h", "auto", NULL};
+    static const char *const set_mk[] = {"metropolis", "1", "c_h", "auto", "kron_every", "1",
+                                         NULL};
+    static const char *const set_h[] = {"metropolis", "1", "h", "0.05", NULL};
+    static const char *const set_hu[] = {"metropolis", "0", "h", "0.05", NULL};
     static const char *const before[] = {"metropolis", "1", "c_h", "auto", "kron_every",
                                          "0", "radius_lookahead", "0", NULL};
     sive_result *d = run_defaults(&m, th, NULL, 0), *e = run_defaults(&m, th, resolved, 0);
@@ -472,10 +482,20 @@ START_TEST(defaults_mix)
     ck_assert_msg(accept_of(d) >= 1.0 - 1e-6, "acceptance %.6f", accept_of(d));
     same_bits(d, e, "defaults against kron_every 1, radius_lookahead 8 set");
     sive_result *o = run_defaults(&m, th, set_m, 0), *z = run_defaults(&m, th, before, 0);
-    ck_assert_int_eq(opt_int(o, SIVE_OPT_KRON_EVERY), 0);
+    sive_result *ok = run_defaults(&m, th, set_mk, 0);
+    ck_assert_int_eq(opt_int(o, SIVE_OPT_KRON_EVERY), 1);
     ck_assert_int_eq(opt_int(o, SIVE_OPT_RADIUS_LOOKAHEAD), 0);
-    ck_assert_ptr_null(strstr(sive_result_health(o), "layer-block"));
-    same_bits(o, z, "metropolis set against kron_every 0, radius_lookahead 0 set");
+    ck_assert_msg(strstr(sive_result_health(o), "defaults: kron_every 1 (metropolis 1"), "%s",
+                  sive_result_health(o));
+    same_bits(o, ok, "metropolis set against metropolis and kron_every 1 set");
+    const double lo = sive_result_lambda(o), lz = sive_result_lambda(z);
+    ck_assert_msg(memcmp(&lo, &lz, sizeof lo) != 0, "kron_every 0 set gave the move's bits");
+    ck_assert_int_eq(opt_int(z, SIVE_OPT_KRON_EVERY), 0);
+    ck_assert_ptr_null(strstr(sive_result_health(z), "defaults:"));
+    sive_result *hm = run_defaults(&m, th, set_h, 0), *hu = run_defaults(&m, th, set_hu, 0);
+    ck_assert_int_eq(opt_int(hm, SIVE_OPT_KRON_EVERY), 1);
+    ck_assert_int_eq(opt_int(hu, SIVE_OPT_KRON_EVERY), 0);
+    ck_assert_ptr_null(strstr(sive_result_health(hu), "defaults:"));
     sive_result *g = run_defaults(&m, th, NULL, 1);
     ck_assert_int_eq(opt_int(g, SIVE_OPT_KRON_EVERY), 0);
     ck_assert_int_eq(opt_int(g, SIVE_OPT_RADIUS_LOOKAHEAD), 8);
@@ -492,6 +512,7 @@ START_TEST(defaults_mix)
     sive_free(bytes);
     sive_result_free(back);
     sive_result_free(d), sive_result_free(e), sive_result_free(o), sive_result_free(z);
+    sive_result_free(ok), sive_result_free(hm), sive_result_free(hu);
     sive_result_free(g);
     sive_model_destroy(&m);
     sive_dln_free(dln);

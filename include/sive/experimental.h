@@ -220,12 +220,16 @@ extern "C" {
  * for bit.  Refused without metropolis, without blocks or curvature, for
  * blocks outside theta or overlapping, for a float model, with parameter
  * ranges, and with orbit_every (one move of the chain's state at a time).
- * -1 (default, text "auto"): 1 when SIVE_OPT_METROPOLIS' own default chose
- * the exact path (metropolis, h and c_h unset, the loss exact) and the
- * sampler takes the move (blocks and curvature, double, no parameter
- * ranges, orbit_every 0, no other option it is refused with); else 0.  The
+ * -1 (default, text "auto"): 1 when the run's step is the
+ * Metropolis-adjusted one -- SIVE_OPT_METROPOLIS' own default chose the
+ * exact path (metropolis, h and c_h unset, the loss exact), or metropolis
+ * = 1 was set, with or without h or c_h (the move is exact in law: it
+ * only mixes better) -- and the sampler takes the move (blocks and
+ * curvature, double, no parameter ranges, orbit_every 0, no other option
+ * it is refused with); else 0 (with metropolis = 0, set or resolved).  The
  * probe keeps -1; the result (and its file) holds the value that ran, and
- * the health line "defaults: ..." names it.
+ * the health line "defaults: ..." names it.  A run that sets metropolis =
+ * 1 and wants the plain Metropolis-adjusted step sets kron_every = 0.
  * docs/theory.md, "Layer-block Newton moves"; docs/validation.md, "Mixing
  * moves and the look-ahead radius together".
  */

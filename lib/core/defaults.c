@@ -15,10 +15,11 @@
  * Experimental kron_every and radius_lookahead = -1 ("auto", their
  * defaults) follow that outcome (docs/validation.md, "Mixing moves and the
  * look-ahead radius together"): where metropolis "auto" chose the exact
- * path, radius_lookahead is 8 and kron_every 1 when the sampler accepts the
- * layer-block Newton move (the model supplies blocks and curvature, double,
- * no parameter ranges, orbit_every 0); anywhere else both are 0, the
- * behaviour before them.
+ * path, radius_lookahead is 8, anywhere else 0; kron_every is 1 wherever
+ * the resolved step is the Metropolis-adjusted one (chosen or set, with or
+ * without a radius) and the sampler accepts the layer-block Newton move
+ * (the model supplies blocks and curvature, double, no parameter ranges,
+ * orbit_every 0), anywhere else 0, the behaviour before it.
  * The run (and its result, hence its file) then holds the resolved values;
  * the probe keeps -1. */
 #include "probe_impl.h"
@@ -129,15 +130,18 @@ static int resolve_metropolis(sivei_options *o, const sive_model *m, const void 
     return SIVE_OK;
 }
 
-/* kron_every and radius_lookahead "auto" (-1), after metropolis: on only
- * on the exact path the defaults chose, the move only where the sampler
- * would take it (sivei_mala_refuse: blocks, curvature, double, orbit_every
- * 0) and every parameter moves. */
+/* kron_every and radius_lookahead "auto" (-1), after metropolis: the
+ * move wherever the resolved step is the Metropolis-adjusted one (chosen
+ * by the defaults or set, with or without a radius set: the move is exact
+ * in law and only mixes better) and the sampler would take it
+ * (sivei_mala_refuse: blocks, curvature, double, orbit_every 0) and every
+ * parameter moves; the look-ahead only on the exact path the defaults
+ * chose (it changes the radius search, which a set radius skips). */
 static void resolve_mixing(sivei_options *o, const sive_model *m, int ranges, sivei_defaults *d)
 {
     if (o->kron_every < 0) {
         o->kron_every = 0;
-        if (d->exact && !ranges) {
+        if (o->metropolis == 1 && !ranges) {
             char why[SIVE_ERRMSG_LEN];
             sivei_options with = *o;
             with.kron_every = 1;
@@ -165,7 +169,9 @@ int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *th
 int sivei_defaults_note(sive_result *r, const sivei_defaults *d)
 {
     if (!d->resolved || !d->exact)
-        return SIVE_OK;
+        return d->kron ? sivei_health_append(r, "defaults: kron_every 1 (metropolis 1, and the "
+                                                "model's blocks and curvature)\n")
+                       : SIVE_OK;
     char line[SIVE_ERRMSG_LEN + 240];
     snprintf(line, sizeof line,
              "defaults: metropolis 1 and c_h = auto (h, c_h and metropolis unset, and %s)%s%s\n",
