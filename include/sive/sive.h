@@ -235,7 +235,9 @@ typedef struct sive_move_info {
  * chain's law stays exact even when the move is only approximately a
  * symmetry or conditional (it is then merely accepted less often).  A
  * proposal whose theta', loss or gradient is not finite is rejected and
- * counted in the run's health text; the chain goes on.  Return
+ * counted in the run's health text, and so is one whose *log_ratio is NaN
+ * or +-infinity (counted apart, without a gradient call; -infinity is a
+ * valid way to reject, but shows there too); the chain goes on.  Return
  * 0, or non-zero to stop the run (as the gradient callback).  Same
  * threading rules.  (Changed before any release: 0.3's first drafts passed
  * theta, dim, scale and batch as separate parameters and no t, h, theta*.)
