@@ -674,7 +674,10 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  * only ("1e4" and "10.0" are refused rather than rounded); double options
  * a finite value that does not over- or underflow ("nan", any case, for
  * the anchor only; "auto", any case, for c_h (c_h = 0), and metropolis,
- * kron_every and radius_lookahead (-1)).  value ends at its first NUL: a binding passes text
+ * kron_every and radius_lookahead (-1)).  The seed, a uint64_t, takes
+ * every 64-bit value as text: -2^63 .. 2^64 - 1, a negative one being the
+ * bits of 2^64 + seed as with sive_probe_set_int(), which reads a seed above
+ * 2^63 - 1 back negative.  value ends at its first NUL: a binding passes text
  * with an embedded NUL ("10\0junk") as an error itself.  Errors as
  * sive_probe_set_int().
  */
