@@ -19,7 +19,9 @@
  * --quick runs the quick subset with 20 000 steps (unless --steps is
  * given).  --seed is the teacher's (frames, data); --probe-seed S sets
  * the probe's option seed.  --population / --data N put every DLN in population mode or on
- * N noiseless examples.  With SIVE_TRUTH_HEALTH set in the environment
+ * N noiseless examples.  A bad argument (unknown option, missing value, a
+ * value the option refuses: libsive's options are checked by
+ * sive_probe_set_text() before any run) exits 2, its message naming it.  With SIVE_TRUTH_HEALTH set in the environment
  * each run's health text goes to stderr.
  *
  * --bad runs each case at the given settings and at deliberately bad ones
@@ -47,6 +49,7 @@
 #include "bench_common.h"
 #include "truth.h"
 
+#include <errno.h>
 #include <math.h>
 
 static void usage(void)
@@ -489,63 +492,168 @@ static int bad_mode(const truth_case *cs, size_t n, truth_settings *s, int quick
     return failures || diag.save_failed ? 1 : 0;
 }
 
+/* A bad command line: the argument and why on stderr, then the usage
+ * (exit 2). */
+static void bad_arg(const char *arg, const char *value, const char *why)
+{
+    fprintf(stderr, "bench_truth: %s%s%s: %s\n", arg, value ? " " : "", value ? value : "",
+            why);
+    usage();
+}
+
+static double arg_double(const char *a, const char *v, double lo, double hi)
+{
+    char *end = NULL;
+    errno = 0;
+    const double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x) || x <= lo || x > hi) {
+        char why[96];
+        snprintf(why, sizeof why, "expects a number in (%g, %g]", lo, hi);
+        bad_arg(a, v, why);
+    }
+    return x;
+}
+
+static int64_t arg_int(const char *a, const char *v, int64_t lo, int64_t hi)
+{
+    char *end = NULL;
+    errno = 0;
+    const long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        char why[96];
+        snprintf(why, sizeof why, "expects an integer in [%lld, %lld]", (long long)lo,
+                 (long long)hi);
+        bad_arg(a, v, why);
+    }
+    return x;
+}
+
+/* A seed: decimal digits, 0 .. 2^64 - 1 (strtoull would take a sign). */
+static uint64_t arg_seed(const char *a, const char *v)
+{
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long x = strtoull(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || errno || *end)
+        bad_arg(a, v, "expects an integer in [0, 18446744073709551615]");
+    return x;
+}
+
+/* VALUE of libsive's option NAME as the probe would take it (a fresh probe:
+ * the value alone is checked; combinations are the run's). */
+static void check_option(const char *a, const char *name, const char *v)
+{
+    sive_probe *p = NULL;
+    if (sive_probe_new(&p))
+        bad_arg(a, v, "out of memory");
+    if (sive_probe_set_text(p, name, v) != SIVE_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", sive_probe_errmsg(p));
+        sive_probe_free(p);
+        bad_arg(a, v, why);
+    }
+    sive_probe_free(p);
+}
+
+/* "NAME=VALUE" for the probe (freed at exit). */
+static const char *kv(const char *name, const char *v)
+{
+    char *out = malloc(strlen(name) + strlen(v) + 2);
+    if (!out)
+        bad_arg(name, v, "out of memory");
+    sprintf(out, "%s=%s", name, v);
+    return out;
+}
+
+/* The options that take a value (besides libsive's options by name). */
+static int bench_option(const char *a)
+{
+    static const char *const names[] = {"--only", "--skip", "--save", "--bad-steps",
+                                        "--reflag", "--t", "--h-zero", "--seed",
+                                        "--probe-seed", "--threads", "--data", "--dln-move"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(a, names[i]))
+            return 1;
+    return 0;
+}
+
+typedef struct args {
+    int quick, steps_set, bad, nskip;
+    const char *save_dir, *reflag_dir, *bad_steps, *only, *skip[16];
+} args;
+
+/* One option with its value v (checked: a bad one exits 2 naming it). */
+static void parse_value(args *g, truth_settings *s, const char *a, const char *v)
+{
+    sive_option opt;
+    if (!strcmp(a, "--only"))
+        g->only = v;
+    else if (!strcmp(a, "--skip")) {
+        if (g->nskip == 16)
+            bad_arg(a, v, "at most 16 --skip");
+        g->skip[g->nskip++] = v;
+    } else if (!strcmp(a, "--save"))
+        g->save_dir = v;
+    else if (!strcmp(a, "--bad-steps")) {
+        check_option(a, "steps", v);
+        g->bad_steps = kv("steps", v), g->bad = 1;
+    } else if (!strcmp(a, "--reflag"))
+        g->reflag_dir = v, g->bad = 1;
+    else if (!strcmp(a, "--t"))
+        s->t = arg_double(a, v, 0.0, 1e12);
+    else if (!strcmp(a, "--h-zero"))
+        s->h_zero = arg_double(a, v, 0.0, 1e300);
+    else if (!strcmp(a, "--seed"))
+        s->seed = arg_seed(a, v);
+    else if (!strcmp(a, "--threads"))
+        s->threads = (int)arg_int(a, v, 1, 1024);
+    else if (!strcmp(a, "--data"))
+        s->data_n = arg_int(a, v, 0, INT64_C(1) << 32);
+    else if (!strcmp(a, "--dln-move")) {
+        if (strcmp(v, "gibbs") && strcmp(v, "orbit"))
+            bad_arg(a, v, "expects orbit or gibbs");
+        s->dln_gibbs = !strcmp(v, "gibbs");
+    } else { /* --probe-seed S or a libsive option by name */
+        const char *name = !strcmp(a, "--probe-seed") ? "seed" : a + 2;
+        if (s->nsets == TRUTH_MAX_SETS)
+            bad_arg(a, v, "too many options");
+        check_option(a, name, v);
+        s->sets[s->nsets++] = kv(name, v);
+        g->steps_set |= sive_option_by_name(name, &opt) == SIVE_OK && opt == SIVE_OPT_STEPS;
+    }
+}
+
+static void parse_args(int argc, char **argv, args *g, truth_settings *s)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        sive_option opt;
+        if (!strcmp(a, "--quick"))
+            g->quick = 1;
+        else if (!strcmp(a, "--bad"))
+            g->bad = 1;
+        else if (!strcmp(a, "--population"))
+            s->data_n = 0;
+        else if (strncmp(a, "--", 2))
+            bad_arg(a, NULL, "not an option (they start with --)");
+        else if (!bench_option(a) && sive_option_by_name(a + 2, &opt) != SIVE_OK)
+            bad_arg(a, NULL, "unknown option (neither bench_truth's nor a libsive option)");
+        else if (i + 1 == argc)
+            bad_arg(a, NULL, "needs a value");
+        else
+            parse_value(g, s, a, argv[++i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     truth_settings s;
     truth_settings_default(&s);
-    int quick = 0, steps_set = 0, bad = 0;
-    const char *save_dir = NULL, *reflag_dir = NULL, *bad_steps = NULL;
-    char bad_steps_kv[40];
-    const char *only = NULL, *skip[16];
-    int nskip = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        sive_option opt;
-        if (!strcmp(a, "--quick"))
-            quick = 1;
-        else if (!strcmp(a, "--bad"))
-            bad = 1;
-        else if (!strcmp(a, "--population"))
-            s.data_n = 0;
-        else if (!v || strncmp(a, "--", 2))
-            usage();
-        else if (!strcmp(a, "--only"))
-            only = v, i++;
-        else if (!strcmp(a, "--skip") && nskip < 16)
-            skip[nskip++] = v, i++;
-        else if (!strcmp(a, "--save"))
-            save_dir = v, i++;
-        else if (!strcmp(a, "--bad-steps")) {
-            snprintf(bad_steps_kv, sizeof bad_steps_kv, "steps=%s", v);
-            bad_steps = bad_steps_kv, i++, bad = 1;
-        } else if (!strcmp(a, "--reflag"))
-            reflag_dir = v, i++, bad = 1;
-        else if (!strcmp(a, "--t"))
-            s.t = atof(v), i++;
-        else if (!strcmp(a, "--h-zero"))
-            s.h_zero = atof(v), i++;
-        else if (!strcmp(a, "--seed"))
-            s.seed = strtoull(v, NULL, 10), i++;
-        else if (!strcmp(a, "--probe-seed") && s.nsets < TRUTH_MAX_SETS) {
-            char *kv = malloc(strlen(v) + 6);
-            sprintf(kv, "seed=%s", v);
-            s.sets[s.nsets++] = kv, i++;
-        }
-        else if (!strcmp(a, "--threads"))
-            s.threads = atoi(v), i++;
-        else if (!strcmp(a, "--data"))
-            s.data_n = atoll(v), i++;
-        else if (!strcmp(a, "--dln-move") && (!strcmp(v, "gibbs") || !strcmp(v, "orbit")))
-            s.dln_gibbs = !strcmp(v, "gibbs"), i++;
-        else if (sive_option_by_name(a + 2, &opt) == SIVE_OK && s.nsets < TRUTH_MAX_SETS) {
-            char *kv = malloc(strlen(a) + strlen(v) + 2);
-            sprintf(kv, "%s=%s", a + 2, v);
-            s.sets[s.nsets++] = kv;
-            steps_set |= opt == SIVE_OPT_STEPS;
-            i++;
-        } else
-            usage();
-    }
+    args g = {0};
+    parse_args(argc, argv, &g, &s);
+    int quick = g.quick, steps_set = g.steps_set, bad = g.bad, nskip = g.nskip;
+    const char *save_dir = g.save_dir, *reflag_dir = g.reflag_dir, *bad_steps = g.bad_steps;
+    const char *only = g.only, *const *skip = g.skip;
     if (quick && !steps_set && s.nsets < TRUTH_MAX_SETS)
         s.sets[s.nsets++] = "steps=20000";
     bench_machine();

@@ -315,6 +315,28 @@ a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert a["per_chain"] == b["per_chain"], (a["per_chain"], b["per_chain"])
 EOF
 
+# the seed is a uint64: every 64-bit value as text (2^64 - 1 is the bits of
+# -1, the settings print it unsigned); one above is refused by name
+SEEDRUN=("$CK/epoch_1.ckpt" --steps 40 --groups 8 --eval-batch 16 --grad-batch 64 --chains 1
+         --format json --quiet)
+run "probe --seed 2^64-1" 0 "$SIVE" probe "${SEEDRUN[@]}" --seed 18446744073709551615 &&
+    cp "$TMP/out" "$TMP/seed_max.json"
+run "probe --seed -1" 0 "$SIVE" probe "${SEEDRUN[@]}" --seed -1 &&
+    python3 - "$TMP/seed_max.json" "$TMP/out" <<'EOF' && ok "seed 2^64-1 is -1's bits" || bad "seed 2^64-1 differs from -1"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["settings"]["seed"] == b["settings"]["seed"] == 18446744073709551615, (a["settings"], b["settings"])
+assert a["per_chain"] == b["per_chain"] and a["sive"] == b["sive"], (a["sive"], b["sive"])
+EOF
+run "probe --seed 2^63" 0 "$SIVE" probe "${SEEDRUN[@]}" --seed 9223372036854775808
+run "probe --seed 2^64" 2 "$SIVE" probe "${SEEDRUN[@]}" --seed 18446744073709551616 &&
+    expect_err "probe --seed 2^64" "^sive probe: --seed: option 'seed' = 18446744073709551616 is outside \\[-9223372036854775808, 18446744073709551615\\]"
+run "train --seed 2^64-1" 0 "$SIVE" train --epochs 0 --out "$TMP/seedck" --seed 18446744073709551615 --quiet
+run "train --seed 2^64" 2 "$SIVE" train --epochs 0 --out "$TMP/seedck" --seed 18446744073709551616 &&
+    expect_err "train --seed 2^64" "^sive train: --seed expects an integer in \\[0, 18446744073709551615\\], got '18446744073709551616'"
+run "train --seed -1" 2 "$SIVE" train --epochs 0 --out "$TMP/seedck" --seed -1 &&
+    expect_err "train --seed -1" "^sive train: --seed expects an integer"
+
 # the settings line: on stdout (the table's) and stderr (a note) when they go
 # apart; once when both are one terminal (script(1) gives them a pty)
 run "probe table" 0 "$SIVE" probe "$CK/epoch_1.ckpt" "${TINY[@]}" --threads 2 &&

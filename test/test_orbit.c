@@ -489,6 +489,64 @@ START_TEST(nonfinite_proposal_rejected)
 }
 END_TEST
 
+/* A move callback whose log_ratio is not finite (NaN on a quarter of the
+ * keys, +inf on another quarter, by the key's top bits) on a finite
+ * theta': each such proposal is rejected without a gradient call and the
+ * health line counts them, exactly the calls that returned one; the chain
+ * goes on.  A run whose ratios are all finite has no such text. */
+static atomic_int bad_ratios;
+
+static int ratio_move(const sive_move_info *info, const void *theta, void *out,
+                      double *log_ratio, void *user)
+{
+    uv_move(info, theta, out, log_ratio, user);
+    const unsigned q = (unsigned)(info->batch->seed >> 62);
+    if (q < 2) {
+        *log_ratio = q ? INFINITY : NAN;
+        atomic_fetch_add(&bad_ratios, 1);
+    }
+    return 0;
+}
+
+/* The number N before `what` in the line ol ("; N proposals ..."), -1 when
+ * the text is not there. */
+static long long count_before(const char *ol, const char *what)
+{
+    const char *at = strstr(ol, what), *n = at;
+    if (!at)
+        return -1;
+    while (n > ol && n[-1] >= '0' && n[-1] <= '9')
+        n--;
+    return n < at ? atoll(n) : -1;
+}
+
+START_TEST(nonfinite_ratio_counted)
+{
+    static const char what[] =
+        " proposals with a non-finite log_ratio (the move callback's) rejected";
+    sive_model m = uv_model();
+    const double th[1 + KV] = {0.1, 0.2, -0.1};
+    for (int broken = 0; broken < 2; broken++) {
+        m.move = broken ? ratio_move : uv_move;
+        atomic_store(&bad_ratios, 0);
+        sive_probe *p = probe(2000, 2, 1, 1.0, 1);
+        sive_result *r = NULL;
+        ck_assert_int_eq(sive_probe_run(p, &m, th, &r), SIVE_OK);
+        ck_assert_msg(sive_result_status(r) == SIVE_OK, "%s", sive_result_errmsg(r));
+        const char *ol = strstr(sive_result_health(r), "orbit moves");
+        ck_assert_ptr_nonnull(ol);
+        const long long want = broken ? atomic_load(&bad_ratios) : -1;
+        ck_assert_msg(!broken || want > 500, "%lld", want); /* ~half of 4000 moves */
+        ck_assert_msg(count_before(ol, what) == want, "want %lld: %s", want, ol);
+        /* no gradient call for them: moves = calls - rejected ratios */
+        const long long moves = count_before(ol, " moves = ");
+        ck_assert_msg(moves == 2 * 2000 - (broken ? want : 0), "%lld: %s", moves, ol);
+        sive_result_free(r);
+        sive_probe_free(p);
+    }
+}
+END_TEST
+
 /* sive_probe_sweep() with parallel > 1 runs slot s > 0 on a wrapped model
  * (worker numbers offset): its move callback, too, must get the model's
  * own user pointer and the offset worker of the gradient calls around it.
@@ -558,6 +616,7 @@ int main(void)
     tcase_add_test(tc, sweep_parallel_move);
     tcase_add_test(tc, no_tail_moves_named);
     tcase_add_loop_test(tc, nonfinite_proposal_rejected, 0, 2);
+    tcase_add_test(tc, nonfinite_ratio_counted);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

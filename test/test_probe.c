@@ -514,10 +514,25 @@ START_TEST(option_text)
     ck_assert_int_eq(sive_probe_set_text(p, "steps", "99999999999999999999"), SIVE_E_INVALID_ARG);
     ck_assert_msg(strstr(sive_probe_errmsg(p), "is outside [2, 1099511627776]"), "%s",
                   sive_probe_errmsg(p));
-    ck_assert_int_eq(sive_probe_set_text(p, "seed", "18446744073709551615"), SIVE_E_INVALID_ARG);
-    ck_assert_msg(strstr(sive_probe_errmsg(p), "is outside [-9223372036854775808, "
-                                               "9223372036854775807]"),
-                  "%s", sive_probe_errmsg(p));
+    /* the seed, a uint64_t, takes every 64-bit value: 2^64 - 1 is -1's bits */
+    ck_assert_int_eq(sive_probe_set_text(p, "seed", "18446744073709551615"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_SEED, &iv), SIVE_OK);
+    ck_assert(iv == -1);
+    ck_assert_int_eq(sive_probe_set_text(p, "seed", "9223372036854775808"), SIVE_OK);
+    ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_SEED, &iv), SIVE_OK);
+    ck_assert(iv == INT64_MIN);
+    ck_assert_int_eq(sive_probe_set_text(p, "seed", "+18446744073709551615"), SIVE_OK);
+    const char *bad_seed[] = {"18446744073709551616", "-9223372036854775809",
+                              "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad_seed / sizeof bad_seed[0]; i++) {
+        ck_assert_int_eq(sive_probe_set_text(p, "seed", "7"), SIVE_OK);
+        ck_assert_int_eq(sive_probe_set_text(p, "seed", bad_seed[i]), SIVE_E_INVALID_ARG);
+        ck_assert_msg(strstr(sive_probe_errmsg(p), "is outside [-9223372036854775808, "
+                                                   "18446744073709551615]"),
+                      "%s", sive_probe_errmsg(p));
+        ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_SEED, &iv), SIVE_OK);
+        ck_assert_int_eq(iv, 7); /* unchanged */
+    }
     ck_assert_int_eq(sive_probe_set_text(p, "steps", "12345"), SIVE_OK);
     ck_assert_int_eq(sive_probe_get_int(p, SIVE_OPT_STEPS, &iv), SIVE_OK);
     ck_assert_int_eq(iv, 12345);

@@ -92,6 +92,20 @@ int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out
     return 0;
 }
 
+int cli_seed(const char *opt, const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s < '0' || *s > '9' || errno || !end || *end) { /* strtoull takes a sign */
+        fprintf(stderr, "%s: %s expects an integer in [0, %llu], got '%s'\n", cli_cmd, opt,
+                (unsigned long long)UINT64_MAX, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int cli_double(const char *opt, const char *s, double lo, double hi, double *out)
 {
     char *end = NULL;
@@ -603,6 +617,8 @@ static void opt_value(char *buf, size_t len, const sive_probe *p, const sive_res
             sive_result_option_int(r, in->id, &v);
         if (in->id == SIVE_OPT_METROPOLIS && v < 0 && !json)
             snprintf(buf, len, "auto"); /* resolved by the run (the health text says) */
+        else if (in->id == SIVE_OPT_SEED) /* a uint64_t: as --seed takes it */
+            snprintf(buf, len, "%llu", (unsigned long long)(uint64_t)v);
         else
             snprintf(buf, len, "%lld", (long long)v);
         return;

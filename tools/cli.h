@@ -33,6 +33,9 @@ int cli_getopt(int argc, char **argv, const struct option *opts);
 
 /* Parse helpers: print a message naming the option and return -1 on error. */
 int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* A seed: decimal digits, 0 .. 2^64 - 1 (a uint64_t); 0, or -1 after
+ * printing "<cli_cmd>: <opt> expects ...". */
+int cli_seed(const char *opt, const char *s, uint64_t *out);
 int cli_double(const char *opt, const char *s, double lo, double hi, double *out);
 int cli_format(const char *s, int *out);
 /* "H1,H2" hidden layer widths. */

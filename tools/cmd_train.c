@@ -58,7 +58,7 @@ int train_option(train_cfg *c, int code, const char *arg)
         if (!*arg) { fprintf(stderr, "%s: --out expects a directory\n", cli_cmd); return -1; }
         c->out_dir = arg;
         return 1;
-    case TO_SEED: if (cli_int("--seed", arg, 0, INT64_MAX, &iv)) return -1; c->seed = (uint64_t)iv; return 1;
+    case TO_SEED: return cli_seed("--seed", arg, &c->seed) ? -1 : 1;
     case TO_LR: if (cli_double("--lr", arg, 1e-12, 1e6, &dv)) return -1; c->lr = dv; return 1;
     case TO_BATCH: if (cli_int("--batch", arg, 1, 1 << 24, &iv)) return -1; c->batch = iv; return 1;
     case TO_HIDDEN: return cli_hidden(arg, &c->h1, &c->h2) ? -1 : 1;

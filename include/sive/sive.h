@@ -235,7 +235,9 @@ typedef struct sive_move_info {
  * chain's law stays exact even when the move is only approximately a
  * symmetry or conditional (it is then merely accepted less often).  A
  * proposal whose theta', loss or gradient is not finite is rejected and
- * counted in the run's health text; the chain goes on.  Return
+ * counted in the run's health text, and so is one whose *log_ratio is NaN
+ * or +-infinity (counted apart, without a gradient call; -infinity is a
+ * valid way to reject, but shows there too); the chain goes on.  Return
  * 0, or non-zero to stop the run (as the gradient callback).  Same
  * threading rules.  (Changed before any release: 0.3's first drafts passed
  * theta, dim, scale and batch as separate parameters and no t, h, theta*.)
@@ -672,7 +674,10 @@ SIVE_API int sive_probe_get_double(const sive_probe *p, sive_option opt,
  * only ("1e4" and "10.0" are refused rather than rounded); double options
  * a finite value that does not over- or underflow ("nan", any case, for
  * the anchor only; "auto", any case, for c_h (c_h = 0), and metropolis,
- * kron_every and radius_lookahead (-1)).  value ends at its first NUL: a binding passes text
+ * kron_every and radius_lookahead (-1)).  The seed, a uint64_t, takes
+ * every 64-bit value as text: -2^63 .. 2^64 - 1, a negative one being the
+ * bits of 2^64 + seed as with sive_probe_set_int(), which reads a seed above
+ * 2^63 - 1 back negative.  value ends at its first NUL: a binding passes text
  * with an embedded NUL ("10\0junk") as an error itself.  Errors as
  * sive_probe_set_int().
  */

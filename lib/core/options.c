@@ -437,6 +437,21 @@ static int parse_int(const char *s, int64_t *out)
     return 0;
 }
 
+/* The seed is a uint64_t: a whole number above INT64_MAX up to 2^64 - 1
+ * (no minus sign: strtoull would negate) is its bits, as a negative int64
+ * is; -1 when it does not fit. */
+static int parse_seed(const char *s, int64_t *out)
+{
+    if (*s == '-')
+        return -1;
+    errno = 0;
+    const uint64_t u = strtoull(s, NULL, 10);
+    if (errno == ERANGE)
+        return -1;
+    memcpy(out, &u, sizeof *out);
+    return 0;
+}
+
 /* Text of the grammar to a double, read in the "C" locale whatever the
  * thread's (a host that called setlocale() would otherwise have "0,5"
  * accepted and "0.5" refused).  -1 on ERANGE (*out: the value strtod
@@ -474,7 +489,11 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
         if (form != 1)
             return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                              "option '%s' takes a whole number, not '%s'", name, value);
-        if (parse_int(value, &v)) /* a whole number beyond 64 bits */
+        if (opt == SIVE_OPT_SEED && parse_int(value, &v) && parse_seed(value, &v))
+            return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
+                             "option 'seed' = %s is outside [%lld, %llu] (any 64-bit value)",
+                             value, (long long)INT64_MIN, (unsigned long long)UINT64_MAX);
+        if (opt != SIVE_OPT_SEED && parse_int(value, &v)) /* a whole number beyond 64 bits */
             return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG,
                              "option '%s' = %s is outside [%lld, %lld]", name, value,
                              (long long)in->int_lo, (long long)in->int_hi);

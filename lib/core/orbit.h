@@ -21,6 +21,9 @@ typedef struct sivei_orbit {       /* per worker (the chain it runs) */
                                       accepted: the tail's */
     int64_t nonfinite;             /* proposals rejected: theta', its loss or
                                       gradient not finite */
+    int64_t badratio;              /* proposals rejected: theta' finite, the
+                                      move's log_ratio not (kron: its density
+                                      ratio) */
     int frozen;
     sivei_kron *kron;              /* kron_every: the move's scratch, else NULL */
 } sivei_orbit;

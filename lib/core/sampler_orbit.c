@@ -27,7 +27,11 @@
  * not finite is rejected (log_alpha = -inf) and counted: the chain's law is
  * then the tethered law restricted to where the gradient is finite, as the
  * Langevin proposals' (whose acceptance reads the gradient) already is, and
- * the chain goes on instead of diverging at its next step.
+ * the chain goes on instead of diverging at its next step.  A finite theta'
+ * with a non-finite log_ratio (NaN or +-inf; -inf may be meant as "no
+ * reverse move") is rejected without the gradient call and counted apart,
+ * so that a broken move callback shows on the health line and not only in
+ * its acceptance.
  *
  * With kron_every the proposal is the library's layer-block Newton move
  * (sampler_kron.c) instead of the model's: its log_ratio is log q(theta |
@@ -40,6 +44,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TARGET 0.4     /* the moves' acceptance target (a random-walk move) */
 #define EPS_MIN 1e-8   /* log eps stays in [log EPS_MIN, log EPS_MAX] */
@@ -50,6 +55,7 @@ struct sivei_orbit_run {
     double *accept, *eps; /* per chain: the tail's acceptance, the frozen size */
     int64_t *moves;       /* per chain: the moves (gradient calls) made */
     int64_t *nonfinite;   /* per chain: the proposals rejected as not finite */
+    int64_t *badratio;    /* per chain: those rejected for a non-finite log_ratio */
 };
 
 int sivei_orbit_on(const sivei_options *o) { return o->orbit_every > 0 || sivei_kron_on(o); }
@@ -114,7 +120,8 @@ sivei_orbit_run *sivei_orbit_run_new(int32_t chains)
     r->eps = malloc(n * sizeof *r->eps);
     r->moves = calloc(n, sizeof *r->moves);
     r->nonfinite = calloc(n, sizeof *r->nonfinite);
-    if (!r->accept || !r->eps || !r->moves || !r->nonfinite) {
+    r->badratio = calloc(n, sizeof *r->badratio);
+    if (!r->accept || !r->eps || !r->moves || !r->nonfinite || !r->badratio) {
         sivei_orbit_run_free(r);
         return NULL;
     }
@@ -130,6 +137,7 @@ void sivei_orbit_run_free(sivei_orbit_run *r)
         free(r->eps);
         free(r->moves);
         free(r->nonfinite);
+        free(r->badratio);
     }
     free(r);
 }
@@ -262,10 +270,13 @@ int sivei_orbit_step(sivei_run *run, sivei_work *w, sivei_orbit *o,
         la = -w->t_step * (lp - *st->loss) - (r2p - *st->r2) / (2.0 * run->h * run->h) + lr;
         const int bad = !isfinite(lp) || !finite_grad(run, *st->gprop);
         o->nonfinite += bad;
+        o->badratio += !bad && !isfinite(lr); /* kron: its reverse density */
         if (bad || !isfinite(la))
             la = -INFINITY;
-    } else
-        o->nonfinite += !isfinite(r2p);
+    } else if (!isfinite(r2p))
+        o->nonfinite++;
+    else
+        o->badratio++; /* not a valid ratio: rejected, without a gradient call */
     const int acc = log(sivei_pcg32_uniform(noise)) < la;
     if (acc) {
         swap(st->theta, st->prop);
@@ -287,6 +298,7 @@ void sivei_orbit_chain_end(sivei_orbit_run *r, int32_t slot, const sivei_orbit *
     r->eps[slot] = exp(o->log_eps);
     r->moves[slot] = o->moves;
     r->nonfinite[slot] = o->nonfinite;
+    r->badratio[slot] = o->badratio;
 }
 
 static int cmp(const void *x, const void *y)
@@ -299,7 +311,7 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
 {
     if (!r)
         return SIVE_OK;
-    double acc = 0.0, moves = 0.0, nonfinite = 0.0;
+    double acc = 0.0, moves = 0.0, nonfinite = 0.0, badratio = 0.0;
     int32_t k = 0, kt = 0; /* kt: the chains that tried a move in the tail */
     for (int32_t i = 0; i < r->count; i++)
         if (isfinite(r->eps[i])) {
@@ -307,6 +319,7 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
                 acc += r->accept[i], kt++;
             moves += (double)r->moves[i];
             nonfinite += (double)r->nonfinite[i];
+            badratio += (double)r->badratio[i];
             r->eps[k++] = r->eps[i];
         }
     if (!k)
@@ -318,10 +331,15 @@ int sivei_orbit_note(const sivei_run *run, sivei_orbit_run *r, sive_result *res)
                  sivei_kron_on(&run->opt) ? 6 : 3, acc / kt, (int)kt);
     else /* orbit_every longer than the tail: an acceptance of 0 would lie */
         snprintf(tail, sizeof tail, "no move in the tail");
-    char bad[96] = ""; /* only when there were any: the line stays as it was */
+    char bad[208] = ""; /* only when there were any: the line stays as it was */
     if (nonfinite > 0.0)
         snprintf(bad, sizeof bad, "; %.0f proposals with a non-finite loss or gradient rejected",
                  nonfinite);
+    if (badratio > 0.0) /* a broken callback (or curvature) shows here, not only in the rate */
+        snprintf(bad + strlen(bad), sizeof bad - strlen(bad),
+                 "; %.0f proposals with a non-finite %s rejected", badratio,
+                 sivei_kron_on(&run->opt) ? "proposal density ratio"
+                                          : "log_ratio (the move callback's)");
     char line[600];
     if (sivei_kron_on(&run->opt)) {
         snprintf(line, sizeof line,

@@ -9,7 +9,9 @@
  * optional '.' with digits on either side or both (one digit at least) and
  * an optional exponent (e|E [+-] digits); int options the sign and digits
  * only; the special words "auto" (metropolis, kron_every,
- * radius_lookahead: -1; c_h: 0) and "nan" (anchor), any case.
+ * radius_lookahead: -1; c_h: 0) and "nan" (anchor), any case.  The seed
+ * (a uint64_t) takes every 64-bit value: -2^63 .. 2^64 - 1, a value above
+ * 2^63 - 1 read back as its bits (negative).
  *
  * Oracle, both ways: an accepted value is in the reference grammar, inside
  * the option's bounds, and reads back as the reference's value (strtoll;
@@ -130,8 +132,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                "%s '%s': read back %lld %g", in->name, text, (long long)i1, d1);
     } else if (in->type == SIVE_TYPE_INT) {
         errno = 0;
-        const long long v = form == 1 ? strtoll(text, NULL, 10) : 0;
-        const int ok = form == 1 && errno != ERANGE && in_bounds_i(in, v);
+        long long v = form == 1 ? strtoll(text, NULL, 10) : 0;
+        int ok = form == 1 && errno != ERANGE && in_bounds_i(in, v);
+        if (in->id == SIVE_OPT_SEED && form == 1 && !ok && text[0] != '-') {
+            errno = 0; /* above 2^63 - 1: the uint64's bits */
+            const uint64_t u = strtoull(text, NULL, 10);
+            ok = errno != ERANGE;
+            memcpy(&v, &u, sizeof v);
+        }
         ORACLE((rc == SIVE_OK) == ok, "%s '%s': status %d, reference %s", in->name, text, rc,
                ok ? "accepts" : "refuses");
         if (ok)

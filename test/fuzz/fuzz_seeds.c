@@ -501,7 +501,8 @@ int main(int argc, char **argv)
         static const char *const seeds[][2] = {
             {"steps", "1000"}, {"seed", "-12"}, {"metropolis", "AuTo"}, {"c_h", "auto"},
             {"anchor", "nan"}, {"t", "1e4"}, {"base_lr", ".05"}, {"burn_in", "0.3"},
-            {"h", "5."}, {"chains", "+4"}};
+            {"h", "5."}, {"chains", "+4"}, {"seed", "18446744073709551615"},
+            {"seed", "18446744073709551616"}};
         k = 0;
         for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
             sive_option o;
