@@ -2,13 +2,16 @@
  * sivei_auto_flatter): the level with the smallest upper bound e + 2 se
  * on the slope d ln lambda-hat / d ln h is kept, but a slope steeper than
  * 0.3 either way is never preferred to a shallow one.  Links the internal
- * archive. */
+ * archive.  And the health line's ending for each way the search ends
+ * (sivei_radius_auto_note). */
 #include "probe_impl.h"
 
 #include "check_run.h"
 
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 START_TEST(shallow_levels_by_upper_bound)
 {
@@ -36,12 +39,71 @@ START_TEST(steep_negative_slope_is_not_flat)
 }
 END_TEST
 
+/* The health line of a search that ended with e (sivei_radius_auto_note);
+ * the caller frees it. */
+static char *note_of(int e)
+{
+    sivei_options o;
+    sivei_options_default(&o);
+    o.chains = 1;
+    sive_result *r = sivei_result_alloc(&o, 1.0, 0.01, 0, 1, 0);
+    ck_assert_ptr_nonnull(r);
+    sivei_auto a = {.h = 0.0123, .slope = 0.011, .slope_se = 0.004, .levels = 3,
+                    .accepted = (sivei_auto_end)e, .pilot_steps = 1234, .n_pilot = 2,
+                    .pilot_h = {0.01, 0.02}, .pilot_lam = {1.5, 1.6}};
+    ck_assert_int_eq(sivei_radius_auto_note(r, &a), SIVE_OK);
+    char *line = strdup(sive_result_health(r));
+    sive_result_free(r);
+    ck_assert_ptr_nonnull(line);
+    return line;
+}
+
+START_TEST(every_ending_has_its_text)
+{
+    static const char head[] = "radius: chosen from the loss (c_h = 0): h = 0.0123 after 3 pilot "
+                               "runs (1234 chain steps); d ln lambda-hat / d ln h there 0.011 "
+                               "+- 0.004";
+    static const char tail[] = "; pilots (h lambda-hat): 0.01 1.5, 0.02 1.6\n";
+    char *line[SIVEI_AUTO_ENDS];
+    for (int e = 0; e < SIVEI_AUTO_ENDS; e++) {
+        line[e] = note_of(e);
+        const size_t n = strlen(line[e]), nh = strlen(head), nt = strlen(tail);
+        ck_assert_msg(n >= nh + nt && !strncmp(line[e], head, nh) &&
+                          !strcmp(line[e] + n - nt, tail),
+                      "ending %d: %s", e, line[e]);
+        /* a plateau adds nothing; every other ending one parenthesis */
+        const char *end = line[e] + nh;
+        const size_t len = n - nh - nt;
+        if (e == SIVEI_END_PLATEAU)
+            ck_assert_uint_eq(len, 0);
+        else
+            ck_assert_msg(len > 3 && !strncmp(end, " (", 2) && end[len - 1] == ')' &&
+                              !memchr(end + 2, '(', len - 2),
+                          "ending %d: %.*s", e, (int)len, end);
+        for (int f = 0; f < e; f++)
+            ck_assert_msg(strcmp(line[e], line[f]), "endings %d and %d: %s", f, e, line[e]);
+    }
+    ck_assert_ptr_nonnull(strstr(line[SIVEI_END_NONE], " (no plateau: the flattest level used)"));
+    ck_assert_ptr_nonnull(strstr(line[SIVEI_END_ROSE_FELL], "before a pilot fell)"));
+    /* out of range: the no-plateau ending */
+    const int out[] = {-1, SIVEI_AUTO_ENDS, 1000};
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+        char *l = note_of(out[i]);
+        ck_assert_str_eq(l, line[SIVEI_END_NONE]);
+        free(l);
+    }
+    for (int e = 0; e < SIVEI_AUTO_ENDS; e++)
+        free(line[e]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("radius_rules");
     TCase *tc = tcase_create("fallback");
     tcase_add_test(tc, shallow_levels_by_upper_bound);
     tcase_add_test(tc, steep_negative_slope_is_not_flat);
+    tcase_add_test(tc, every_ending_has_its_text);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

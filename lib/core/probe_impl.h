@@ -276,18 +276,27 @@ SIVE_HIDDEN int sivei_defaults_resolve(sivei_options *o, const sive_model *m,
                                        const void *theta, int ranges, sivei_defaults *d);
 SIVE_HIDDEN int sivei_defaults_note(sive_result *r, const sivei_defaults *d);
 #define SIVEI_AUTO_LADDER 12 /* radius_auto.c's AUTO_LEVELS */
+/* How the radius search ended: the level it kept and why. */
+typedef enum sivei_auto_end {
+    SIVEI_END_NONE,         /* no plateau: the flattest level */
+    SIVEI_END_PLATEAU,      /* a plateau */
+    SIVEI_END_FLAT_PAIR,    /* past a jump: the flattest pair's smaller h */
+    SIVEI_END_BEFORE_JUMP,  /* a jump before any plateau: the h before it */
+    SIVEI_END_BEFORE_SHARE, /* before the step's curvature share grew */
+    /* radius_lookahead: */
+    SIVEI_END_LOOK_HELD, /* a plateau held for K doublings (or to the last level) */
+    SIVEI_END_LOOK_LOST, /* before a lost chain or the acceptance's collapse */
+    SIVEI_END_LOOK_FELL, /* before lambda-hat fell */
+    SIVEI_END_ROSE_OUT,  /* the largest level after a rise past a plateau (levels ran out) */
+    SIVEI_END_ROSE_FELL, /* ditto, before a fall */
+    SIVEI_AUTO_ENDS      /* the count */
+} sivei_auto_end;
 /* radius_auto.c: the radius from the loss (c_h = 0).  The chosen h, the
  * pilot's cost and the slope d ln lambda-hat / d ln h where it stopped. */
 typedef struct sivei_auto {
     double h, slope, slope_se, share;
     int levels;
-    int accepted; /* 1 plateau; past it: 2 flattest pair, 3 before the jump,
-                     4 before the step's curvature share grew; 0 none;
-                     radius_lookahead: 5 a plateau held for K doublings (or
-                     to the last level), 6 before a lost chain or the
-                     acceptance's collapse, 7 before lambda-hat fell;
-                     8 the largest level after a rise past a plateau
-                     (levels ran out), 9 ditto before a fall */
+    sivei_auto_end accepted; /* how the search ended (the health text's ending) */
     int64_t pilot_steps; /* chain steps, summed over pilot chains */
     int doublings;       /* metropolis: full-length runs that said radius_bound */
     int jumps;           /* metropolis: jumps past a plateau that found a rise, */

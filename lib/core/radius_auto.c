@@ -141,7 +141,7 @@ int sivei_auto_flatter(double ea, double sea, double eb, double seb)
     return ea + AUTO_Z * sea < eb + AUTO_Z * seb;
 }
 
-static void choose(sivei_auto *a, const level *l, int accepted)
+static void choose(sivei_auto *a, const level *l, sivei_auto_end accepted)
 {
     a->h = l->h;
     a->slope = l->e;
@@ -274,11 +274,11 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             a->looked++;
             const look_verdict v = look_ahead(&base, &cur, ++octaves, look_k);
             if (v == LOOK_HELD) {
-                choose(a, &cur, 5);
+                choose(a, &cur, SIVEI_END_LOOK_HELD);
                 return SIVE_OK;
             }
             if (v == LOOK_UNHEALTHY || v == LOOK_FELL) {
-                choose(a, &top, v == LOOK_FELL ? 7 : 6);
+                choose(a, &top, v == LOOK_FELL ? SIVEI_END_LOOK_FELL : SIVEI_END_LOOK_LOST);
                 return SIVE_OK;
             }
             if (v == LOOK_ROSE) { /* not the last plateau: search on */
@@ -307,7 +307,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         if (jumping) {
             jumping = 0;
             if (!cur.ok || !(rel > AUTO_CHANGE)) {
-                choose(a, &cand, 1);
+                choose(a, &cand, SIVEI_END_PLATEAU);
                 return SIVE_OK;
             }
             a->jumps++;
@@ -317,7 +317,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             continue;
         }
         if (!cur.ok) { /* keep the last level that held */
-            choose(a, i ? &prev : &cur, 0);
+            choose(a, i ? &prev : &cur, SIVEI_END_NONE);
             return SIVE_OK;
         }
         if (rose && !rise_stop)
@@ -328,13 +328,13 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
          * over a longer run, lambda-hat runs away */
         if (!exact && i && rel <= AUTO_JUMP && cur.share > AUTO_STIFF * prev.share &&
             cur.share > AUTO_STIFF_SHARE) {
-            choose(a, &prev, 4);
+            choose(a, &prev, SIVEI_END_BEFORE_SHARE);
             return SIVE_OK;
         }
         /* the plateau: the slope at this radius, or the paired change from
          * the previous one, says a larger h no longer moves lambda-hat */
         if (!exact && cur.e + AUTO_Z * cur.se <= AUTO_SLOPE) {
-            choose(a, &cur, 1);
+            choose(a, &cur, SIVEI_END_PLATEAU);
             return SIVE_OK;
         }
         if (i && fabs(rel) + AUTO_Z * rse <= AUTO_CHANGE && look_k > 0) {
@@ -344,7 +344,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             octaves = 1;
             looking = 1;
             if (octaves >= look_k) {
-                choose(a, &cur, 5);
+                choose(a, &cur, SIVEI_END_LOOK_HELD);
                 return SIVE_OK;
             }
             prev = cur;
@@ -366,7 +366,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
                 next = prev.h * pow(AUTO_GROW, j);
                 continue;
             }
-            choose(a, &prev, 1);
+            choose(a, &prev, SIVEI_END_PLATEAU);
             return SIVE_OK;
         }
         /* lambda-hat growing faster again than over the flattest pair:
@@ -375,9 +375,9 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
          * was nearly flat, else the last radius before the jump */
         if (!exact && i >= 2 && rel > fmax(AUTO_RISE * flat_rel, AUTO_JUMP)) {
             if (flat_rel <= AUTO_FLAT)
-                choose(a, &flat, 2);
+                choose(a, &flat, SIVEI_END_FLAT_PAIR);
             else
-                choose(a, &prev, 3);
+                choose(a, &prev, SIVEI_END_BEFORE_JUMP);
             return SIVE_OK;
         }
         if (!i || sivei_auto_flatter(cur.e, cur.se, low.e, low.se))
@@ -390,17 +390,41 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
         next = cur.h * AUTO_GROW;
     }
     if (looking) /* the plateau held to the last level */
-        choose(a, &top, 5);
+        choose(a, &top, SIVEI_END_LOOK_HELD);
     else if (rose) /* rose past a plateau, no other: the radius still binds */
-        choose(a, &rise, rise_stop ? 9 : 8);
+        choose(a, &rise, rise_stop ? SIVEI_END_ROSE_FELL : SIVEI_END_ROSE_OUT);
     else
-        choose(a, &low, 0);
+        choose(a, &low, SIVEI_END_NONE);
     return SIVE_OK;
 }
+
+/* The health text's ending for each sivei_auto_end. */
+static const char *const auto_endings[] = {
+    [SIVEI_END_NONE] = " (no plateau: the flattest level used)",
+    [SIVEI_END_PLATEAU] = "",
+    [SIVEI_END_FLAT_PAIR] = " (lambda-hat jumped past the flattest pair of radii: its smaller h)",
+    [SIVEI_END_BEFORE_JUMP] = " (lambda-hat jumped before any plateau: the last h before the jump)",
+    [SIVEI_END_BEFORE_SHARE] = " (the step's curvature share grew past the plateau: the last h "
+                               "before it)",
+    [SIVEI_END_LOOK_HELD] = " (the plateau held over the look-ahead: its largest level)",
+    [SIVEI_END_LOOK_LOST] = " (a pilot past the plateau lost a chain or its acceptance "
+                            "collapsed: the plateau's largest level before it)",
+    [SIVEI_END_LOOK_FELL] = " (lambda-hat fell past the plateau: the plateau's largest level "
+                            "before it)",
+    [SIVEI_END_ROSE_OUT] = " (lambda-hat rose past a plateau and the levels ran out before "
+                           "another: the largest level reached)",
+    [SIVEI_END_ROSE_FELL] = " (lambda-hat rose past a plateau and the levels ran out before "
+                            "another: the largest level before a pilot fell)",
+};
+_Static_assert(sizeof auto_endings / sizeof auto_endings[0] == SIVEI_AUTO_ENDS,
+               "auto_endings: one ending per sivei_auto_end");
 
 /* One line of health text after the flags. */
 int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
 {
+    /* out of range (never set so): the no-plateau ending, as before */
+    const unsigned end = (unsigned)a->accepted;
+    const char *ending = auto_endings[end < SIVEI_AUTO_ENDS ? end : SIVEI_END_NONE];
     char line[1200] = "", twice[120] = "", jump[160] = "", look[80] = "";
     char ladder[300] = ""; /* longer: truncated */
     for (int i = 0, at = 0; i < a->n_pilot && at < (int)sizeof ladder; i++)
@@ -422,24 +446,6 @@ int sivei_radius_auto_note(sive_result *r, const sivei_auto *a)
              "(%lld chain steps); d ln lambda-hat / d ln h there %.3g +- %.2g%s%s%s%s; "
              "pilots (h lambda-hat): %s\n",
              a->h, a->levels, (long long)a->pilot_steps, a->slope, a->slope_se, jump, look,
-             twice,
-             a->accepted == 1   ? ""
-             : a->accepted == 2 ? " (lambda-hat jumped past the flattest pair of "
-                                  "radii: its smaller h)"
-             : a->accepted == 3 ? " (lambda-hat jumped before any plateau: the last h "
-                                  "before the jump)"
-             : a->accepted == 4 ? " (the step's curvature share grew past the plateau: "
-                                  "the last h before it)"
-             : a->accepted == 5 ? " (the plateau held over the look-ahead: its largest level)"
-             : a->accepted == 6 ? " (a pilot past the plateau lost a chain or its acceptance "
-                                  "collapsed: the plateau's largest level before it)"
-             : a->accepted == 7 ? " (lambda-hat fell past the plateau: the plateau's largest "
-                                  "level before it)"
-             : a->accepted == 8 ? " (lambda-hat rose past a plateau and the levels ran out "
-                                  "before another: the largest level reached)"
-             : a->accepted == 9 ? " (lambda-hat rose past a plateau and the levels ran out "
-                                  "before another: the largest level before a pilot fell)"
-                                : " (no plateau: the flattest level used)",
-             ladder);
+             twice, ending, ladder);
     return sivei_health_append(r, line);
 }
