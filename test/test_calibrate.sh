@@ -27,6 +27,24 @@ run "bad --h-tol" 2 "$SIVE" calibrate --model k2 --h-tol 0
 run "--help" 0 "$SIVE" calibrate --help
 has "--help names the rules" "$TMP/out" "within 10 % of every larger"
 
+# the seed is a uint64: 2^64 - 1 runs as --set seed=-1 (the same bits) and
+# prints unsigned; 2^64 and negative values are refused
+SEEDCAL=(calibrate --model k2 --param h --values 1,2 --steps 2000 --chains 2 --no-plot --quiet)
+run "--seed 2^64-1" 0 "$SIVE" "${SEEDCAL[@]}" --out "$TMP/s1" --format json --seed 18446744073709551615 &&
+    cp "$TMP/out" "$TMP/seed_max.json"
+run "--set seed=-1" 0 "$SIVE" "${SEEDCAL[@]}" --out "$TMP/s2" --format json --set seed=-1 &&
+    python3 - "$TMP/seed_max.json" "$TMP/out" <<'PY' && ok "seed 2^64-1 is -1's bits" || bad "seed 2^64-1 differs from -1"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["settings"]["seed"] == b["settings"]["seed"] == 18446744073709551615, (a["settings"], b["settings"])
+assert [r["chain_lambda"] for r in a["rows"]] == [r["chain_lambda"] for r in b["rows"]], (a["rows"], b["rows"])
+PY
+run "--seed 2^64-1 table" 0 "$SIVE" "${SEEDCAL[@]}" --out "$TMP/s3" --seed 18446744073709551615
+has "table prints the seed unsigned" "$TMP/out" "common random numbers: seed 18446744073709551615)"
+run "--seed 2^64" 2 "$SIVE" "${SEEDCAL[@]}" --out "$TMP/s4" --seed 18446744073709551616
+has "--seed 2^64: message" "$TMP/err" "^sive calibrate: --seed expects an integer in \\[0, 18446744073709551615\\], got '18446744073709551616'"
+run "--seed -1" 2 "$SIVE" "${SEEDCAL[@]}" --out "$TMP/s5" --seed -1
+
 # h on K2 at the paper's M = 100000 (the chain's reach along the valley,
 # sqrt(2 base_lr M / t) = 1, is what makes h >= 1 a plateau; a shorter M
 # moves the onset down), 10 chains, 5 values: ~6 s.  The rule must put the

@@ -27,7 +27,8 @@ typedef struct cal_args {
     const char *ckpt, *out_dir, *data_dir, *param;
     double values[CAL_MAX_VALUES];
     size_t n_values;
-    int64_t steps, chains, parallel, seed, blis;
+    int64_t steps, chains, parallel, blis;
+    uint64_t seed; /* the probe's seed: every 64-bit value (0 unless given) */
     double nc_frac, h_tol;
     const char *sets[32];
     int n_sets;
@@ -50,7 +51,7 @@ static const char usage_text[] =
     "  --steps M          Langevin steps per chain (toys 100000, MLP 1000 with\n"
     "                     L-bar every 5th step: --set eval_stride=1 for all)\n"
     "  --chains K         chains per value (toys 5, the toys' h sweep 20, MLP 2)\n"
-    "  --seed S           the one seed of every value (default 0)\n"
+    "  --seed S           the one seed of every value, 0 .. 2^64-1 (default 0)\n"
     "  --parallel P       values run at the same time (toys: cores; MLP 1)\n"
     "  --set NAME=VALUE   another probe option of the operating point (e.g.\n"
     "                     --set groups=128), from `sive options`\n"
@@ -182,7 +183,7 @@ static int parse_args(cal_args *a, int argc, char **argv)
         case CO_STEPS: bad = cli_int("--steps", optarg, 10, INT64_C(1) << 40, &a->steps); break;
         case CO_CHAINS: bad = cli_int("--chains", optarg, 1, 4096, &a->chains); break;
         case CO_PARALLEL: bad = cli_int("--parallel", optarg, 1, 256, &a->parallel); break;
-        case CO_SEED: bad = cli_int("--seed", optarg, 0, INT64_MAX, &a->seed); break;
+        case CO_SEED: bad = cli_seed("--seed", optarg, &a->seed); break;
         case CO_BLIS: bad = cli_int("--blis-threads", optarg, 1, 1024, &a->blis); break;
         case CO_SET:
             if (a->n_sets == 32 || !strchr(optarg, '='))
@@ -663,7 +664,7 @@ static int setup_mlp(cal_args *a, cal_run *c, int64_t cpus)
 /* The seed and every --set; 0, or EXIT_USAGE after a message. */
 static int apply_sets(const cal_args *a, sive_probe *p)
 {
-    sive_probe_set_int(p, SIVE_OPT_SEED, a->seed > 0 ? a->seed : 0);
+    sive_probe_set_int(p, SIVE_OPT_SEED, (int64_t)a->seed); /* the uint64's bits */
     for (int i = 0; i < a->n_sets; i++) {
         char name[128];
         const char *eq = strchr(a->sets[i], '=');
@@ -732,11 +733,11 @@ static int plot(const cal_args *a, const cal_run *c, const char *pname, const ch
                 const sive_calib_verdict *v, const size_t *cols)
 {
     char title[512];
-    snprintf(title, sizeof title, "sive calibrate: %s on %s%s%s\\nM = %lld, %lld chains, seed %lld",
+    snprintf(title, sizeof title, "sive calibrate: %s on %s%s%s\\nM = %lld, %lld chains, seed %llu",
              pname, model_name(a->model), a->ckpt ? " " : "", a->ckpt ? a->ckpt : "",
              (long long)cli_opt_int(c->p, SIVE_OPT_STEPS),
              (long long)cli_opt_int(c->p, SIVE_OPT_CHAINS),
-             (long long)cli_opt_int(c->p, SIVE_OPT_SEED));
+             (unsigned long long)(uint64_t)cli_opt_int(c->p, SIVE_OPT_SEED));
     char safe[1100];
     gp_safe(safe, sizeof safe, title); /* no '"', '_' not a subscript */
     return plot_calibrate(dir, pname, safe, c->rows, a->n_values, v, cols, a->quiet) < 0
@@ -752,9 +753,9 @@ static void print_result(const cal_args *a, const cal_run *c, const sive_calib_v
     } else if (a->fmt == FMT_CSV) {
         print_csv(stdout, c->rows, a->n_values, v, pname);
     } else {
-        printf("sive calibrate: %s%s%s, sweep of %s (common random numbers: seed %lld)\n",
+        printf("sive calibrate: %s%s%s, sweep of %s (common random numbers: seed %llu)\n",
                model_name(a->model), a->ckpt ? " " : "", a->ckpt ? a->ckpt : "", pname,
-               (long long)cli_opt_int(c->p, SIVE_OPT_SEED));
+               (unsigned long long)(uint64_t)cli_opt_int(c->p, SIVE_OPT_SEED));
         fputs("operating point: ", stdout);
         cli_opts_print(stdout, c->p, NULL, 0);
         printf("\n\n");
@@ -830,7 +831,7 @@ int cmd_calibrate(int argc, char **argv)
     a.model = CAL_MODEL_MLP;
     a.fmt = FMT_TABLE;
     a.plot = 1;
-    a.steps = a.chains = a.parallel = a.seed = -1;
+    a.steps = a.chains = a.parallel = -1;
     a.param = "c_h";
     int status = parse_args(&a, argc, argv);
     if (status >= 0)

@@ -162,19 +162,21 @@ _ref = ctypes.CDLL(ref_library_path)
 _INT_TYPES = (c_int, c_int32, c_int64, c_uint32, c_uint64, c_size_t)
 
 
-def _int_value(value, ctype, what):
-    """value as a Python int that fits ctype: OverflowError when it does
-    not, TypeError for a non-integer (a float is refused, not truncated)."""
+def _int_value(value, ctype, what, bounds=None):
+    """value as a Python int that fits ctype (or the bounds (lo, hi) given):
+    OverflowError when it does not, TypeError for a non-integer (a float is
+    refused, not truncated)."""
     try:
         i = operator.index(value)
     except TypeError:
         raise TypeError(f"{what} must be an integer, not {type(value).__name__} "
                         f"{value!r}") from None
     bits = 8 * sizeof(ctype)
-    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ctype(-1).value < 0 \
-        else (0, (1 << bits) - 1)
+    lo, hi = bounds or ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ctype(-1).value < 0
+                        else (0, (1 << bits) - 1))
     if not lo <= i <= hi:
-        raise OverflowError(f"{what} = {i} is outside [{lo}, {hi}], the range of its C type")
+        raise OverflowError(f"{what} = {i} is outside [{lo}, {hi}]"
+                            + (" (any 64-bit value)" if bounds else ", the range of its C type"))
     return i
 
 
@@ -1069,10 +1071,25 @@ def mlp_model(mlp, train, blis_threads=1):
     return Model._adopt(m, np.dtype(np.float32), (train,))
 
 
+_SEED = Option.SEED
+_U64 = 1 << 64
+
+
 def _typed_int(info, value):
     """An int option's value: a Python or numpy integer (as for range(),
-    a float is refused rather than truncated)."""
-    return _int_value(value, c_int64, f"option {info.name!r}")
+    a float is refused rather than truncated).  The seed, a uint64, takes
+    every 64-bit value as the text setter does, -2**63 .. 2**64 - 1: above
+    2**63 - 1 the same bits as the negative int64 the library takes."""
+    if info.id != _SEED:
+        return _int_value(value, c_int64, f"option {info.name!r}")
+    i = _int_value(value, c_int64, "option 'seed'", (-(1 << 63), _U64 - 1))
+    return i - _U64 if i >= 1 << 63 else i
+
+
+def _option_value(info, v):
+    """An option's value read from the library (a ctypes int64 or double);
+    the seed unsigned, as the sive tool prints it."""
+    return v.value % _U64 if info.id == _SEED else v.value
 
 
 class Probe(_Handle):
@@ -1110,8 +1127,9 @@ class Probe(_Handle):
     def set(self, option=None, value=None, /, **options):
         """Set options by name: set("base_lr", 0.05) or set(base_lr=0.05,
         steps=1000); an Option works as the name.  The value's type follows
-        the option's (an int option refuses a float); a str goes through the
-        library's strict text parser.  Returns the probe."""
+        the option's (an int option refuses a float; the seed takes
+        -2**63 .. 2**64 - 1, a negative one the bits of 2**64 + seed); a str
+        goes through the library's strict text parser.  Returns the probe."""
         pairs = list(options.items())
         if option is not None:
             pairs.insert(0, (option, value))
@@ -1128,7 +1146,7 @@ class Probe(_Handle):
 
     def get(self, option):
         """An option's current value (int or float; NaN for h in adaptive
-        mode and for an unset anchor)."""
+        mode and for an unset anchor; the seed unsigned, 0 .. 2**64 - 1)."""
         info = option_info(option)
         if info.type == OptionType.INT:
             v = c_int64()
@@ -1136,7 +1154,7 @@ class Probe(_Handle):
         else:
             v = c_double()
             self._check(_probe_get_double(self._p, info.id, byref(v)))
-        return v.value
+        return _option_value(info, v)
 
     def values(self):
         """{name: current value} of every option."""
@@ -1377,7 +1395,7 @@ class Result(_Handle):
         else:
             v, get = c_double(), _result_option_double
         _check(get(self._p, info.id, byref(v)))
-        return v.value
+        return _option_value(info, v)
 
     def retrospective_anchor(self):
         """Each chain's retrospective anchor, its minimum tail loss (NaN for

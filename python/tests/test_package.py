@@ -365,14 +365,46 @@ class BindingIntegers(unittest.TestCase):
     def test_options(self):
         with self.assertRaises(OverflowError):
             sive.Probe(steps=2**64 + 100)
-        with self.assertRaises(OverflowError):
-            sive.Probe(seed=2**63)
         with self.assertRaises(TypeError):
             sive.Probe(steps=100.0)
-        with sive.Probe(seed=-2**63) as p:  # the ends of int64 are fine
-            self.assertEqual(p.get("seed"), -2**63)
-            p.set(seed=2**63 - 1)
-            self.assertEqual(p.get("seed"), 2**63 - 1)
+        with self.assertRaises(OverflowError):
+            sive.Probe(steps=2**63)
+        with self.assertRaises(sive.SiveError):  # the end of int64 reaches the library
+            sive.Probe(steps=2**63 - 1)
+
+    def test_seed(self):
+        """The seed is a uint64: every 64-bit value, -2**63 .. 2**64 - 1 (a
+        negative one the bits of 2**64 + seed), read back unsigned."""
+        for bad in (2**64, -2**63 - 1, 2**64 + 100):
+            with self.assertRaises(OverflowError) as e:
+                sive.Probe(seed=bad)
+            self.assertIn("outside [-9223372036854775808, 18446744073709551615]",
+                          str(e.exception))
+        with self.assertRaises(TypeError):
+            sive.Probe(seed=1.0)
+        cases = ((0, 0), (7, 7), (2**63 - 1, 2**63 - 1), (2**63, 2**63), (-2**63, 2**63),
+                 (-1, 2**64 - 1), (2**64 - 1, 2**64 - 1), (np.uint64(2**64 - 1), 2**64 - 1),
+                 ("18446744073709551615", 2**64 - 1))
+        with sive.Probe() as p:
+            for given, back in cases:
+                p.set(seed=given)
+                self.assertEqual(p.get("seed"), back, given)
+                self.assertEqual(p.values()["seed"], back, given)
+            p.set(seed=7)
+            with self.assertRaises(OverflowError):
+                p.set(seed=2**64)
+            self.assertEqual(p.get("seed"), 7)  # unchanged
+        # 2**64 - 1 runs exactly as -1 (the same bits), and the result says so
+        opts = dict(steps=200, groups=4, h=0.5, t=100.0, chains=2)
+        with sive.Probe(seed=2**64 - 1, **opts) as p, p.run(quadratic(), [0.1, 0.2]) as a, \
+                sive.Probe(seed=-1, **opts) as q, q.run(quadratic(), [0.1, 0.2]) as b, \
+                sive.Probe(seed=5, **opts) as o, o.run(quadratic(), [0.1, 0.2]) as c:
+            self.assertEqual(a.option("seed"), 2**64 - 1)
+            self.assertEqual(b.option("seed"), 2**64 - 1)
+            self.assertEqual([a.stat("sive", k) for k in range(2)],
+                             [b.stat("sive", k) for k in range(2)])
+            self.assertNotEqual([a.stat("sive", k) for k in range(2)],
+                                [c.stat("sive", k) for k in range(2)])
 
     def test_model_fields(self):
         for bad in (2**64 + 4, -1):
