@@ -32,10 +32,14 @@ size_t sivei_dln_max_width(const sive_dln *m)
     return h;
 }
 
+/* Ten squares of the widest layer and two of its vectors; H_0 counts:
+ * the layer-1 draw's U and B's start, the identity, are H_0 x H_0. */
+#define GIBBS_SQUARES 10
+
 size_t sivei_dln_gibbs_scratch(const sive_dln *m)
 {
     const size_t h = sivei_dln_max_width(m);
-    return 12 * h * h;
+    return GIBBS_SQUARES * h * h + 2 * h;
 }
 
 void sivei_dln_suffix(const sive_dln *m, const double *th, size_t s, double *a, double *t)
@@ -64,7 +68,8 @@ void sivei_dln_gibbs(const sive_dln *m, double *scratch, const sive_move_info *i
     const size_t L = m->layers, hl = m->width[L], h0 = m->width[0];
     const size_t hmax = sivei_dln_max_width(m), q = hmax * hmax;
     double *a = scratch, *b = a + q, *v = b + q, *u = v + q, *t1 = u + q, *t2 = t1 + q,
-           *nm = t2 + q, *xs = nm + q, *xo = xs + q, *z = xo + q, *sa = z + q, *sb = sa + hmax;
+           *nm = t2 + q, *xs = nm + q, *xo = xs + q, *z = xo + q; /* GIBBS_SQUARES */
+    double *sa = z + q, *sb = sa + hmax;
     sive_rng g;
     sive_rng_seed(&g, info->batch->seed, 0x6769626273ULL /* "gibbs" */);
     const size_t s = 1 + (size_t)sive_rng_below(&g, L);
