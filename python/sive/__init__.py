@@ -249,10 +249,14 @@ _PROGRESS = CFUNCTYPE(c_int, c_int32, c_int64, c_int64, c_void_p)
 
 
 class _Model(Structure):
-    """sive_model.  A NULL function pointer is the field left unset."""
+    """sive_model (0.3).  A NULL function pointer is the field left unset;
+    the package sets identity, and leaves move, blocks and curvature NULL
+    (it offers no such callbacks; a library constructor may set them)."""
     _fields_ = [("struct_size", c_uint32), ("dtype", c_int), ("dim", c_size_t),
                 ("n_examples", c_uint64), ("grad", _GRAD), ("loss", _LOSS),
-                ("group_loss", _LOSS), ("user", c_void_p), ("destroy", _DESTROY)]
+                ("group_loss", _LOSS), ("user", c_void_p), ("destroy", _DESTROY),
+                ("identity", c_uint64), ("move", c_void_p), ("n_blocks", c_size_t),
+                ("blocks", c_void_p), ("curvature", c_void_p)]
 
 
 class _OptionInfo(Structure):
@@ -327,6 +331,7 @@ _result_view_name = _fn("sive_result_view_name", c_char_p, _vp, c_size_t)
 _result_free = _fn("sive_result_free", None, _vp)
 _result_to_bytes = _fn("sive_result_to_bytes", c_int, _vp, c_char_p, _pvp, POINTER(c_size_t))
 _result_from_bytes = _fn("sive_result_from_bytes", c_int, c_char_p, c_size_t, _pvp, _pvp)
+_result_merge = _fn("sive_result_merge", c_int, _pvp, _pvp, c_size_t)
 _result_status = _fn("sive_result_status", c_int, _vp)
 _result_errmsg = _fn("sive_result_errmsg", c_char_p, _vp)
 _result_callback_code = _fn("sive_result_callback_code", c_int, _vp)
@@ -999,11 +1004,14 @@ class Model(_Closing):
       group_loss(theta, batch): the mean loss of each of the batch.n_groups
         groups (the form for analytic models, n_examples 0, whose noise is
         not a mean over examples).
+    identity (0 = none, up to 2**64 - 1): a hash of everything that defines
+    the loss besides theta (architecture, data); results keep it and merging
+    refuses parts whose identities differ (sive_model.identity).
     The library checks the description when a run starts.  A model may
     serve any number of runs, one at a time."""
 
     def __init__(self, dim, grad, *, loss=None, group_loss=None, n_examples=0,
-                 dtype=np.float64):
+                 dtype=np.float64, identity=0):
         dt = np.dtype(dtype)
         if dt not in _CTYPES:
             raise TypeError("dtype must be float32 or float64")
@@ -1011,9 +1019,10 @@ class Model(_Closing):
         # ctypes would wrap a negative or too large value in the struct
         dim = _int_value(dim, c_size_t, "dim")
         n_examples = _int_value(n_examples, c_uint64, "n_examples")
+        identity = _int_value(identity, c_uint64, "identity")
         self._failure = failure = _Failure()
         m = _new_model()
-        m.dtype, m.dim, m.n_examples = code, dim, n_examples
+        m.dtype, m.dim, m.n_examples, m.identity = code, dim, n_examples, identity
         # Unset callbacks stay NULL: the library says what is missing.  The
         # ctypes thunks must live as long as the model: kept in refs.
         refs = []
@@ -1042,6 +1051,8 @@ class Model(_Closing):
 
     dim = property(lambda self: int(self._m.dim))
     n_examples = property(lambda self: int(self._m.n_examples))
+    identity = property(lambda self: int(self._m.identity),
+                        doc="the model's identity (0: none; mlp_model() sets it from the data)")
     closed = property(lambda self: self._closed)
 
     def _struct(self):
@@ -1368,6 +1379,19 @@ class Result(_Handle):
         finally:
             _free(note)
         return cls(out.value), text
+
+    @classmethod
+    def merge(cls, parts):
+        """One Result of the whole run from results of disjoint chain ranges
+        (chain_begin/chain_end) of the same options, model and theta*
+        (sive_result_merge): bit for bit the run of every chain at once.  A
+        mismatch (another model identity, options, a missing or doubled
+        chain) raises SiveError (Status.INVALID_ARG); parts stay open."""
+        parts = list(parts)
+        ptrs = (c_void_p * max(1, len(parts)))(*[r._p for r in parts])
+        out = c_void_p()
+        _check(_result_merge(byref(out), ptrs, len(parts)))
+        return cls(out.value)
 
     status = property(lambda self: Status(_result_status(self._p)))
     errmsg = property(lambda self: _text(_result_errmsg(self._p)))

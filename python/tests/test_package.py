@@ -28,9 +28,10 @@ CLI = sys.argv.pop(1) if len(sys.argv) > 1 else None
 DATA = os.environ.get("SIVE_DATA_DIR") or str(pathlib.Path(__file__).resolve().parents[2] / "data")
 
 
-def quadratic():
+def quadratic(identity=0):
     return sive.Model(2, lambda th, b: (th.copy(), 0.5 * float(th @ th)),
-                      group_loss=lambda th, b: np.full(b.n_groups, 0.5 * float(th @ th)))
+                      group_loss=lambda th, b: np.full(b.n_groups, 0.5 * float(th @ th)),
+                      identity=identity)
 
 
 class Package(unittest.TestCase):
@@ -356,6 +357,57 @@ class Helpers(unittest.TestCase):
             self.assertIn("R-hat", text)
             for name in r.flag_names:
                 self.assertIn(name, text)
+
+
+class ModelIdentity(unittest.TestCase):
+    """sive_model.identity through the binding (the 0.3 layout): set by the
+    caller or by mlp_model(), kept by results, checked by Result.merge()."""
+
+    def test_caller_identity(self):
+        self.assertEqual(quadratic().identity, 0)
+        self.assertEqual(quadratic(2**64 - 1).identity, 2**64 - 1)
+        for bad in (2**64, -1):
+            with self.assertRaises(OverflowError):
+                quadratic(bad)
+        with self.assertRaises(TypeError):
+            quadratic(5.0)
+
+    def test_merge_checks_identity(self):
+        opts = dict(steps=100, groups=4, h=0.5, t=100.0, chains=2, seed=3)
+
+        def part(identity, begin, end):
+            with quadratic(identity) as m, \
+                    sive.Probe(chain_begin=begin, chain_end=end, **opts) as p:
+                return p.run(m, [0.1, 0.2])
+        with part(5, 0, 2) as whole, part(5, 0, 1) as a, part(5, 1, 2) as b, \
+                part(6, 1, 2) as other, part(0, 1, 2) as none:
+            with sive.Result.merge([b, a]) as m:  # any order
+                self.assertEqual(m.lambda_hat, whole.lambda_hat)  # bit for bit
+                self.assertEqual([m.stat("sive", k) for k in range(2)],
+                                 [whole.stat("sive", k) for k in range(2)])
+                # and it survives the result file
+                back, _ = sive.Result.from_bytes(m.to_bytes())
+                with back, sive.Result.merge([back]) as again:
+                    self.assertEqual(again.lambda_hat, whole.lambda_hat)
+            for wrong, ident in ((other, "0000000000000006"), (none, "0000000000000000")):
+                with self.assertRaises(sive.InvalidArgument) as e:
+                    sive.Result.merge([a, wrong])
+                self.assertIn(f"identity {ident}, part 0: 0000000000000005", str(e.exception))
+            with self.assertRaises(sive.InvalidArgument):
+                sive.Result.merge([])
+            with self.assertRaises(sive.InvalidArgument):  # chain 0 twice
+                sive.Result.merge([a, a, b])
+
+    def test_mlp_model_identity(self):
+        """The library's constructor sets it from the data set's content
+        (with the 0.2 layout it could not: the field was not there)."""
+        mlp = sive.Mlp(784, 8, 8, 10)
+        train, test = sive.Dataset.open_dir(DATA)
+        with mlp, train, test, sive.mlp_model(mlp, train) as m, \
+                sive.mlp_model(mlp, train) as m2, sive.mlp_model(mlp, test) as mt:
+            self.assertNotEqual(m.identity, 0)
+            self.assertEqual(m.identity, m2.identity)
+            self.assertNotEqual(m.identity, mt.identity)
 
 
 class BindingIntegers(unittest.TestCase):
