@@ -627,7 +627,11 @@ class OptionInfo(NamedTuple):
     experimental: bool = False  # the experimental tier (docs/abi.md): may change
 
     def accepts(self, value):
-        """Whether value lies within the bounds (the library checks again)."""
+        """Whether value lies within the bounds (the library checks again);
+        the seed, whose bounds are the int64 setter's, takes -2**63 .. 2**64 - 1
+        (Probe.set)."""
+        if self.name == "seed":
+            return -(1 << 63) <= value < 1 << 64
         above = value > self.lo if self.lo_open else value >= self.lo
         below = value < self.hi if self.hi_open else value <= self.hi
         return above and below

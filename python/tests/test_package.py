@@ -434,6 +434,9 @@ class BindingIntegers(unittest.TestCase):
                           str(e.exception))
         with self.assertRaises(TypeError):
             sive.Probe(seed=1.0)
+        info = sive.option_info("seed")  # its bounds are the int64 setter's
+        self.assertEqual([info.accepts(v) for v in (-2**63 - 1, -2**63, 2**64 - 1, 2**64)],
+                         [False, True, True, False])
         cases = ((0, 0), (7, 7), (2**63 - 1, 2**63 - 1), (2**63, 2**63), (-2**63, 2**63),
                  (-1, 2**64 - 1), (2**64 - 1, 2**64 - 1), (np.uint64(2**64 - 1), 2**64 - 1),
                  ("18446744073709551615", 2**64 - 1))
