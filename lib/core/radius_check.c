@@ -116,10 +116,15 @@ int sivei_radius_check(sive_probe *p, const sive_model *m, const void *theta_sta
 {
     check_out c;
     memset(&c, 0, sizeof c);
-    const size_t views = p->n_views; /* the pilots read the radius: no views */
+    /* the pilots read the radius: no views; the run found the loss exact
+     * at theta* (metropolis): its pilots need not call it again */
+    const size_t views = p->n_views;
+    const int star = p->star_exact;
     p->n_views = 0;
+    p->star_exact = star || r->opt.metropolis;
     const int rc = check_pilots(p, &r->opt, m, theta_star, r->h, &c);
     p->n_views = views;
+    p->star_exact = star;
     if (rc)
         return rc;
     if (c.failed) {
@@ -131,8 +136,8 @@ int sivei_radius_check(sive_probe *p, const sive_model *m, const void *theta_sta
     }
     if (c.v == CHECK_ROSE)
         r->flags |= SIVE_FLAG_RADIUS_BOUND;
-    const int n = r->end - r->begin;
-    const int err = check_note(r, &c, n > 0 ? n : 1, r->opt.steps);
+    /* the whole run's chains: every part of a split run has the same line */
+    const int err = check_note(r, &c, (int)r->opt.chains, r->opt.steps);
     return err ? sivei_fail(p->errmsg, err, "out of memory for the health text") : SIVE_OK;
 }
 
