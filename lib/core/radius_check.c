@@ -107,7 +107,7 @@ static int check_note(sive_result *r, const check_out *c, int chains, int64_t st
                                       "relax there): no verdict"
                  : c->v == CHECK_LOST ? ": a pilot lost a chain: no verdict"
                  : c->v == CHECK_STOPPED ? ": stopped"
-                                         : ": within the plateau band");
+                                         : ": no rise beyond the plateau band (4 %) resolved");
     return sivei_health_append(r, line);
 }
 
