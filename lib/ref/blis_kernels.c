@@ -154,8 +154,11 @@ static void fma256(long n)
 /* Best time of 512-bit over best time of 256-bit FMA bursts, interleaved so
  * that both see the same load; about 1.5 ms a block.  Load only adds time,
  * so the best of more bursts is closer to the truth: while the ratio is
- * within 0.3 of the threshold (seen on a loaded machine: 1.32 where a
- * quiet one gives 0.93-1.07), measure further blocks, up to 8. */
+ * inside the undecided band (seen on a loaded machine: 1.32 where a quiet
+ * one gives 0.93-1.07), measure further blocks, up to SIVEI_FMA_BLOCKS
+ * (about 50 ms in all); sivei_blis_pick() keeps BLIS's choice for a ratio
+ * still inside the band, so that two processes on one busy machine do not
+ * pick different sets (and so different last bits). */
 double sivei_fma_ratio(void)
 {
     const long n = 4000;
@@ -164,7 +167,7 @@ double sivei_fma_ratio(void)
      * microseconds while the wide units power up: warm them for 1 ms. */
     for (double t0 = now(); now() - t0 < 1e-3;)
         fma512(n);
-    for (int block = 0; block < 8; block++) {
+    for (int block = 0; block < SIVEI_FMA_BLOCKS; block++) {
         for (int r = 0; r < 16; r++) {
             for (int k = 0; k < 2; k++) {
                 double t0 = now();
@@ -177,7 +180,7 @@ double sivei_fma_ratio(void)
             }
         }
         ratio = best[1] > 0 ? best[0] / best[1] : 0.0;
-        if (fabs(ratio - SIVEI_FMA_RATIO_TWO_UNITS) > 0.3)
+        if (!sivei_fma_undecided(ratio))
             break;
     }
     return ratio;
@@ -193,8 +196,34 @@ double sivei_fma_ratio(void)
 /* The choice                                                         */
 /* ------------------------------------------------------------------ */
 
+int sivei_fma_undecided(double ratio)
+{
+    return ratio > SIVEI_FMA_RATIO_TWO_UNITS - SIVEI_FMA_BAND &&
+           ratio < SIVEI_FMA_RATIO_TWO_UNITS + SIVEI_FMA_BAND;
+}
+
+int sivei_cpu_half_width(const sivei_cpu *c)
+{
+    return c->vendor == SIVEI_CPU_AMD && c->family == 0x19;
+}
+
 int sivei_blis_pick(const sivei_cpu *c, double ratio, char *why, size_t len)
 {
+    if (c->avx512 && sivei_cpu_half_width(c)) {
+        snprintf(why, len, "AMD family 0x19 (Zen 4) runs 512-bit FMAs on 256-bit datapaths");
+        return -1;
+    }
+    if (c->avx512 && sivei_fma_undecided(ratio)) {
+        snprintf(why, len,
+                 "512-bit / 256-bit FMA time %.2f undecided (between %.2f and %.2f: a busy "
+                 "machine); not skx", ratio, SIVEI_FMA_RATIO_TWO_UNITS - SIVEI_FMA_BAND,
+                 SIVEI_FMA_RATIO_TWO_UNITS + SIVEI_FMA_BAND);
+#ifdef BLIS_CONFIG_ZEN3
+        if (c->vendor == SIVEI_CPU_AMD && c->family > 0x19 && c->avx2_fma)
+            return BLIS_ARCH_ZEN3;
+#endif
+        return -1;
+    }
 #ifdef BLIS_CONFIG_SKX
     if (c->avx512 && ratio > 0 && ratio < SIVEI_FMA_RATIO_TWO_UNITS) {
         snprintf(why, len,
@@ -225,7 +254,7 @@ static int auto_pick(char *why, size_t len)
     sivei_cpu_query(&c);
     double ratio = 0.0;
 #ifdef HAVE_CPUID
-    if (c.avx512)
+    if (c.avx512 && !sivei_cpu_half_width(&c)) /* the CPU model already says */
         ratio = sivei_fma_ratio();
 #endif
     return sivei_blis_pick(&c, ratio, why, len);

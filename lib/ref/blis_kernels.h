@@ -21,6 +21,19 @@ typedef struct sivei_cpu {
 /* Below this ratio of 512-bit to 256-bit FMA burst time the CPU has two
  * full-width 512-bit FMA units (1.0 expected; one unit gives 2.0). */
 #define SIVEI_FMA_RATIO_TWO_UNITS 1.5
+/* Ratios within this of the threshold decide nothing: they are measured
+ * again, up to SIVEI_FMA_BLOCKS blocks, and if still there BLIS's choice
+ * (not skx) stands. */
+#define SIVEI_FMA_BAND 0.3
+#define SIVEI_FMA_BLOCKS 32
+
+/* 1 when ratio lies in the undecided band. */
+SIVE_HIDDEN int sivei_fma_undecided(double ratio);
+
+/* 1 when the CPU model alone says its 512-bit FMAs run on 256-bit
+ * datapaths (AMD family 0x19, Zen 4), so no timing is needed: the
+ * timing is the one input of the choice that load can move. */
+SIVE_HIDDEN int sivei_cpu_half_width(const sivei_cpu *c);
 
 /* Fill c from CPUID on this machine (all zero off x86). */
 SIVE_HIDDEN void sivei_cpu_query(sivei_cpu *c);
