@@ -102,7 +102,7 @@ static int check_note(sive_result *r, const check_out *c, int chains, int64_t st
         snprintf(line, sizeof line,
                  "radius_check: paired pilots read lambda-hat %s against h = %.4g (%lld chain "
                  "steps, %.2f times the run's)%s\n",
-                 n ? seen : "nothing", c->h[0], (long long)c->steps, cost,
+                 n > 0 ? seen : "no paired change", c->h[0], (long long)c->steps, cost,
                  c->v == CHECK_FELL ? ": it fell at the larger radius (the pilot did not "
                                       "relax there): no verdict"
                  : c->v == CHECK_LOST ? ": a pilot lost a chain: no verdict"
