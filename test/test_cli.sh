@@ -294,7 +294,8 @@ s, q = d["settings"], d["settings_requested"]
 assert s["metropolis"] == 0 and s["c_h"] == 1, s
 assert q["metropolis"] == -1 and set(q) == set(s), q
 assert (q["kron_every"], q["radius_lookahead"], s["kron_every"], s["radius_lookahead"]) == (-1, -1, 0, 0), (s, q)
-assert {k for k in s if s[k] != q[k]} == {"metropolis", "kron_every", "radius_lookahead"}, (s, q)'
+assert (q["radius_check"], s["radius_check"]) == (-1, 0), (s, q)  # ULA: no check, no cost
+assert {k for k in s if s[k] != q[k]} == {"metropolis", "kron_every", "radius_lookahead", "radius_check"}, (s, q)'
 cp "$TMP/out" "$TMP/probe2.json"
 # the whole bundled set without replacement: an exact loss, so the defaults
 # resolve to the Metropolis sampler with the radius from the loss
@@ -304,7 +305,7 @@ run "probe json, defaults resolved" 0 "$SIVE" probe "$CK/epoch_1.ckpt" --steps 4
 s, q = d["settings"], d["settings_requested"]
 assert (s["metropolis"], s["c_h"], q["metropolis"], q["c_h"]) == (1, 0, -1, 1), (s, q)
 assert (s["kron_every"], s["radius_lookahead"]) == (0, 8), s  # the MLP supplies no curvature
-assert {k for k in s if s[k] != q[k]} == {"metropolis", "c_h", "kron_every", "radius_lookahead"}, (s, q)
+assert {k for k in s if s[k] != q[k]} == {"metropolis", "c_h", "kron_every", "radius_lookahead", "radius_check"}, (s, q)
 assert any(l.startswith("defaults: metropolis 1 and c_h = auto") for l in d["health"])'
 
 # the thread count must not change the numbers
@@ -583,7 +584,7 @@ pycheck "trajectory.json" "$TJ/trajectory.json" 'assert len(d["epochs"]) == 3 an
 pycheck "trajectory.json: probe resolved, probe_requested as given" "$TJ/trajectory.json" '
 s, q = d["probe"], d["probe_requested"]
 assert s["metropolis"] == 0 and q["metropolis"] == -1 and set(q) == set(s), (s, q)
-assert {k for k in s if s[k] != q[k]} == {"metropolis", "kron_every", "radius_lookahead"}, (s, q)
+assert {k for k in s if s[k] != q[k]} == {"metropolis", "kron_every", "radius_lookahead", "radius_check"}, (s, q)
 assert s["steps"] == 200 and s["chains"] == 2 and "blis_threads" in s, s
 assert all(e["settings"] == s for e in d["epochs"]), [e["settings"] for e in d["epochs"]]'
 # the chain geometry `sive probe` prints is in the JSON too

@@ -1279,11 +1279,12 @@ START_TEST(result_options_frozen)
     take_snapshot(&before, p, NULL);
     sive_result *r = run_status(p, &m, theta, SIVE_OK);
     take_snapshot(&from_result, NULL, r);
-    /* but metropolis, kron_every and radius_lookahead: the probe's -1
-     * (auto) is resolved by the run, to 0 here (a radius is set) */
+    /* but metropolis, kron_every, radius_lookahead and radius_check: the
+     * probe's -1 (auto) is resolved by the run, to 0 here (a radius is
+     * set: ULA) */
     static const sive_option autos[] = {SIVE_OPT_METROPOLIS, SIVE_OPT_KRON_EVERY,
-                                        SIVE_OPT_RADIUS_LOOKAHEAD};
-    for (size_t k = 0; k < 3; k++) {
+                                        SIVE_OPT_RADIUS_LOOKAHEAD, SIVE_OPT_RADIUS_CHECK};
+    for (size_t k = 0; k < 4; k++) {
         size_t mi = 0;
         while (sive_option_at(mi)->id != autos[k])
             mi++;

@@ -1,7 +1,7 @@
 /* `sive probe`: lambda-hat and diagnostics for saved checkpoints; `sive
  * options`: the library's option table. */
 #include "cli.h"
-#define SIVE_EXPERIMENTAL /* kron_every, radius_lookahead (merge_autos) */
+#define SIVE_EXPERIMENTAL /* kron_every, radius_lookahead, radius_check (merge_autos) */
 #include <sive/experimental.h>
 
 #include <errno.h>
@@ -1589,7 +1589,7 @@ static int merge_sampler_auto;
  * "sampler auto", the settings the whole run printed: metropolis auto and
  * the radius at its default, not what they resolved to; with "metropolis
  * auto", metropolis auto and the radius given, the result's). */
-/* kron_every and radius_lookahead: the note does not say whether they
+/* kron_every, radius_lookahead and radius_check: the note does not say whether they
  * were given, so a part's value equal to what "auto" resolves to reads as
  * auto (the same run either way): 8 / 0 only where the sampler was left
  * to the defaults ("sampler auto") and resolved to the exact path, else 0;
@@ -1603,6 +1603,10 @@ static int merge_autos(probe_cfg *c, const sive_result *r)
     sive_result_option_int(r, SIVE_OPT_RADIUS_LOOKAHEAD, &look);
     sive_result_option_double(r, SIVE_OPT_C_H, &ch);
     if (kron == 0 && sive_probe_set_int(c->p, SIVE_OPT_KRON_EVERY, -1))
+        return -1;
+    int64_t check = 0; /* 0 is what auto gives on the CLI's ULA runs */
+    sive_result_option_int(r, SIVE_OPT_RADIUS_CHECK, &check);
+    if (check == 0 && sive_probe_set_int(c->p, SIVE_OPT_RADIUS_CHECK, -1))
         return -1;
     if (look == (merge_sampler_auto == 1 && m == 1 && ch == 0.0 ? 8 : 0) &&
         sive_probe_set_int(c->p, SIVE_OPT_RADIUS_LOOKAHEAD, -1))

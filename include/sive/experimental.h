@@ -28,7 +28,8 @@
  * SIVE_OPT_ORBIT_EVERY (1090), SIVE_OPT_ORBIT_SCALE (1091),
  * SIVE_OPT_PRECONDITION_RANK (1095), SIVE_OPT_PRECONDITION_STIFF (1096),
  * SIVE_OPT_PRECONDITION_UPDATE (1097), SIVE_OPT_KRON_EVERY (1100),
- * SIVE_OPT_KRON_STEP (1101), SIVE_OPT_RADIUS_LOOKAHEAD (1102).
+ * SIVE_OPT_KRON_STEP (1101), SIVE_OPT_RADIUS_LOOKAHEAD (1102),
+ * SIVE_OPT_RADIUS_CHECK (1103).
  */
 #ifndef SIVE_EXPERIMENTAL_H
 #define SIVE_EXPERIMENTAL_H
@@ -261,6 +262,28 @@ extern "C" {
  * auto, else 0; the probe keeps -1, the result holds the value that ran.
  */
 #define SIVE_OPT_RADIUS_LOOKAHEAD ((sive_option)1102)
+
+/**
+ * "radius_check" (int, -1 .. 1, default -1 "auto"): 1, after a run at a
+ * fixed radius (h, or c_h other than auto), runs short pilots on common
+ * random numbers (the radius search's: a fifth of the steps, at least
+ * 5000, at most 4 chains, their own runs) at the run's h, 2h and 4h
+ * (docs/theory.md "Radius from the loss", *Checking a radius that was
+ * set*).  When lambda-hat at a larger radius exceeds the run's radius's
+ * by more than 4 % and 2 standard errors of the paired change,
+ * SIVE_FLAG_RADIUS_BOUND is raised with a health line "radius_check:
+ * radius_bound: ..." saying at which radius and by how much; otherwise a
+ * line says what the pilots read.  The run's chains, hence lambda-hat and
+ * every statistic, are unchanged; only the flags, the health text and
+ * the cost (the pilots' chain steps, which the line gives) change.  The
+ * line is a run note: a saved and loaded or merged result raises the
+ * flag again from it.  No effect with c_h = auto (the radius search
+ * looks past its plateau itself).  0: off.  -1 (default, text "auto"): 1
+ * where the resolved SIVE_OPT_METROPOLIS is 1 and h or c_h (not auto) was
+ * set on the probe, else 0 (so off on ULA runs, e.g. any mini-batch
+ * model's); the probe keeps -1, the result holds the value that ran.
+ */
+#define SIVE_OPT_RADIUS_CHECK ((sive_option)1103)
 
 /**
  * One option as a result file records it (experimental: the shape may

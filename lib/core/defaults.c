@@ -20,6 +20,8 @@
  * without a radius) and the sampler accepts the layer-block Newton move
  * (the model supplies blocks and curvature, double, no parameter ranges,
  * orbit_every 0), anywhere else 0, the behaviour before it.
+ * Experimental radius_check = -1 ("auto") is 1 where metropolis is 1 and
+ * a radius (h, or c_h other than auto) was set, anywhere else 0.
  * The run (and its result, hence its file) then holds the resolved values;
  * the probe keeps -1. */
 #include "probe_impl.h"
@@ -151,6 +153,12 @@ static void resolve_mixing(sivei_options *o, const sive_model *m, int ranges, si
     }
     if (o->radius_lookahead < 0)
         o->radius_lookahead = d->lookahead = d->exact ? 8 : 0;
+    /* radius_check: where a radius was set on the exact (Metropolis) path
+     * the defaults would have searched for it (a radius set turns
+     * metropolis auto to ULA, so this is metropolis 1 set with it) */
+    if (o->radius_check < 0)
+        o->radius_check = d->check =
+            o->metropolis == 1 && o->radius_set && (o->h_absolute || o->c_h != 0.0);
 }
 
 int sivei_defaults_resolve(sivei_options *o, const sive_model *m, const void *theta,

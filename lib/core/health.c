@@ -647,5 +647,8 @@ int sivei_health_append(sive_result *r, const char *line)
 
 int sivei_result_add_notes(sive_result *r, const char *text)
 {
-    return text && *text ? sivei_health_append(r, text) : SIVE_OK;
+    const int rc = text && *text ? sivei_health_append(r, text) : SIVE_OK;
+    if (!rc)
+        sivei_radius_check_reflag(r); /* the one flag a note carries */
+    return rc;
 }

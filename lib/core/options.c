@@ -152,6 +152,12 @@ static const sive_option_info table[] = {
             "after K more doublings of h stay within it, and takes its largest healthy level "
             "(0: one pilot past the plateau); -1 or 'auto' (default): 8 where metropolis "
             "'auto' resolves to 1, else 0"},
+    {.id = SIVE_OPT_RADIUS_CHECK, .name = "radius_check", .type = SIVE_TYPE_INT,
+     .int_lo = -1, .int_hi = 1, .int_default = -1, .tier = SIVE_TIER_EXPERIMENTAL,
+     .doc = "1: after a run at a fixed radius, short paired pilots at h, 2h and 4h; "
+            "radius_bound when lambda-hat rises beyond 4 % (and 2 standard errors) at a "
+            "larger radius (0: off); -1 or 'auto' (default): 1 where metropolis is 1 and h "
+            "or c_h (not auto) is set, else 0"},
 };
 #undef I
 #undef D
@@ -223,6 +229,7 @@ void sivei_options_default(sivei_options *o)
             case SIVE_OPT_PRECONDITION_RANK: o->precondition_rank = v; break;
             case SIVE_OPT_PRECONDITION_UPDATE: o->precondition_update = v; break;
             case SIVE_OPT_RADIUS_LOOKAHEAD: o->radius_lookahead = v; break;
+            case SIVE_OPT_RADIUS_CHECK: o->radius_check = v; break;
             default: break;
             }
         } else {
@@ -304,6 +311,7 @@ static void *field(sivei_options *o, sive_option opt)
     case SIVE_OPT_KRON_EVERY: return &o->kron_every;
     case SIVE_OPT_KRON_STEP: return &o->kron_step;
     case SIVE_OPT_RADIUS_LOOKAHEAD: return &o->radius_lookahead;
+    case SIVE_OPT_RADIUS_CHECK: return &o->radius_check;
     }
     return NULL;
 }
@@ -481,7 +489,8 @@ int sive_probe_set_text(sive_probe *p, const char *name, const char *value)
         return sivei_fail(p->errmsg, SIVE_E_INVALID_ARG, "unknown option '%s'", name);
     const int form = number_form(value);
     if ((opt == SIVE_OPT_METROPOLIS || opt == SIVE_OPT_KRON_EVERY ||
-         opt == SIVE_OPT_RADIUS_LOOKAHEAD) && strcasecmp(value, "auto") == 0)
+         opt == SIVE_OPT_RADIUS_LOOKAHEAD || opt == SIVE_OPT_RADIUS_CHECK) &&
+        strcasecmp(value, "auto") == 0)
         return sive_probe_set_int(p, opt, -1);
     const sive_option_info *in = sive_option_info_get(opt);
     if (in->type == SIVE_TYPE_INT) {

@@ -630,6 +630,12 @@ int sive_probe_run(sive_probe *p, const sive_model *m, const void *theta_star,
         }
     if (rc)
         return rc;
+    /* a radius set: paired pilots further out (the run's bits unchanged) */
+    if (r->opt.radius_check == 1 && (o.h_absolute || o.c_h != 0.0) && !reused &&
+        r->status == SIVE_OK && (rc = sivei_radius_check(p, m, theta_star, r))) {
+        sive_result_free(r);
+        return rc;
+    }
     if ((rc = sivei_defaults_note(r, &dflt)) ||
         (chosen && (rc = reused ? reuse_note(r, &p->reuse) : sivei_radius_auto_note(r, &a)))) {
         sive_result_free(r);

@@ -79,6 +79,10 @@ typedef struct sivei_options {
      * c_h = 0, K >= 1 octaves a flat chord must stay flat before the
      * search keeps it (radius_auto.c); 0: the single jump pilot */
     int64_t radius_lookahead;
+    /* radius_check (experimental option 1103): 1 runs paired pilots at h,
+     * 2h and 4h after a run at a fixed radius (radius_check.c); 0 off;
+     * -1 auto (defaults.c) */
+    int64_t radius_check;
     /* internal, not an option (never saved): 1 runs every chain hot (the
      * radius search's pilots), 0 starts the odd chains cold */
     int anneal_all;
@@ -270,11 +274,22 @@ typedef struct sivei_defaults {
     int exact;    /* its outcome: 1 metropolis with c_h = 0 */
     int kron;      /* kron_every "auto" resolved to 1 */
     int lookahead; /* radius_lookahead "auto" resolved to 8 */
+    int check;     /* radius_check "auto" resolved to 1 */
     char why[SIVE_ERRMSG_LEN];
 } sivei_defaults;
 SIVE_HIDDEN int sivei_defaults_resolve(sivei_options *o, const sive_model *m,
                                        const void *theta, int ranges, sivei_defaults *d);
 SIVE_HIDDEN int sivei_defaults_note(sive_result *r, const sivei_defaults *d);
+/* radius_check.c: after run r at a fixed radius with radius_check 1,
+ * paired pilots at r's h and larger radii; a rise beyond the plateau band
+ * raises SIVE_FLAG_RADIUS_BOUND on r, and a note says what the pilots saw
+ * (a pilot's callback error or cancel becomes r's status).  SIVE_OK, or
+ * a status with p's message (r unchanged but for its notes). */
+SIVE_HIDDEN int sivei_radius_check(sive_probe *p, const sive_model *m, const void *theta_star,
+                                   sive_result *r);
+/* A loaded or merged result's notes hold the check's radius_bound line:
+ * the flag again (sivei_result_add_notes calls it). */
+SIVE_HIDDEN void sivei_radius_check_reflag(sive_result *r);
 #define SIVEI_AUTO_LADDER 12 /* radius_auto.c's AUTO_LEVELS */
 /* How the radius search ended: the level it kept and why. */
 typedef enum sivei_auto_end {
@@ -291,6 +306,33 @@ typedef enum sivei_auto_end {
     SIVEI_END_ROSE_FELL, /* ditto, before a fall */
     SIVEI_AUTO_ENDS      /* the count */
 } sivei_auto_end;
+/* radius_auto.c's pilot machinery, shared by the radius search and the
+ * radius check (radius_check.c).  A level counts as a plateau while
+ * lambda-hat moves by at most SIVEI_PLATEAU_BAND from it (SIVEI_PLATEAU_Z
+ * standard errors of the paired change included), and a fixed
+ * Metropolis step stops sharing paths between levels below an acceptance
+ * of SIVEI_PILOT_ACCEPT_LOW. */
+#define SIVEI_PLATEAU_BAND 0.04
+#define SIVEI_PLATEAU_Z 2.0
+#define SIVEI_PILOT_ACCEPT_LOW 0.3
+#define SIVEI_PILOT_CHAINS 4
+/* One pilot level: the summary slope (covariance identity) and the
+ * chains' unclipped estimates, for the paired difference to another. */
+typedef struct sivei_level {
+    double h, lam, e, se, share, accept, chain[SIVEI_PILOT_CHAINS];
+    int k, ok;
+} sivei_level;
+/* The pilot options: absolute radius h, chains 0 .. K-1 whatever the
+ * caller's range (every part of a split run then makes the same pilots),
+ * a fifth of the steps (at least 5000, at most the run's), every chain
+ * hot, no anchor, no extrapolation. */
+SIVE_HIDDEN sivei_options sivei_pilot_options(const sivei_options *o, double h);
+/* A pilot's result r at radius h read into l (cannot fail). */
+SIVE_HIDDEN void sivei_pilot_read(const sive_result *r, double h, sivei_level *l);
+/* The paired relative change of lambda-hat from level a to level b (the
+ * same chains on the same random numbers) and its standard error. */
+SIVE_HIDDEN void sivei_pilot_change(const sivei_level *a, const sivei_level *b, double *rel,
+                                    double *se);
 /* radius_auto.c: the radius from the loss (c_h = 0).  The chosen h, the
  * pilot's cost and the slope d ln lambda-hat / d ln h where it stopped. */
 typedef struct sivei_auto {

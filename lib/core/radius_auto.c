@@ -13,10 +13,10 @@
  * for a quadratic direction the bias the radius leaves is about e/2, so
  * 0.04 bounds it by ~2 % with the pilot's noise included. */
 #define AUTO_SLOPE 0.04
-#define AUTO_Z 2.0
+#define AUTO_Z SIVEI_PLATEAU_Z
 /* or when lambda-hat moves by less than this (AUTO_Z standard errors
  * included) from one level to the next, a factor AUTO_GROW in h */
-#define AUTO_CHANGE 0.04
+#define AUTO_CHANGE SIVEI_PLATEAU_BAND
 #define AUTO_GROW 2.0
 /* past the plateau when a pair's change exceeds both this multiple of
  * the flattest pair's and AUTO_JUMP (point estimates: far past the plateau
@@ -36,7 +36,7 @@
 /* metropolis: a level whose tail acceptance at the fixed step falls below
  * this no longer shares paths with the next (rejections decouple them):
  * the next level adapts its step again */
-#define AUTO_ACCEPT_LOW 0.3
+#define AUTO_ACCEPT_LOW SIVEI_PILOT_ACCEPT_LOW
 /* metropolis, past a flat chord: one pilot AUTO_GROW^j times further
  * (AUTO_JUMP_MIN <= j <= AUTO_JUMP_MAX), at most where the full-length run
  * relaxes the directions the tether alone holds (h^2 t / a <= steps), or,
@@ -48,7 +48,7 @@
  * AUTO_CHAINS chains */
 #define AUTO_STEP_DIV 5
 #define AUTO_MIN_STEPS 5000
-#define AUTO_CHAINS 4
+#define AUTO_CHAINS SIVEI_PILOT_CHAINS
 
 /* The full-length run's hot steps at t/kappa (anneal.c: the burn-in's
  * first quarter). */
@@ -62,7 +62,7 @@ static double anneal_hot_steps(const sivei_options *o)
  * anchor, no extrapolation; with anneal > 1 every pilot chain starts hot
  * (they choose h from lambda-hat(h), which cold chains that have not
  * reached the flat directions read too low). */
-static sivei_options pilot_options(const sivei_options *o, double h)
+sivei_options sivei_pilot_options(const sivei_options *o, double h)
 {
     sivei_options po = *o;
     po.h_absolute = 1;
@@ -81,14 +81,9 @@ static sivei_options pilot_options(const sivei_options *o, double h)
     return po;
 }
 
-/* One pilot level: the summary slope (covariance identity) and the
- * chains' unclipped estimates, for the paired difference to the next. */
-typedef struct level {
-    double h, lam, e, se, share, accept, chain[AUTO_CHAINS];
-    int k, ok;
-} level;
+typedef sivei_level level;
 
-static void read_level(const sive_result *r, double h, level *l)
+void sivei_pilot_read(const sive_result *r, double h, level *l)
 {
     const double *s = r->summary;
     l->h = h;
@@ -110,7 +105,7 @@ static void read_level(const sive_result *r, double h, level *l)
 /* The paired relative change of lambda-hat from level a to level b (the
  * same chains on the same random numbers) and its standard error from
  * the spread of the chains' differences. */
-static void paired_change(const level *a, const level *b, double *rel, double *se)
+void sivei_pilot_change(const level *a, const level *b, double *rel, double *se)
 {
     double m = 0.0, v = 0.0;
     for (int c = 0; c < a->k; c++)
@@ -170,7 +165,7 @@ static look_verdict look_ahead(const level *base, const level *cur, int octaves,
     if (!cur->ok)
         return LOOK_UNHEALTHY;
     double rel, se;
-    paired_change(base, cur, &rel, &se);
+    sivei_pilot_change(base, cur, &rel, &se);
     /* a rise first: the acceptance at the fixed step also collapses when
      * the chains reach the larger fluctuations a rise comes from (L4
      * 10-15^3-10 r6 under MALA: +7.7 % at 4x the plateau with the
@@ -244,7 +239,7 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
     int rose = 0, rise_stop = 0;
     for (int i = 0; i < AUTO_LEVELS; i++) {
         const double h = next;
-        sivei_options po = pilot_options(o, h);
+        sivei_options po = sivei_pilot_options(o, h);
         po.mala_step = step;
         sive_result *r = NULL;
         int rc = sivei_run_once(p, &po, m, theta_star, &r);
@@ -256,14 +251,14 @@ int sivei_radius_auto(sive_probe *p, const sivei_options *o, const sive_model *m
             *failed = r; /* the run's status: the caller returns this result */
             return SIVE_OK;
         }
-        read_level(r, h, &cur);
+        sivei_pilot_read(r, h, &cur);
         if (a->n_pilot < SIVEI_AUTO_LADDER) {
             a->pilot_h[a->n_pilot] = h;
             a->pilot_lam[a->n_pilot++] = cur.lam;
         }
         double rel = NAN, rse = NAN;
         if (i)
-            paired_change(jumping ? &ref : &prev, &cur, &rel, &rse);
+            sivei_pilot_change(jumping ? &ref : &prev, &cur, &rel, &rse);
         const double ran = r->mala_step; /* the step this level ran at */
         if (exact && i && step == 0.0 && rel <= AUTO_JUMP && ran > 0.0)
             step = ran;

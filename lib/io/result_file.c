@@ -131,17 +131,17 @@ static void put_text(wbuf *b, const char *s, size_t n)
 }
 
 /* The options whose default -1 ("auto") every run resolves: metropolis,
- * experimental kron_every and radius_lookahead.  A result holds the
+ * experimental kron_every, radius_lookahead and radius_check.  A result holds the
  * resolved value, and 0 is the behaviour of a library without them. */
 static int auto_option(sive_option id)
 {
     return id == SIVE_OPT_METROPOLIS || id == SIVE_OPT_KRON_EVERY ||
-           id == SIVE_OPT_RADIUS_LOOKAHEAD;
+           id == SIVE_OPT_RADIUS_LOOKAHEAD || id == SIVE_OPT_RADIUS_CHECK;
 }
 
 static void autos_as_without(sivei_options *o)
 {
-    o->metropolis = o->kron_every = o->radius_lookahead = 0;
+    o->metropolis = o->kron_every = o->radius_lookahead = o->radius_check = 0;
 }
 
 /* A version-4 option record: key (id | type << 32 | flags << 40), value. */
@@ -568,7 +568,8 @@ static void get_options_records(rbuf *b, sivei_options *o)
     o->h_absolute = !isnan(o->h);
     if (isnan(o->h) == isnan(o->c_h))
         b->bad = 1;
-    if (o->metropolis < 0 || o->kron_every < 0 || o->radius_lookahead < 0)
+    if (o->metropolis < 0 || o->kron_every < 0 || o->radius_lookahead < 0 ||
+        o->radius_check < 0)
         b->bad = 1; /* a run's result holds the resolved values */
 }
 

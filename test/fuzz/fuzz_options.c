@@ -9,7 +9,7 @@
  * optional '.' with digits on either side or both (one digit at least) and
  * an optional exponent (e|E [+-] digits); int options the sign and digits
  * only; the special words "auto" (metropolis, kron_every,
- * radius_lookahead: -1; c_h: 0) and "nan" (anchor), any case.  The seed
+ * radius_lookahead, radius_check: -1; c_h: 0) and "nan" (anchor), any case.  The seed
  * (a uint64_t) takes every 64-bit value: -2^63 .. 2^64 - 1, a value above
  * 2^63 - 1 read back as its bits (negative).
  *
@@ -19,7 +19,7 @@
  * finite, normal (or zero) number inside the bounds is accepted; a refused
  * value gives SIVE_E_INVALID_ARG, a message, and leaves the option as it
  * was. */
-#define SIVE_EXPERIMENTAL /* kron_every, radius_lookahead take "auto" */
+#define SIVE_EXPERIMENTAL /* kron_every, radius_lookahead, radius_check take "auto" */
 #include "fuzz_common.h"
 
 #include <ctype.h>
@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     get(p, in, &i1, &d1);
     const int form = ref_form(text);
     const int auto_int = in->id == SIVE_OPT_METROPOLIS || in->id == SIVE_OPT_KRON_EVERY ||
-                         in->id == SIVE_OPT_RADIUS_LOOKAHEAD;
+                         in->id == SIVE_OPT_RADIUS_LOOKAHEAD || in->id == SIVE_OPT_RADIUS_CHECK;
     const int special = (auto_int && ieq(text, "auto")) ||
                         (in->id == SIVE_OPT_C_H && ieq(text, "auto")) ||
                         (in->id == SIVE_OPT_ANCHOR && ieq(text, "nan"));
