@@ -10,6 +10,7 @@
 #define SIVE_TEST_QUAD_H
 
 #include <sive/sive.h>
+#include <math.h>
 #include <stddef.h>
 
 typedef struct quad_fixture {
@@ -68,6 +69,18 @@ static inline sive_model quad_fixture_model(quad_fixture *q, size_t dim)
     m.group_loss = quad_fixture_group;
     m.user = q;
     return m;
+}
+
+/* Square-root Kronecker factors (sive_curvature_fn) of a separable
+ * quadratic sum_i k(i) x_i^2 / 2 seen as one 1 x n block: F_G = [1],
+ * F_A = diag(sqrt k(i)), so G (x) A = diag k, the loss's Hessian. */
+static inline void quad_diag_roots(size_t n, double (*k)(size_t), double *g_root,
+                                   double *a_root)
+{
+    g_root[0] = 1.0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            a_root[i * n + j] = i == j ? sqrt(k(i)) : 0.0;
 }
 
 #endif

@@ -21,6 +21,7 @@
  *    metropolis "auto" resolves to 0 in any case), and with metropolis 0. */
 #define SIVE_EXPERIMENTAL /* SIVE_OPT_RADIUS_CHECK, SIVE_OPT_KRON_EVERY */
 #include <check.h>
+#include "quad.h"
 
 #include <sive/sive.h>
 
@@ -82,15 +83,12 @@ static int q_grad(const void *th, size_t dim, const sive_batch *b, void *g, doub
     return 0;
 }
 
-/* F_G = [1], F_A = diag(sqrt k): G (x) A = diag k, the loss's Hessian. */
+/* the loss's Hessian diag k as Kronecker roots (test/quad.h) */
 static int q_curv(const sive_curvature_info *info, const void *theta, double *g_root,
                   double *a_root, void *u)
 {
     (void)info, (void)theta, (void)u;
-    g_root[0] = 1.0;
-    for (size_t i = 0; i < DIM; i++)
-        for (size_t j = 0; j < DIM; j++)
-            a_root[i * DIM + j] = i == j ? sqrt(k_of(i)) : 0.0;
+    quad_diag_roots(DIM, k_of, g_root, a_root);
     return 0;
 }
 
