@@ -213,19 +213,15 @@ int sivei_blis_pick(const sivei_cpu *c, double ratio, char *why, size_t len)
         snprintf(why, len, "AMD family 0x19 (Zen 4) runs 512-bit FMAs on 256-bit datapaths");
         return -1;
     }
-    if (c->avx512 && sivei_fma_undecided(ratio)) {
-        snprintf(why, len,
+    /* an undecided ratio takes the choice without skx, as one unit would */
+    char undecided[120] = "";
+    if (c->avx512 && sivei_fma_undecided(ratio))
+        snprintf(undecided, sizeof undecided,
                  "512-bit / 256-bit FMA time %.2f undecided (between %.2f and %.2f: a busy "
                  "machine); not skx", ratio, SIVEI_FMA_RATIO_TWO_UNITS - SIVEI_FMA_BAND,
                  SIVEI_FMA_RATIO_TWO_UNITS + SIVEI_FMA_BAND);
-#ifdef BLIS_CONFIG_ZEN3
-        if (c->vendor == SIVEI_CPU_AMD && c->family > 0x19 && c->avx2_fma)
-            return BLIS_ARCH_ZEN3;
-#endif
-        return -1;
-    }
 #ifdef BLIS_CONFIG_SKX
-    if (c->avx512 && ratio > 0 && ratio < SIVEI_FMA_RATIO_TWO_UNITS) {
+    if (c->avx512 && !*undecided && ratio > 0 && ratio < SIVEI_FMA_RATIO_TWO_UNITS) {
         snprintf(why, len,
                  "AVX-512 F/DQ/BW/VL with two 512-bit FMA units (512-bit / 256-bit "
                  "FMA time %.2f)", ratio);
@@ -235,12 +231,14 @@ int sivei_blis_pick(const sivei_cpu *c, double ratio, char *why, size_t len)
 #ifdef BLIS_CONFIG_ZEN3
     if (c->vendor == SIVEI_CPU_AMD && c->family > 0x19 && c->avx2_fma) {
         snprintf(why, len,
-                 "BLIS %s has no kernels for AMD family 0x%x and would use generic ones",
-                 bli_info_get_version_str(), c->family);
+                 "BLIS %s has no kernels for AMD family 0x%x and would use generic ones%s%s",
+                 bli_info_get_version_str(), c->family, *undecided ? "; " : "", undecided);
         return BLIS_ARCH_ZEN3;
     }
 #endif
-    if (c->avx512 && ratio > 0)
+    if (*undecided)
+        snprintf(why, len, "%s", undecided);
+    else if (c->avx512 && ratio > 0)
         snprintf(why, len, "one 512-bit FMA unit (512-bit / 256-bit FMA time %.2f)", ratio);
     else
         snprintf(why, len, "%s", c->avx2_fma ? "no AVX-512" : "no AVX2 + FMA");
